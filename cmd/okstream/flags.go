@@ -1,0 +1,152 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"okstream/dataset"
+)
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, " ") }
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// newFlagSet returns a FlagSet whose usage prints synopsis, the flags and
+// the examples, and whose errors go to stderr.
+func newFlagSet(name, synopsis, examples string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: okstream %s\n\n%s\n\nFlags:\n", name, strings.TrimSpace(synopsis))
+		fs.PrintDefaults()
+		if examples != "" {
+			fmt.Fprintf(out, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns (exit code, done): done is true when
+// the caller must return the code (help shown or bad flags).
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0, true
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "okstream %s: unexpected argument %q (flags start with --)\n", fs.Name(), fs.Arg(0))
+		return 2, true
+	}
+	return 0, false
+}
+
+// dataFlags are the flags that say which dataset to read and how.
+type dataFlags struct {
+	data     string
+	format   string
+	label    string
+	drop     string
+	header   string
+	dim      int
+	scale    string
+	positive string
+	limit    int
+}
+
+func (d *dataFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&d.data, "data", "", "dataset: a file path, or a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+")")
+	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm or csv")
+	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
+	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
+	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
+	fs.IntVar(&d.dim, "dim", 0, "LIBSVM feature dimension (0: infer)")
+	fs.StringVar(&d.scale, "scale", "none", "min-max scaling: none, minmax11 (features to [-1,1]), minmax01 ([0,1]), plus y01/y11 for regression targets, e.g. minmax11+y01")
+	fs.StringVar(&d.positive, "positive", "", "classification: the label value mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values)")
+	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
+}
+
+// load reads and preprocesses the dataset for a task.
+func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	if d.data == "" {
+		return nil, dataset.Scale{}, fmt.Errorf("--data is required (a file path or one of: %s)", strings.Join(dataset.SharedNames(), ", "))
+	}
+	path, opts, err := dataset.Resolve(d.data)
+	if err != nil {
+		return nil, dataset.Scale{}, err
+	}
+	switch d.format {
+	case "auto":
+	case "libsvm":
+		opts.Format = dataset.FormatLIBSVM
+	case "csv":
+		opts.Format = dataset.FormatCSV
+	default:
+		return nil, dataset.Scale{}, fmt.Errorf("--format %q: use auto, libsvm or csv", d.format)
+	}
+	if d.label != "" {
+		opts.Label = d.label
+	}
+	if d.drop != "" {
+		opts.Drop = strings.Split(d.drop, ",")
+	}
+	switch d.header {
+	case "auto":
+	case "yes":
+		opts.Header = dataset.HeaderYes
+	case "no":
+		opts.Header = dataset.HeaderNo
+	default:
+		return nil, dataset.Scale{}, fmt.Errorf("--header %q: use auto, yes or no", d.header)
+	}
+	if d.dim > 0 {
+		opts.Dim = d.dim
+	}
+	sc, err := dataset.ParseScale(d.scale)
+	if err != nil {
+		return nil, dataset.Scale{}, fmt.Errorf("--scale: %w", err)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		return nil, dataset.Scale{}, err
+	}
+	if d.limit > 0 && d.limit < ds.Len() {
+		idx := make([]int, d.limit)
+		for i := range idx {
+			idx[i] = i
+		}
+		ds = ds.Subset(idx)
+	}
+	if classification {
+		var pos *float64
+		if d.positive != "" {
+			v, err := strconv.ParseFloat(d.positive, 64)
+			if err != nil {
+				return nil, dataset.Scale{}, fmt.Errorf("--positive %q is not a number", d.positive)
+			}
+			pos = &v
+		}
+		if err := ds.BinaryLabels(pos); err != nil {
+			return nil, dataset.Scale{}, err
+		}
+		if sc.Targets {
+			return nil, dataset.Scale{}, fmt.Errorf("--scale %s: target scaling (y01/y11) is for regression, but the models are classifiers", d.scale)
+		}
+	}
+	ds.ApplyScale(sc)
+	return ds, sc, nil
+}

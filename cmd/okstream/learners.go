@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"okstream/learner"
+)
+
+func writeLearnerHelp(w io.Writer, names []string) {
+	if len(names) == 0 {
+		fmt.Fprint(w, `Learner specs: name:key=value,key=value,...   e.g. fogd:sigma=4,budget=50
+
+Numbers can be written as powers (sigma=2^-3). In okstream eval a value can
+also be a grid: sigma=2^-5..2^7:2^0.5, eta=0.1|0.2, budget=50..400:*2.
+
+Learners (okstream help learners NAME... for their parameters):
+`)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, n := range learner.Names() {
+			r := learner.Describe(n)
+			fmt.Fprintf(tw, "  %s\t%s\n", n, r.Summary)
+		}
+		tw.Flush()
+		names = learner.Names()
+		fmt.Fprintln(w)
+	}
+	for _, n := range names {
+		r := learner.Describe(n)
+		if r == nil {
+			fmt.Fprintf(w, "unknown learner %q (known: %s)\n", n, strings.Join(learner.Names(), ", "))
+			continue
+		}
+		fmt.Fprintf(w, "%s — %s\n  paper: %s\n", r.Name, r.Summary, r.Paper)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, p := range r.Params {
+			when := ""
+			if p.When != "" {
+				when = " (when " + p.When + ")"
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", p.Name, p.Default, p.Doc, when)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+}

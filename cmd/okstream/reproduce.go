@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"okstream/eval/paper"
+)
+
+func init() {
+	register(command{name: "reproduce", summary: "re-run a paper's experiment and update its section of docs/results.md", run: runReproduce})
+}
+
+func runReproduce(args []string, stdout, stderr io.Writer) int {
+	synopsis := `reproduce EXPERIMENT [flags]
+
+Runs a paper experiment (datasets, preprocessing, algorithms and settings as
+the paper states them) through the same code path as okstream eval, and
+writes a markdown section with the paper's numbers, the public reference
+code's numbers on our files and ours side by side, learning-curve plots and
+the raw JSON results. The section replaces the experiment's previous one in
+--out. Experiments:
+`
+	for _, id := range paper.IDs() {
+		synopsis += fmt.Sprintf("  %-16s %s\n", id, paper.Title(id))
+	}
+	examples := `  okstream reproduce forks-table1                         # all datasets, 20 permutations
+  okstream reproduce forks-table1 --datasets german --runs 5 --print`
+	fs := newFlagSet("reproduce", synopsis, examples, stderr)
+	runs := fs.Int("runs", 0, "permutations (0: the paper's number)")
+	seed := fs.Uint64("seed", 1, "base seed")
+	workers := fs.Int("workers", 0, "runs in parallel (0: all CPUs)")
+	datasets := fs.String("datasets", "", "comma-separated dataset titles to run (default: all)")
+	variants := fs.String("variants", "", "comma-separated variants to run, e.g. unscaled (default: all)")
+	out := fs.String("out", "docs/results.md", "markdown file whose section is replaced")
+	img := fs.String("img", "docs/img", "directory for the plots")
+	jsonDir := fs.String("json", "docs/data", "directory for the raw JSON results")
+	printOnly := fs.Bool("print", false, "print the markdown to stdout and write nothing")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	var id string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		id, args = args[0], args[1:]
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if id == "" {
+		fmt.Fprintf(stderr, "okstream reproduce: name an experiment (%s)\n", strings.Join(paper.IDs(), ", "))
+		return 2
+	}
+	exp, err := paper.Get(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+		return 2
+	}
+	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers}
+	if *datasets != "" {
+		o.Datasets = strings.Split(*datasets, ",")
+	}
+	if *variants != "" {
+		o.Variants = strings.Split(*variants, ",")
+	}
+	if !*printOnly {
+		o.ImgDir = *img
+		rel, err := filepath.Rel(filepath.Dir(*out), *img)
+		if err != nil {
+			rel = *img
+		}
+		o.ImgRel = rel
+	}
+	if !*quiet {
+		o.Progress = stderr
+	}
+	start := time.Now()
+	rep, err := exp.Run(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+		return 1
+	}
+	cmdLine := "okstream reproduce " + id
+	if *runs > 0 {
+		cmdLine += fmt.Sprintf(" --runs %d", *runs)
+	}
+	if *seed != 1 {
+		cmdLine += fmt.Sprintf(" --seed %d", *seed)
+	}
+	if *datasets != "" {
+		cmdLine += " --datasets " + *datasets
+	}
+	if *variants != "" {
+		cmdLine += " --variants " + *variants
+	}
+	md := rep.Markdown(cmdLine, time.Since(start))
+	if *printOnly {
+		fmt.Fprint(stdout, md)
+		return 0
+	}
+	if err := paper.UpdateSection(*out, id, md); err != nil {
+		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+		return 1
+	}
+	if err := rep.WriteJSON(filepath.Join(*jsonDir, id+".json")); err != nil {
+		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "updated section %q of %s (plots in %s, data in %s)\n", id, *out, *img, filepath.Join(*jsonDir, id+".json"))
+	return 0
+}

@@ -1,0 +1,95 @@
+package codec
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func benchDenseEvent(dim int) Event {
+	rng := rand.New(rand.NewPCG(uint64(dim), 1))
+	ev := Event{Version: 1, ID: "events/0/123456", TS: 1700000000123, HasTS: true, Key: "user-42", Y: 1, HasY: true,
+		X: make([]float64, dim)}
+	for i := range ev.X {
+		ev.X[i] = rng.NormFloat64()
+	}
+	return ev
+}
+
+func benchSparseEvent(nnz, dim int) Event {
+	rng := rand.New(rand.NewPCG(uint64(nnz), 2))
+	ev := Event{Version: 1, ID: "events/0/123456", TS: 1700000000123, HasTS: true, Key: "user-42", Y: -1, HasY: true}
+	for j := 0; len(ev.XI) < nnz; j += 1 + rng.IntN(dim/nnz) {
+		ev.XI = append(ev.XI, uint32(j))
+		ev.XV = append(ev.XV, rng.Float64())
+	}
+	return ev
+}
+
+func benchDecode(b *testing.B, ev Event, lim Limits) {
+	enc, err := AppendEvent(nil, &ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := NewDecoder(lim)
+	var out Event
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := d.DecodeEvent(enc, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The events carry an id and a key: the two strings are the only allocations.
+func BenchmarkDecodeEventDense20(b *testing.B) { benchDecode(b, benchDenseEvent(20), Limits{Dim: 20}) }
+func BenchmarkDecodeEventDense300(b *testing.B) {
+	benchDecode(b, benchDenseEvent(300), Limits{Dim: 300})
+}
+func BenchmarkDecodeEventSparse12(b *testing.B) {
+	benchDecode(b, benchSparseEvent(12, 1000), Limits{Dim: 1000})
+}
+
+// No id or key: nothing to allocate.
+func BenchmarkDecodeEventDense300NoStrings(b *testing.B) {
+	ev := benchDenseEvent(300)
+	ev.ID, ev.Key = "", ""
+	benchDecode(b, ev, Limits{Dim: 300})
+}
+
+func BenchmarkAppendEventDense20(b *testing.B) {
+	ev := benchDenseEvent(20)
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = AppendEvent(buf[:0], &ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendEventDense300(b *testing.B) {
+	ev := benchDenseEvent(300)
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = AppendEvent(buf[:0], &ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendPrediction2Models(b *testing.B) {
+	p := Prediction{Version: 1, ID: "events/0/123456", Key: "user-42", Topic: "events", Partition: 3, Offset: 123456,
+		TS: 1700000000123, HasTS: true, Y: 1, HasY: true, Models: []ModelScore{
+			{Name: "forks", Score: 0.42, Classify: true, Decision: 1, Updates: 123000},
+			{Name: "fogd", Score: -0.1, Classify: true, Decision: -1, Updates: 123000},
+		}}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendPrediction(buf[:0], &p)
+	}
+}

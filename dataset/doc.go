@@ -1,0 +1,93 @@
+// Package dataset reads the public datasets okstream evaluates learners on
+// (LIBSVM sparse text and numeric CSV), scales them, and draws the seeded
+// permutations of the online-learning protocol.
+//
+// Two ways to read a file:
+//
+//   - Open returns a *Reader that yields one Example at a time in file order,
+//     with memory independent of the file's length: the way to replay a large
+//     file into a stream.
+//   - Load reads a whole file into a *Dataset (dense rows), the way to run
+//     offline evaluations, which permute, subset and scale the rows.
+//
+// Both go through the same line parsers, so a file streams to exactly the
+// rows it loads to.
+//
+// # Format detection (Options.Format = FormatAuto)
+//
+//  1. By extension, case-insensitively: .csv, .tsv and .data are CSV;
+//     .libsvm, .svm and .svmlight are LIBSVM; .arff is rejected (use the
+//     derived CSV beside it).
+//  2. Any other name (w7a, w7a.t, german.numer_scale, x.txt, ...) is sniffed:
+//     blank and '#' lines are skipped, and the first line that has more than
+//     a label decides. If it is `label idx:val ...` (a number, then tokens
+//     whose part before ':' is a positive integer or "qid"), the file is
+//     LIBSVM; anything else is CSV. A file whose sniffed lines are all bare
+//     labels (LIBSVM rows with no features), or that has no data line at all,
+//     is LIBSVM.
+//
+// # LIBSVM
+//
+// A line is `label idx:val idx:val ...`, tokens separated by blanks and tabs.
+//   - The label is any finite float: +1, -1, 1, 1.0, -1.0, 2, 3.5 all parse;
+//     mapping them to classes is Dataset.BinaryLabels' job.
+//   - Indices are 1-based and must be strictly increasing (a ParseError
+//     otherwise). Missing indices are 0; explicit zeros (13:0.0) are accepted.
+//   - A line with a label and no features is a row of zeros (w7a has many).
+//   - Text from '#' to the end of a line is a comment; blank lines are
+//     skipped; every trailing '\r' is stripped, so CRLF, mixed endings and a
+//     last line without a newline all read the same.
+//   - qid:N (SVM-light ranking files) is accepted only directly after the
+//     label and is ignored: the features are read and the query grouping is
+//     dropped, as scikit-learn's svmlight reader does by default. A qid
+//     anywhere else is an error.
+//   - Dimension: Options.Dim > 0 fixes it, and an index above it is an
+//     error. Options.Dim == 0 infers it: Load uses the largest index seen;
+//     Open makes a complete first pass over the file to find it (and reports
+//     the first malformed line from that pass), then streams from the start.
+//     Give Dim to stream a large file in one pass, or to give a test file the
+//     training file's dimension.
+//
+// # CSV
+//
+//   - Delimiter (Options.Comma = 0): the most frequent of ',', ';' and tab
+//     (outside quotes) on the first row; if none occurs, runs of blanks.
+//     Blanks around fields are trimmed, so cod-rna's ", " works.
+//   - Fields may be quoted with '"' ("" is an escaped quote); a quoted field
+//     may not span lines.
+//   - Header (Options.Header = HeaderAuto): if the first non-blank line starts
+//     with '#' and, with the '#' removed, has as many fields as the first data
+//     row, all of them non-numeric, it is the header (CASP.csv's
+//     `# "RMSD","F1",...`). Otherwise the first row is the header if none of
+//     its fields is a number, data if none is text, and an error ("cannot
+//     tell") if it mixes the two: a data row with one bad value must not be
+//     swallowed silently as a header. Empty and "?" fields count as neither.
+//     Later lines starting with '#' are comments, and blank lines are skipped.
+//   - Label column (Options.Label): required, there is no default. The shared
+//     files put it first (svmguide3, cod-rna, CASP), last (spambase, the
+//     ARFF-derived files) or in the middle (parkinsons), so a default of
+//     "last" would silently train svmguide3 on its label. Give an index ("0"
+//     first, "-1" last, negative counts from the end) or a header name.
+//     Preset knows the right options for every shared file.
+//   - Options.Drop lists columns (names or indices) to ignore.
+//   - Every row must have as many fields as the header (or the first row).
+//   - Values are parsed with strconv.ParseFloat, so 7.168048E-05 and
+//     3.38e-005 work. An empty field, "?", a non-number, NaN or ±Inf is a
+//     *ParseError naming the file, line, column (index and name) and text.
+//
+// # Errors
+//
+// Malformed input is reported as a *ParseError with the file, the 1-based
+// line and, for CSV, the column, e.g.
+//
+//	german.numer:17: feature index 3 after 5 (indices must increase)
+//	parkinsons_updrs.data:9: column 7 "Jitter(Abs)": bad number "abc"
+//
+// # Labels, scaling, permutations
+//
+// Y holds the labels exactly as parsed. BinaryLabels maps them to ±1 for
+// classification. FitMinMax / ScaleFeatures / ScaleTargets implement the
+// per-column min–max scaling the papers use (see Scaler for constant columns
+// and clipping), and ParseScale reads the command-line vocabulary for it.
+// Permutation gives run r of seed s the same permutation on every machine.
+package dataset

@@ -1,0 +1,179 @@
+package paper
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"okstream/eval"
+)
+
+// Markdown renders the report as a docs/results.md section. cmdLine is the
+// command that regenerates it.
+func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
+	e := r.Exp
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", e.Title)
+	fmt.Fprintf(&b, "Paper: %s.\n\n", e.Paper)
+	fmt.Fprintf(&b, "Regenerate with `%s` (%d permutations, seed %d; took %s on this machine).\n\n",
+		cmdLine, r.Runs, r.Seed, elapsed.Round(time.Second))
+	if e.Intro != "" {
+		b.WriteString(strings.TrimSpace(e.Intro) + "\n\n")
+	}
+	tolWord := fmt.Sprintf("%g points", e.Tolerance)
+	if e.Relative {
+		tolWord = fmt.Sprintf("%g%%", 100*e.Tolerance)
+	}
+
+	// Datasets in experiment order.
+	var order []string
+	seen := map[string]bool{}
+	for _, c := range r.Cells {
+		if !seen[c.Dataset] {
+			seen[c.Dataset] = true
+			order = append(order, c.Dataset)
+		}
+	}
+	type verdictRow struct {
+		algo, ds string
+		v        Verdict
+		ours     float64
+	}
+	var verdicts []verdictRow
+	for _, dsName := range order {
+		var d Dataset
+		for _, x := range e.Datasets {
+			if x.Title == dsName {
+				d = x
+			}
+		}
+		var cells []*Cell
+		for i := range r.Cells {
+			if r.Cells[i].Dataset == dsName {
+				cells = append(cells, &r.Cells[i])
+			}
+		}
+		res0 := cells[0].Result
+		fmt.Fprintf(&b, "### %s (n = %d, d = %d", dsName, res0.N, res0.Dim)
+		if d.B > 0 {
+			fmt.Fprintf(&b, ", B = %d", d.B)
+		}
+		b.WriteString(")\n\n")
+		if d.Note != "" {
+			b.WriteString(d.Note + ".\n\n")
+		}
+		unit := "mistake %"
+		if res0.Metric == eval.MSE {
+			unit = "MSE"
+		}
+		// Header.
+		b.WriteString("| algorithm | paper |")
+		sep := "|---|---|"
+		for _, c := range cells {
+			fmt.Fprintf(&b, " reference (%s) | okstream (%s) | chosen (%s) |", c.Variant, c.Variant, c.Variant)
+			sep += "---|---|---|"
+		}
+		fmt.Fprintf(&b, " µs/event (%s) | Δ vs paper (%s) | within %s? |\n", cells[0].Variant, cells[0].Variant, tolWord)
+		sep += "---|---|---|"
+		b.WriteString(sep + "\n")
+		for _, a := range e.Algos {
+			fmt.Fprintf(&b, "| %s | %s |", a.Label, a.Paper[dsName].String())
+			for _, c := range cells {
+				m := c.model(a.Label)
+				ref := a.Reference[dsName+"/"+c.Variant]
+				if m == nil {
+					b.WriteString(" – | – | – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %s | %s | %s |", ref.String(), c.Result.FormatMetric(*m), chosenLabel(m))
+			}
+			m0 := cells[0].model(a.Label)
+			if m0 == nil {
+				b.WriteString(" – | – | – |\n")
+				continue
+			}
+			v := e.Judge(a, dsName, cells[0].Variant, m0.Mean)
+			delta := "–"
+			if p := a.Paper[dsName]; p != nil {
+				delta = fmt.Sprintf("%+.2f", m0.Mean-p.Mean)
+			}
+			verdict := "–"
+			switch {
+			case v.OK && v.Target == "paper":
+				verdict = "yes (paper)"
+			case v.OK:
+				verdict = fmt.Sprintf("reference (%+.2f)", v.Delta)
+			case a.Paper[dsName] != nil:
+				verdict = "**no**"
+			}
+			if a.Paper[dsName] != nil || a.Reference[dsName+"/"+cells[0].Variant] != nil {
+				verdicts = append(verdicts, verdictRow{a.Label, dsName, v, m0.Mean})
+			}
+			fmt.Fprintf(&b, " %.2f | %s | %s |\n", m0.NsPerEvent/1e3, delta, verdict)
+		}
+		b.WriteString("\n")
+		_ = unit
+		var plots []string
+		for _, c := range cells {
+			if c.Plot != "" {
+				plots = append(plots, fmt.Sprintf("![%s %s learning curves](%s)", dsName, c.Variant, c.Plot))
+			}
+		}
+		if len(plots) > 0 {
+			b.WriteString(strings.Join(plots, "\n") + "\n\n")
+		}
+		b.WriteString("<details><summary>equivalent okstream eval commands</summary>\n\n```sh\n")
+		for _, c := range cells {
+			b.WriteString(c.Command + "\n")
+		}
+		b.WriteString("```\n</details>\n\n")
+	}
+	// Summary.
+	if len(verdicts) > 0 {
+		fmt.Fprintf(&b, "### Summary against the acceptance band (±%s, %s variant)\n\n", tolWord, r.Cells[0].Variant)
+		byAlgo := map[string][]verdictRow{}
+		var algos []string
+		for _, v := range verdicts {
+			if _, ok := byAlgo[v.algo]; !ok {
+				algos = append(algos, v.algo)
+			}
+			byAlgo[v.algo] = append(byAlgo[v.algo], v)
+		}
+		b.WriteString("| algorithm | within paper | within reference only | outside both |\n|---|---|---|---|\n")
+		for _, a := range algos {
+			var p, ref, no []string
+			for _, v := range byAlgo[a] {
+				switch {
+				case v.v.OK && v.v.Target == "paper":
+					p = append(p, v.ds)
+				case v.v.OK:
+					ref = append(ref, v.ds)
+				default:
+					no = append(no, v.ds)
+				}
+			}
+			sort.Strings(no)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", a, list(p), list(ref), list(no))
+		}
+		b.WriteString("\n")
+	}
+	if e.Discussion != "" {
+		b.WriteString(strings.TrimSpace(e.Discussion) + "\n")
+	}
+	return b.String()
+}
+
+func list(s []string) string {
+	if len(s) == 0 {
+		return "–"
+	}
+	return strings.Join(s, ", ")
+}
+
+func chosenLabel(m *eval.ModelResult) string {
+	if len(m.Won) == 0 {
+		return "–"
+	}
+	return (eval.Candidate{Values: m.Won}).Label()
+}

@@ -1,0 +1,123 @@
+// Package paper defines the papers' experiments as data — datasets,
+// preprocessing, algorithms with their settings, the numbers the papers
+// print and the numbers the public reference code gives on our files — and
+// runs them through the same eval code path users run, writing a markdown
+// section with the side-by-side table, plots and the raw JSON results.
+//
+// `okstream reproduce <experiment>` is the command; docs/results.md holds
+// the generated sections between <!-- BEGIN id --> and <!-- END id -->
+// markers, so one experiment can be regenerated without touching the others.
+package paper
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Value is a published number (mean ± std); Std < 0 means not given.
+type Value struct {
+	Mean, Std float64
+}
+
+// V builds a Value.
+func V(mean, std float64) *Value { return &Value{mean, std} }
+
+func (v *Value) String() string {
+	if v == nil {
+		return "–"
+	}
+	if v.Std < 0 {
+		return trim(v.Mean)
+	}
+	return trim(v.Mean) + " ± " + trim(v.Std)
+}
+
+func trim(x float64) string {
+	if x != 0 && math.Abs(x) < 0.01 {
+		return fmt.Sprintf("%.5f", x)
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+// Variant is a preprocessing of a dataset.
+type Variant struct {
+	Name  string // "unscaled", "scaled"
+	Scale string // dataset.ParseScale vocabulary
+	// Data overrides the dataset file for this variant (e.g. LIBSVM's own
+	// scaled german); empty = the dataset's.
+	Data string
+}
+
+// Dataset is one dataset of an experiment.
+type Dataset struct {
+	Key      string // short name (dataset.Shared) or path
+	Title    string
+	B        int // budget for this dataset
+	Sigma    string
+	Variants []Variant
+	Limit    int // first rows only (0: all)
+	Note     string
+}
+
+// Algorithm is one row of an experiment's table.
+type Algorithm struct {
+	Label string
+	// Spec builds the learner spec (a grid is allowed) for a dataset.
+	Spec func(d Dataset) string
+	// Paper holds the paper's number per dataset title.
+	Paper map[string]*Value
+	// Reference holds the public reference code's number on our files, per
+	// "title/variant".
+	Reference map[string]*Value
+	Note      string
+}
+
+// Experiment is a table of a paper.
+type Experiment struct {
+	ID       string
+	Title    string
+	Paper    string
+	Task     string // "classification" or "regression"
+	Runs     int
+	Intro    string
+	Datasets []Dataset
+	Algos    []Algorithm
+	// Tolerance is the acceptance band of the issue (e.g. 2.5 points).
+	Tolerance float64
+	// Relative makes the tolerance relative (fraction of the target).
+	Relative bool
+	// Discussion is appended after the tables (evidence for misses).
+	Discussion string
+}
+
+var experiments = map[string]*Experiment{}
+
+func register(e *Experiment) { experiments[e.ID] = e }
+
+// Get returns an experiment by id.
+func Get(id string) (*Experiment, error) {
+	if e, ok := experiments[id]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("unknown experiment %q (known: %s)", id, strings.Join(IDs(), ", "))
+}
+
+// IDs lists the experiments.
+func IDs() []string {
+	var out []string
+	for k := range experiments {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Title returns an experiment's title (for help).
+func Title(id string) string {
+	if e, ok := experiments[id]; ok {
+		return e.Title
+	}
+	return ""
+}

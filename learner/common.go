@@ -1,0 +1,111 @@
+package learner
+
+import (
+	"math"
+
+	"okstream/learner/kernel"
+	"okstream/learner/state"
+)
+
+// base holds what every learner has: its identity and update counter.
+type base struct {
+	name    string
+	spec    string // canonical
+	dim     int
+	task    Task
+	updates uint64
+}
+
+func newBase(p *Params, dim int, task Task) base {
+	return base{name: p.learner, spec: p.Canonical(), dim: dim, task: task}
+}
+
+// encoder starts a state encoding with the common header and counters.
+func (b *base) encoder(sizeHint int) *state.Encoder {
+	e := state.NewEncoder(sizeHint + 64 + len(b.spec))
+	e.Header(b.name, b.spec, b.dim)
+	e.U64(b.updates)
+	return e
+}
+
+// decoder opens a state, checks its header and reads the counters.
+func (b *base) decoder(data []byte) (*state.Decoder, uint64) {
+	d := state.NewDecoder(data)
+	d.Header(b.name, b.spec, b.dim)
+	return d, d.U64()
+}
+
+func (b *base) info(budget, used, bytes int) Info {
+	return Info{Name: b.name, Spec: b.spec, Task: b.task, Dim: b.dim, Updates: b.updates, Budget: budget, Used: used, Bytes: bytes}
+}
+
+func (b *base) checkDim(x []float64) {
+	if len(x) != b.dim {
+		panic("learner " + b.name + ": input of wrong dimension")
+	}
+}
+
+// Parameter docs shared by several learners.
+var (
+	docKernel = ParamDoc{Name: "kernel", Default: "gaussian", Doc: "kernel: gaussian exp(−‖x−y‖²/2σ²), laplacian exp(−‖x−y‖₁/σ), cauchy ∏1/(1+Δ²/σ²), polynomial (xᵀy+coef0)^degree, linear"}
+	docSigma  = ParamDoc{Name: "sigma", Default: "1", Doc: "kernel width σ (> 0); papers pick it from the grid 2^-5..2^7", When: "shift-invariant kernel"}
+	docDegree = ParamDoc{Name: "degree", Default: "2", Doc: "polynomial degree", When: "kernel=polynomial"}
+	docCoef0  = ParamDoc{Name: "coef0", Default: "1", Doc: "polynomial offset c ≥ 0", When: "kernel=polynomial"}
+	docSeed   = ParamDoc{Name: "seed", Default: "1", Doc: "random seed (all randomness derives from it)"}
+	docBudget = ParamDoc{Name: "budget", Default: "100", Doc: "budget B (the FORKS paper uses 50 for N ≤ 10,000, else 100)"}
+	docLoss   = ParamDoc{Name: "loss", Default: "hinge", Doc: "hinge, squared_hinge, logistic (classification) or square (regression)"}
+	docEta    = ParamDoc{Name: "eta", Default: "0.2 (classification); 10/√horizon (square loss)", Doc: "gradient step size"}
+	docHorz   = ParamDoc{Name: "horizon", Default: "10000", Doc: "expected stream length T; used only for T-dependent defaults (okstream eval sets it to the dataset length)"}
+)
+
+// readKernel reads kernel, sigma (shift-invariant kinds) and degree/coef0
+// (polynomial). allowed restricts the kinds (nil = all).
+func readKernel(p *Params, allowed ...string) kernel.Kernel {
+	if len(allowed) == 0 {
+		allowed = kernel.Names()
+	}
+	name := p.Enum("kernel", "gaussian", allowed...)
+	kind, err := kernel.ParseKind(name)
+	if err != nil {
+		return kernel.Kernel{}
+	}
+	var sigma, coef0 float64
+	var degree int
+	if kind.ShiftInvariant() {
+		sigma = p.Float("sigma", 1, Positive)
+	}
+	if kind == kernel.Polynomial {
+		degree = p.Int("degree", 2, InRange(1, 20))
+		coef0 = p.Float("coef0", 1, NonNegative)
+	}
+	k, err := kernel.New(kind, sigma, degree, coef0)
+	if err != nil && p.err == nil {
+		p.fail("kernel", "%v", err)
+	}
+	return k
+}
+
+// readEta reads the gradient step: 0.2 for classification (the FORKS
+// paper's setting for every first-order method), c/√horizon with c = 10 for
+// the square loss (the ALD paper's code; its grid is {1,10,100,1000}/√T).
+func readEta(p *Params, loss Loss) float64 {
+	T := p.Int("horizon", 10000, Positive)
+	if loss == Square {
+		return p.Float("eta", 10/math.Sqrt(float64(T)), Positive)
+	}
+	return p.Float("eta", 0.2, Positive)
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+func axpy(alpha float64, x, y []float64) {
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}

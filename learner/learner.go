@@ -1,0 +1,86 @@
+// Package learner defines the contract every online learner in okstream
+// satisfies, the registry that builds learners from textual specs, and the
+// learners themselves (one file per algorithm, each opening with its paper
+// reference and its deviations from the paper).
+//
+// A learner is a deterministic state machine. It imports no Kafka, no clock,
+// no network and no files: the same spec, seed and input sequence give
+// bit-identical scores and state, also after MarshalBinary/UnmarshalBinary at
+// any point. That is what makes the runtime's recovery exact.
+//
+// Protocol (progressive validation): for every event the caller asks for the
+// score first (Predict for unlabelled events, Learn for labelled ones, which
+// returns the score it had before updating), so no label is ever used before
+// its own prediction.
+//
+// Learners are not safe for concurrent use: they keep scratch buffers so that
+// Predict and Learn do not allocate in steady state. The runtime gives every
+// partition its own learner instance.
+package learner
+
+import (
+	"encoding"
+	"fmt"
+)
+
+// Learner is an online learner. x always has the dimension the learner was
+// built with (the runtime validates events before they get here); a learner
+// may panic on a wrong-length x.
+type Learner interface {
+	// Predict returns the score f_t(x). It never changes the model.
+	Predict(x []float64) float64
+	// Learn predicts x, then updates the model with label y, and returns the
+	// pre-update score. For classification y is −1 or +1.
+	Learn(x []float64, y float64) (score float64)
+	// MarshalBinary returns the complete state (model, counters, RNG state).
+	encoding.BinaryMarshaler
+	// UnmarshalBinary restores a state written by MarshalBinary of a learner
+	// built from the same canonical spec and dimension; it refuses any other
+	// state with an error and leaves the learner unchanged in that case.
+	encoding.BinaryUnmarshaler
+	// Info describes the learner and its resource use.
+	Info() Info
+}
+
+// Task is what a learner predicts.
+type Task int
+
+const (
+	// Classification is binary classification with labels −1/+1; the decision
+	// is sign(score) and a score of exactly 0 counts as a mistake.
+	Classification Task = iota + 1
+	// Regression predicts a real label; the loss reported is the square loss.
+	Regression
+)
+
+func (t Task) String() string {
+	switch t {
+	case Classification:
+		return "classification"
+	case Regression:
+		return "regression"
+	}
+	return fmt.Sprintf("Task(%d)", int(t))
+}
+
+// Info describes a learner.
+type Info struct {
+	Name    string // registry name, e.g. "fogd"
+	Spec    string // canonical spec: every parameter, defaults included, keys sorted
+	Task    Task
+	Dim     int    // input dimension
+	Updates uint64 // number of Learn calls so far
+	// Budget is the configured size of the model (stored examples, features,
+	// dictionary cap); 0 if the learner has none.
+	Budget int
+	// Used is how much of it is in use now (stored examples or features).
+	Used int
+	// Bytes is the approximate memory held by the model's state.
+	Bytes int
+}
+
+// Mistake reports whether score is a mistake on label y under the
+// classification rule sign(score), with a score of exactly 0 a mistake.
+func Mistake(score, y float64) bool {
+	return score*y <= 0
+}
