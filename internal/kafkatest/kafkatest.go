@@ -1,0 +1,324 @@
+// Package kafkatest gives tests a Kafka to talk to: the real broker named by
+// $OKSTREAM_TEST_BROKERS when it is set (CI starts one with
+// scripts/kafka.sh), otherwise an embedded in-process broker
+// (github.com/twmb/franz-go/pkg/kfake) started for the test and closed when
+// it ends. The same test code runs against both.
+//
+// The embedded broker is guarded to behave like Apache Kafka 4.x on the
+// protocol versions it accepts: a request below Kafka 4.0's minimum API
+// version (KIP-896) is refused, as a 4.x broker refuses it, so an old client
+// code path fails here too and not only against the real broker.
+package kafkatest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Env is a broker for one test.
+type Env struct {
+	Brokers []string
+	// Real is true when the tests run against $OKSTREAM_TEST_BROKERS.
+	Real bool
+	// Cluster is the embedded broker (nil when Real).
+	Cluster *kfake.Cluster
+	Client  *kafka.Client
+	prefix  string
+
+	mu       sync.Mutex
+	refusals []string
+}
+
+// kafka4Min is Kafka 4.0's minimum version per API key (KIP-896; Produce ≥ 3
+// since 4.0 removed message format v0/v1).
+var kafka4Min = map[int16]int16{
+	0: 3, 1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 20: 1, 23: 2, 27: 1,
+	29: 1, 30: 1, 31: 1, 32: 1, 34: 1, 35: 1, 38: 1, 39: 1, 40: 1, 41: 1,
+}
+
+// Options tune the embedded broker.
+type Options struct {
+	// BrokerConfigs are passed to kfake (e.g. "log.cleaner.backoff.ms").
+	BrokerConfigs map[string]string
+}
+
+// New returns the test's broker.
+func New(t testing.TB) *Env { return NewWith(t, Options{}) }
+
+// NewWith returns the test's broker with options for the embedded one.
+func NewWith(t testing.TB, o Options) *Env {
+	t.Helper()
+	e := &Env{prefix: prefix(t)}
+	if b := os.Getenv("OKSTREAM_TEST_BROKERS"); b != "" {
+		e.Real = true
+		e.Brokers = strings.Split(b, ",")
+	} else {
+		opts := []kfake.Opt{
+			kfake.NumBrokers(1),
+			kfake.GroupMinSessionTimeout(500 * time.Millisecond),
+		}
+		if len(o.BrokerConfigs) > 0 {
+			opts = append(opts, kfake.BrokerConfigs(o.BrokerConfigs))
+		}
+		c, err := kfake.NewCluster(opts...)
+		if err != nil {
+			t.Fatalf("kafkatest: starting embedded broker: %v", err)
+		}
+		c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			if min, ok := kafka4Min[req.Key()]; ok && req.GetVersion() < min {
+				e.mu.Lock()
+				e.refusals = append(e.refusals, fmt.Sprintf("api key %d v%d (Kafka 4 minimum v%d)", req.Key(), req.GetVersion(), min))
+				e.mu.Unlock()
+				return nil, errors.New("unsupported version"), true
+			}
+			return nil, nil, false
+		})
+		e.Cluster = c
+		e.Brokers = c.ListenAddrs()
+		t.Cleanup(func() {
+			c.Close()
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if len(e.refusals) > 0 {
+				t.Errorf("kafkatest: requests a Kafka 4.x broker would refuse: %s", strings.Join(e.refusals, "; "))
+			}
+		})
+	}
+	e.Client = &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 20 * time.Second}
+	return e
+}
+
+func prefix(t testing.TB) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, t.Name())
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	return "t-" + name + "-" + hex.EncodeToString(b[:])
+}
+
+// Name returns a topic or group name unique to this test (on a shared real
+// broker, tests must not see each other's topics).
+func (e *Env) Name(base string) string { return e.prefix + "-" + base }
+
+// CreateTopic creates a topic and waits until its metadata is visible.
+func (e *Env) CreateTopic(t testing.TB, name string, partitions int, configs map[string]string) {
+	t.Helper()
+	var entries []kafka.ConfigEntry
+	keys := make([]string, 0, len(configs))
+	for k := range configs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		entries = append(entries, kafka.ConfigEntry{ConfigName: k, ConfigValue: configs[k]})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := e.Client.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: name, NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: entries,
+	}}})
+	if err != nil {
+		t.Fatalf("kafkatest: create topic %s: %v", name, err)
+	}
+	if err := resp.Errors[name]; err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+		t.Fatalf("kafkatest: create topic %s: %v", name, err)
+	}
+	e.WaitTopic(t, name, partitions)
+}
+
+// WaitTopic waits until the topic's partitions all have leaders.
+func (e *Env) WaitTopic(t testing.TB, name string, partitions int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		md, err := e.Client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{name}})
+		cancel()
+		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) == partitions {
+			ok := true
+			for _, p := range md.Topics[0].Partitions {
+				if p.Leader.Host == "" || p.Error != nil {
+					ok = false
+				}
+			}
+			if ok {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kafkatest: topic %s not ready: %v", name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Writer returns a synchronous, fully acknowledged writer for tests.
+func (e *Env) Writer(topic string) *kafka.Writer {
+	return &kafka.Writer{
+		Addr:         kafka.TCP(e.Brokers...),
+		Topic:        topic,
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: 2 * time.Millisecond,
+		BatchSize:    5000,
+		BatchBytes:   4 << 20,
+	}
+}
+
+// Produce writes messages to topic and waits for the acknowledgements.
+func (e *Env) Produce(t testing.TB, topic string, msgs ...kafka.Message) {
+	t.Helper()
+	w := e.Writer(topic)
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("kafkatest: produce to %s: %v", topic, err)
+	}
+}
+
+// Record is a record read back from a topic.
+type Record struct {
+	Partition int
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Headers   []kafka.Header
+	Time      time.Time
+}
+
+// ReadAll reads every partition of topic from its first offset to its high
+// watermark at the time of the call.
+func (e *Env) ReadAll(t testing.TB, topic string) []Record {
+	t.Helper()
+	recs, err := ReadAll(context.Background(), e.Client, topic)
+	if err != nil {
+		t.Fatalf("kafkatest: read %s: %v", topic, err)
+	}
+	return recs
+}
+
+// ReadAll reads every partition of topic up to its current high watermark.
+func ReadAll(ctx context.Context, c *kafka.Client, topic string) ([]Record, error) {
+	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return nil, err
+	}
+	if len(md.Topics) != 1 || md.Topics[0].Error != nil {
+		return nil, fmt.Errorf("topic %s: %v", topic, md.Topics)
+	}
+	var out []Record
+	for _, p := range md.Topics[0].Partitions {
+		recs, err := ReadPartition(ctx, c, topic, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Partition != out[j].Partition {
+			return out[i].Partition < out[j].Partition
+		}
+		return out[i].Offset < out[j].Offset
+	})
+	return out, nil
+}
+
+// ReadPartition reads one partition from its first offset to its current
+// high watermark.
+func ReadPartition(ctx context.Context, c *kafka.Client, topic string, partition int) ([]Record, error) {
+	lo, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		topic: {kafka.FirstOffsetOf(partition), kafka.LastOffsetOf(partition)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	var first, end int64
+	for _, po := range lo.Topics[topic] {
+		if po.Partition == partition {
+			if po.Error != nil {
+				return nil, po.Error
+			}
+			first, end = po.FirstOffset, po.LastOffset
+		}
+	}
+	var out []Record
+	next := first
+	for next < end {
+		resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: next, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 500 * time.Millisecond})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		got := 0
+		for {
+			r, err := resp.Records.ReadRecord()
+			if err != nil {
+				break
+			}
+			if r.Offset < next {
+				continue
+			}
+			rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
+			if r.Key != nil {
+				rec.Key, _ = readBytes(r.Key)
+			}
+			if r.Value != nil {
+				rec.Value, _ = readBytes(r.Value)
+			}
+			out = append(out, rec)
+			next = r.Offset + 1
+			got++
+		}
+		if got == 0 && resp.HighWatermark <= next {
+			break
+		}
+		if got == 0 && next < resp.HighWatermark {
+			// A hole (e.g. compacted records at the end of a batch): skip
+			// to the watermark if nothing more can be read.
+			if resp.HighWatermark >= end {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func readBytes(b interface {
+	Len() int
+	Read([]byte) (int, error)
+}) ([]byte, error) {
+	out := make([]byte, b.Len())
+	n := 0
+	for n < len(out) {
+		m, err := b.Read(out[n:])
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	return out[:n], nil
+}
