@@ -26,6 +26,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"okstream/internal/kafkautil"
 )
 
 // Env is a broker for one test.
@@ -199,14 +201,7 @@ func (e *Env) Produce(t testing.TB, topic string, msgs ...kafka.Message) {
 }
 
 // Record is a record read back from a topic.
-type Record struct {
-	Partition int
-	Offset    int64
-	Key       []byte
-	Value     []byte
-	Headers   []kafka.Header
-	Time      time.Time
-}
+type Record = kafkautil.Record
 
 // ReadAll reads every partition of topic from its first offset to its high
 // watermark at the time of the call.
@@ -219,106 +214,20 @@ func (e *Env) ReadAll(t testing.TB, topic string) []Record {
 	return recs
 }
 
-// ReadAll reads every partition of topic up to its current high watermark.
+// ReadAll reads every partition of topic up to its current high watermark,
+// sorted by (partition, offset).
 func ReadAll(ctx context.Context, c *kafka.Client, topic string) ([]Record, error) {
-	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	n, err := kafkautil.Partitions(ctx, c, topic)
 	if err != nil {
 		return nil, err
 	}
-	if len(md.Topics) != 1 || md.Topics[0].Error != nil {
-		return nil, fmt.Errorf("topic %s: %v", topic, md.Topics)
-	}
 	var out []Record
-	for _, p := range md.Topics[0].Partitions {
-		recs, err := ReadPartition(ctx, c, topic, p.ID)
+	for p := 0; p < n; p++ {
+		recs, err := kafkautil.ReadPartition(ctx, c, topic, p)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, recs...)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Partition != out[j].Partition {
-			return out[i].Partition < out[j].Partition
-		}
-		return out[i].Offset < out[j].Offset
-	})
 	return out, nil
-}
-
-// ReadPartition reads one partition from its first offset to its current
-// high watermark.
-func ReadPartition(ctx context.Context, c *kafka.Client, topic string, partition int) ([]Record, error) {
-	lo, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
-		topic: {kafka.FirstOffsetOf(partition), kafka.LastOffsetOf(partition)},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	var first, end int64
-	for _, po := range lo.Topics[topic] {
-		if po.Partition == partition {
-			if po.Error != nil {
-				return nil, po.Error
-			}
-			first, end = po.FirstOffset, po.LastOffset
-		}
-	}
-	var out []Record
-	next := first
-	for next < end {
-		resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: next, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 500 * time.Millisecond})
-		if err != nil {
-			return nil, err
-		}
-		if resp.Error != nil {
-			return nil, resp.Error
-		}
-		got := 0
-		for {
-			r, err := resp.Records.ReadRecord()
-			if err != nil {
-				break
-			}
-			if r.Offset < next {
-				continue
-			}
-			rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
-			if r.Key != nil {
-				rec.Key, _ = readBytes(r.Key)
-			}
-			if r.Value != nil {
-				rec.Value, _ = readBytes(r.Value)
-			}
-			out = append(out, rec)
-			next = r.Offset + 1
-			got++
-		}
-		if got == 0 && resp.HighWatermark <= next {
-			break
-		}
-		if got == 0 && next < resp.HighWatermark {
-			// A hole (e.g. compacted records at the end of a batch): skip
-			// to the watermark if nothing more can be read.
-			if resp.HighWatermark >= end {
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
-func readBytes(b interface {
-	Len() int
-	Read([]byte) (int, error)
-}) ([]byte, error) {
-	out := make([]byte, b.Len())
-	n := 0
-	for n < len(out) {
-		m, err := b.Read(out[n:])
-		n += m
-		if err != nil {
-			break
-		}
-	}
-	return out[:n], nil
 }

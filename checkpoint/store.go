@@ -1,0 +1,303 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"okstream/internal/kafkautil"
+)
+
+// Config configures a Store.
+type Config struct {
+	Brokers []string
+	// Topic is the compacted checkpoint topic; created if missing.
+	Topic string
+	// Partitions is the partition count used when the topic is created
+	// (default 8). An existing topic keeps its own.
+	Partitions int
+	// ChunkBytes bounds the payload bytes per record (default 512 KiB). It
+	// must leave room under the topic's max.message.bytes (checked by Open).
+	ChunkBytes int
+	// TopicConfigs are extra configurations for a topic Open creates (e.g.
+	// segment.ms); cleanup.policy=compact is always set.
+	TopicConfigs map[string]string
+	// Client may be given to share connections; otherwise Open makes one.
+	Client *kafka.Client
+}
+
+// DefaultChunkBytes is the default payload size per checkpoint record.
+const DefaultChunkBytes = 512 << 10
+
+// recordOverhead is a generous bound on a record's framing beyond its
+// value: key (< 1 KiB), record and batch headers.
+const recordOverhead = 4 << 10
+
+// Store reads and writes checkpoints. It is safe for concurrent use by the
+// partition workers of one process.
+type Store struct {
+	cfg        Config
+	client     *kafka.Client
+	writer     *kafka.Writer
+	partitions int
+	chunkBytes int
+}
+
+// SaveStats describes a Save.
+type SaveStats struct {
+	Bytes    int // payload bytes
+	Records  int // chunks + manifest
+	Duration time.Duration
+}
+
+// LoadStats describes a Load.
+type LoadStats struct {
+	Records  int // records read from the checkpoint partition
+	Bytes    int
+	Duration time.Duration
+	// Rejected lists incomplete or corrupt checkpoints that were skipped,
+	// e.g. "slot B epoch 3.8: chunk 2 missing".
+	Rejected []string
+}
+
+// ErrNoValidCheckpoint means manifests exist for the ID but none of them
+// describes a complete, uncorrupted checkpoint. Starting from scratch would
+// silently discard the model, so the caller must decide.
+var ErrNoValidCheckpoint = errors.New("checkpoint: manifests exist but no complete checkpoint")
+
+// Open connects to the checkpoint topic, creating it (compacted) if it does
+// not exist. An existing topic must have cleanup.policy=compact; otherwise
+// retention would eventually delete checkpoints, and Open refuses with an
+// error that says so.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Topic == "" {
+		return nil, errors.New("checkpoint: no topic configured")
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 8
+	}
+	if cfg.ChunkBytes <= 0 {
+		cfg.ChunkBytes = DefaultChunkBytes
+	}
+	c := cfg.Client
+	if c == nil {
+		if len(cfg.Brokers) == 0 {
+			return nil, errors.New("checkpoint: no brokers configured")
+		}
+		c = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
+	}
+	configs := map[string]string{"cleanup.policy": "compact", "segment.ms": "3600000", "min.cleanable.dirty.ratio": "0.1"}
+	for k, v := range cfg.TopicConfigs {
+		configs[k] = v
+	}
+	configs["cleanup.policy"] = "compact"
+	if _, err := kafkautil.EnsureTopic(ctx, c, kafkautil.TopicSpec{Name: cfg.Topic, Partitions: cfg.Partitions, Configs: configs}); err != nil {
+		return nil, fmt.Errorf("checkpoint topic: %w", err)
+	}
+	n, err := kafkautil.Partitions(ctx, c, cfg.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint topic %s: %w", cfg.Topic, err)
+	}
+	tc, err := kafkautil.TopicConfig(ctx, c, cfg.Topic, "cleanup.policy", "max.message.bytes")
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint topic %s: describe configs: %w", cfg.Topic, err)
+	}
+	if p := tc["cleanup.policy"]; p != "" && !strings.Contains(p, "compact") {
+		return nil, fmt.Errorf("checkpoint topic %s has cleanup.policy=%s: retention would delete checkpoints; set cleanup.policy=compact on it (kafka-configs --alter --add-config cleanup.policy=compact) or use another topic", cfg.Topic, p)
+	}
+	limit := 1048588 // Kafka's default message.max.bytes
+	if v, err := strconv.Atoi(tc["max.message.bytes"]); err == nil && v > 0 {
+		limit = v
+	}
+	if cfg.ChunkBytes+chunkHeader+recordOverhead > limit {
+		return nil, fmt.Errorf("checkpoint chunk size %d B does not fit the topic's max.message.bytes=%d; use a chunk size of at most %d B", cfg.ChunkBytes, limit, limit-chunkHeader-recordOverhead)
+	}
+	s := &Store{cfg: cfg, client: c, partitions: n, chunkBytes: cfg.ChunkBytes}
+	s.writer = &kafka.Writer{
+		Addr:         kafka.TCP(cfg.Brokers...),
+		Topic:        cfg.Topic,
+		Balancer:     kafka.BalancerFunc(s.balance),
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond,
+		BatchSize:    1 << 20,
+		BatchBytes:   int64(limit - recordOverhead),
+		Transport:    c.Transport,
+	}
+	if len(cfg.Brokers) == 0 {
+		s.writer.Addr = c.Addr
+	}
+	return s, nil
+}
+
+// Close releases the writer.
+func (s *Store) Close() error { return s.writer.Close() }
+
+// ChunkBytes is the payload size per record in use.
+func (s *Store) ChunkBytes() int { return s.chunkBytes }
+
+// routeOf is the checkpoint-topic partition holding id's records.
+func (s *Store) routeOf(prefix string) int {
+	h := fnv.New32a()
+	h.Write([]byte(prefix))
+	return int(h.Sum32() % uint32(s.partitions))
+}
+
+// balance routes a record by the ID prefix of its key (everything before
+// the slot component), so all records of an ID share a partition.
+func (s *Store) balance(msg kafka.Message, partitions ...int) int {
+	key := string(msg.Key)
+	// okstream/v1/<group>/<topic>/<partition>/<slot>/...: keep 5 components.
+	n, cut := 0, len(key)
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			n++
+			if n == 5 {
+				cut = i + 1
+				break
+			}
+		}
+	}
+	p := s.routeOf(key[:cut])
+	for _, q := range partitions {
+		if q == p {
+			return p
+		}
+	}
+	return partitions[p%len(partitions)]
+}
+
+// Save writes cp: every chunk, then (after they are acknowledged) the
+// manifest. When Save returns nil the checkpoint is durable (acks=all) and
+// Load will find it unless a newer complete one is written.
+func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
+	start := time.Now()
+	m, n, err := s.writeChunks(ctx, cp)
+	if err != nil {
+		return SaveStats{}, err
+	}
+	if err := s.writer.WriteMessages(ctx, kafka.Message{Key: []byte(manifestKey(cp.ID, cp.Epoch.slot())), Value: encodeManifest(m)}); err != nil {
+		return SaveStats{}, fmt.Errorf("checkpoint %s epoch %s: writing manifest: %w", cp.ID, cp.Epoch, err)
+	}
+	return SaveStats{Bytes: len(cp.Payload), Records: n + 1, Duration: time.Since(start)}, nil
+}
+
+// writeChunks writes cp's chunks (acknowledged) and returns the manifest
+// that describes them and their number.
+func (s *Store) writeChunks(ctx context.Context, cp Checkpoint) (manifest, int, error) {
+	slot := cp.Epoch.slot()
+	parts := split(cp.Payload, s.chunkBytes)
+	msgs := make([]kafka.Message, len(parts))
+	m := manifest{id: cp.ID, epoch: cp.Epoch, nextOffset: cp.NextOffset, size: uint64(len(cp.Payload)), sum: sum256(cp.Payload)}
+	for i, p := range parts {
+		m.crcs = append(m.crcs, crc32.Checksum(p, crcTable))
+		msgs[i] = kafka.Message{Key: []byte(chunkKey(cp.ID, slot, i)), Value: encodeChunk(cp.Epoch, i, len(parts), p)}
+	}
+	if err := s.writer.WriteMessages(ctx, msgs...); err != nil {
+		return m, 0, fmt.Errorf("checkpoint %s epoch %s: writing %d chunks: %w", cp.ID, cp.Epoch, len(parts), err)
+	}
+	return m, len(parts), nil
+}
+
+// Load returns the newest complete checkpoint of id, or (nil, stats, nil) if
+// there is none. It reads id's checkpoint partition from the first offset to
+// the end offset fetched at the start.
+func (s *Store) Load(ctx context.Context, id ID) (*Checkpoint, LoadStats, error) {
+	start := time.Now()
+	var st LoadStats
+	part := s.routeOf(id.prefix())
+	first, end, err := kafkautil.Offsets(ctx, s.client, s.cfg.Topic, part)
+	if err != nil {
+		return nil, st, fmt.Errorf("checkpoint %s: offsets of %s/%d: %w", id, s.cfg.Topic, part, err)
+	}
+	type slotData struct {
+		manifest []byte
+		chunks   map[int][]byte
+	}
+	slots := map[string]*slotData{"A": {chunks: map[int][]byte{}}, "B": {chunks: map[int][]byte{}}}
+	err = kafkautil.ReadRange(ctx, s.client, s.cfg.Topic, part, first, end, func(r kafkautil.Record) error {
+		st.Records++
+		st.Bytes += len(r.Value)
+		slot, idx, ok := belongs(string(r.Key), id)
+		if !ok {
+			return nil
+		}
+		sd := slots[slot]
+		if idx < 0 {
+			sd.manifest = r.Value // nil for a tombstone
+		} else if r.Value == nil {
+			delete(sd.chunks, idx)
+		} else {
+			sd.chunks[idx] = r.Value
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, st, fmt.Errorf("checkpoint %s: reading %s/%d: %w", id, s.cfg.Topic, part, err)
+	}
+	var best *Checkpoint
+	manifests := 0
+	for _, slot := range []string{"A", "B"} {
+		sd := slots[slot]
+		if sd.manifest == nil {
+			continue
+		}
+		manifests++
+		cp, why := assemble(id, sd.manifest, sd.chunks)
+		if cp == nil {
+			st.Rejected = append(st.Rejected, "slot "+slot+": "+why)
+			continue
+		}
+		if best == nil || best.Epoch.Less(cp.Epoch) {
+			best = cp
+		}
+	}
+	st.Duration = time.Since(start)
+	if best == nil && manifests > 0 {
+		return nil, st, fmt.Errorf("%w for %s: %s", ErrNoValidCheckpoint, id, strings.Join(st.Rejected, "; "))
+	}
+	return best, st, nil
+}
+
+// assemble validates a slot and returns its checkpoint, or nil and why not.
+func assemble(id ID, manifestBytes []byte, chunks map[int][]byte) (*Checkpoint, string) {
+	m, err := decodeManifest(manifestBytes)
+	if err != nil {
+		return nil, err.Error()
+	}
+	where := "epoch " + m.epoch.String()
+	if m.id != id {
+		return nil, where + ": manifest belongs to " + m.id.String()
+	}
+	payload := make([]byte, 0, m.size)
+	for i, want := range m.crcs {
+		raw, ok := chunks[i]
+		if !ok {
+			return nil, fmt.Sprintf("%s: chunk %d of %d missing (torn write?)", where, i, len(m.crcs))
+		}
+		c, err := decodeChunk(raw)
+		if err != nil {
+			return nil, fmt.Sprintf("%s: chunk %d: %v", where, i, err)
+		}
+		if c.epoch != m.epoch || c.index != i || c.count != len(m.crcs) {
+			return nil, fmt.Sprintf("%s: chunk %d is from epoch %s (a later write was torn)", where, i, c.epoch)
+		}
+		if c.crc != want {
+			return nil, fmt.Sprintf("%s: chunk %d CRC differs from the manifest", where, i)
+		}
+		payload = append(payload, c.data...)
+	}
+	if uint64(len(payload)) != m.size {
+		return nil, fmt.Sprintf("%s: payload is %d bytes, manifest says %d", where, len(payload), m.size)
+	}
+	if sum256(payload) != m.sum {
+		return nil, where + ": payload SHA-256 mismatch"
+	}
+	return &Checkpoint{ID: id, Epoch: m.epoch, NextOffset: m.nextOffset, Payload: payload}, ""
+}

@@ -1,0 +1,234 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"okstream/learner"
+)
+
+// Model is one configured model: a name (used in prediction records,
+// metrics and checkpoints) and a learner spec.
+type Model struct {
+	Name string
+	Spec string
+}
+
+// ParseModel reads "name=spec" or a bare spec (named after its learner),
+// e.g. "champion=fogd:sigma=2" or "fogd:sigma=2".
+func ParseModel(s string) (Model, error) {
+	s = strings.TrimSpace(s)
+	eq := strings.Index(s, "=")
+	colon := strings.Index(s, ":")
+	var m Model
+	if eq > 0 && (colon < 0 || eq < colon) {
+		m = Model{Name: strings.TrimSpace(s[:eq]), Spec: strings.TrimSpace(s[eq+1:])}
+	} else {
+		name, _, err := learner.ParseSpec(s)
+		if err != nil {
+			return Model{}, err
+		}
+		m = Model{Name: name, Spec: s}
+	}
+	if m.Name == "" || m.Spec == "" {
+		return Model{}, fmt.Errorf("model %q: use NAME=SPEC, e.g. champion=fogd:sigma=2", s)
+	}
+	return m, nil
+}
+
+// Config configures a Pipeline. Zero values take the documented defaults.
+type Config struct {
+	Brokers []string
+	// Group is the consumer group id (default "okstream").
+	Group string
+	// Input is the topic of events.
+	Input string
+	// Output is the predictions topic (default Input+".predictions").
+	Output string
+	// Checkpoints is the compacted checkpoint topic (default
+	// "okstream.checkpoints").
+	Checkpoints string
+	// DeadLetter is the dead-letter topic (default Input+".dlq").
+	DeadLetter string
+	// Models are scored on every event, in this order.
+	Models []Model
+	// Dim is the feature dimension: events with another dimension are
+	// dead-lettered.
+	Dim int
+
+	// CheckpointEvery checkpoints a partition after this many events
+	// (default 10,000).
+	CheckpointEvery int
+	// CheckpointInterval checkpoints a partition at least this often while
+	// it has new events (default 30 s).
+	CheckpointInterval time.Duration
+	// BatchSize is the number of events per micro-batch (default 1000).
+	BatchSize int
+	// FetchMaxBytes bounds one fetch (default 4 MiB).
+	FetchMaxBytes int
+	// FetchMaxWait is how long a fetch waits for new events (default 250 ms).
+	FetchMaxWait time.Duration
+	// MaxEventBytes dead-letters larger events (default 1 MiB).
+	MaxEventBytes int
+	// StartOffset is where a partition without a checkpoint starts:
+	// "earliest" (default, learn from the whole retained history) or "latest".
+	StartOffset string
+	// OnModelChange says what happens when a checkpointed model's spec
+	// differs from the configured one: "fail" (default: the partition does
+	// not start, nothing is silently discarded) or "reset" (the model starts
+	// fresh, others keep their state).
+	OnModelChange string
+
+	// Consumer-group timing (defaults 10 s, 1 s, 30 s).
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	RebalanceTimeout  time.Duration
+
+	// CheckpointPartitions is the partition count of a checkpoint topic that
+	// okstream creates (default 8).
+	CheckpointPartitions int
+	// CheckpointChunkBytes is the payload size per checkpoint record
+	// (default 512 KiB; states larger than that are chunked).
+	CheckpointChunkBytes int
+	// CreateTopics creates missing output and dead-letter topics with the
+	// input's partition count (default true via NewConfig; false leaves them
+	// to the operator).
+	CreateTopics bool
+	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).
+	ShutdownTimeout time.Duration
+
+	Logger *slog.Logger
+	// Registerer receives the metrics (default: a new registry, see
+	// Pipeline.Registry).
+	Registerer prometheus.Registerer
+}
+
+// NewConfig returns a Config with the defaults filled in.
+func NewConfig() Config {
+	c := Config{CreateTopics: true}
+	c.defaults()
+	return c
+}
+
+func (c *Config) defaults() {
+	if c.Group == "" {
+		c.Group = "okstream"
+	}
+	if c.Output == "" && c.Input != "" {
+		c.Output = c.Input + ".predictions"
+	}
+	if c.DeadLetter == "" && c.Input != "" {
+		c.DeadLetter = c.Input + ".dlq"
+	}
+	if c.Checkpoints == "" {
+		c.Checkpoints = "okstream.checkpoints"
+	}
+	setInt := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	setDur := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	setInt(&c.CheckpointEvery, 10000)
+	setDur(&c.CheckpointInterval, 30*time.Second)
+	setInt(&c.BatchSize, 1000)
+	setInt(&c.FetchMaxBytes, 4<<20)
+	setDur(&c.FetchMaxWait, 250*time.Millisecond)
+	setInt(&c.MaxEventBytes, 1<<20)
+	if c.StartOffset == "" {
+		c.StartOffset = "earliest"
+	}
+	if c.OnModelChange == "" {
+		c.OnModelChange = "fail"
+	}
+	setDur(&c.SessionTimeout, 10*time.Second)
+	setDur(&c.HeartbeatInterval, time.Second)
+	setDur(&c.RebalanceTimeout, 30*time.Second)
+	setInt(&c.CheckpointPartitions, 8)
+	setDur(&c.ShutdownTimeout, 30*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate fills in defaults and checks the configuration, returning every
+// problem with how to fix it.
+func (c *Config) Validate() error {
+	c.defaults()
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if len(c.Brokers) == 0 {
+		bad("no brokers: set --brokers host:port[,host:port] (or OKSTREAM_BROKERS)")
+	}
+	if c.Input == "" {
+		bad("no input topic: set --input")
+	}
+	if c.Dim <= 0 {
+		bad("no feature dimension: set --dim to the number of features of the events")
+	}
+	if len(c.Models) == 0 {
+		bad("no models: add --model NAME=SPEC (e.g. --model champion=fogd:sigma=2); see okstream help learners")
+	}
+	names := map[string]bool{}
+	var task learner.Task
+	for _, m := range c.Models {
+		if names[m.Name] {
+			bad("model name %q used twice: give each --model a distinct NAME=SPEC", m.Name)
+		}
+		names[m.Name] = true
+		dim := c.Dim
+		if dim <= 0 {
+			dim = 1
+		}
+		l, err := learner.New(m.Spec, dim)
+		if err != nil {
+			bad("model %s: %v", m.Name, err)
+			continue
+		}
+		if task == 0 {
+			task = l.Info().Task
+		} else if l.Info().Task != task {
+			bad("model %s is %s but an earlier model is %s: run classification and regression models in separate pipelines", m.Name, l.Info().Task, task)
+		}
+	}
+	topics := map[string]string{"input": c.Input, "output": c.Output, "dead-letter": c.DeadLetter, "checkpoint": c.Checkpoints}
+	seen := map[string]string{}
+	for _, role := range []string{"input", "output", "dead-letter", "checkpoint"} {
+		t := topics[role]
+		if t == "" {
+			continue
+		}
+		if other, dup := seen[t]; dup {
+			bad("the %s and %s topics are both %q: they must differ", other, role, t)
+		}
+		seen[t] = role
+	}
+	if c.StartOffset != "earliest" && c.StartOffset != "latest" {
+		bad("start offset %q: use earliest or latest", c.StartOffset)
+	}
+	if c.OnModelChange != "fail" && c.OnModelChange != "reset" {
+		bad("on-model-change %q: use fail or reset", c.OnModelChange)
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// task returns the models' task (Validate has checked they agree).
+func (c *Config) task() learner.Task {
+	l, err := learner.New(c.Models[0].Spec, c.Dim)
+	if err != nil {
+		return 0
+	}
+	return l.Info().Task
+}

@@ -1,0 +1,47 @@
+// Package consumer is okstream's stream runtime: it joins a Kafka consumer
+// group, runs one worker per assigned input partition, and for every event —
+// strictly in offset order — scores it with every configured model (the
+// champion and its challengers), learns from its label if it has one,
+// publishes one prediction record carrying every model's score, and
+// periodically checkpoints the models to a compacted topic.
+//
+// # Per-partition processing
+//
+// A worker owns one input partition while its consumer-group generation
+// lasts. On assignment it restores the partition's newest complete
+// checkpoint (package checkpoint) and resumes at the checkpoint's next
+// offset — not at the group's committed offset, which only mirrors it for
+// monitoring. It then fetches micro-batches, decodes each record (package
+// codec), predicts before learning, and writes the batch's predictions and
+// dead letters. Every CheckpointEvery events or CheckpointInterval, and when
+// the partition is revoked or the process shuts down, it checkpoints.
+//
+// # Durability order
+//
+// For every checkpoint: the predictions (and dead letters) of all input
+// records before its offset are acknowledged by the brokers (acks=all)
+// before the checkpoint is written, and the group offset is committed only
+// after the checkpoint is acknowledged. If a batch of predictions cannot be
+// written, the worker does not checkpoint past it; if it then loses the
+// partition, the next owner restores the previous checkpoint and recomputes
+// the same predictions.
+//
+// # Exact recovery
+//
+// Learners are deterministic state machines, so restoring a checkpoint and
+// reprocessing the input after it reproduces, bit for bit, the state and the
+// prediction records an uninterrupted run would have produced. Predictions
+// re-emitted after a crash are byte-identical to the first ones, so
+// downstream consumers can de-duplicate by the source (topic, partition,
+// offset) carried in each record. Output is at least once; state is exactly
+// once.
+//
+// # Bad input
+//
+// A record that does not decode, has NaN/Inf or the wrong dimension, or a
+// classification label other than ±1, is written to the dead-letter topic
+// with its original key and bytes and headers okstream-reason (a stable
+// snake_case reason, also the metrics label), okstream-detail (a
+// human-readable message) and okstream-source (topic/partition/offset). It
+// never stops the partition.
+package consumer

@@ -1,0 +1,110 @@
+package consumer
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"okstream/codec"
+)
+
+// metrics are the pipeline's Prometheus metrics. Names follow the
+// Prometheus conventions: a namespace, base units (seconds, bytes), _total
+// for counters.
+type metrics struct {
+	events      *prometheus.CounterVec   // {partition}
+	predictions prometheus.Counter       //
+	deadLetters *prometheus.CounterVec   // {reason}
+	labeled     *prometheus.CounterVec   // {model}
+	mistakes    *prometheus.CounterVec   // {model}
+	mistakeRate *prometheus.GaugeVec     // {model, partition}: progressive, whole history (restored with the checkpoint)
+	mse         *prometheus.GaugeVec     // {model, partition}
+	updateSecs  *prometheus.HistogramVec // {model}
+	batchSecs   prometheus.Histogram
+	ckptBytes   prometheus.Histogram
+	ckptSecs    prometheus.Histogram
+	ckptTotal   *prometheus.CounterVec // {result}
+	ckptAge     *prometheus.GaugeVec   // {partition}: seconds since the last checkpoint
+	ckptUnix    *prometheus.GaugeVec   // {partition}: time of the last checkpoint
+	lag         *prometheus.GaugeVec   // {partition}
+	restoreSecs prometheus.Histogram
+	restores    *prometheus.CounterVec // {result}: found, none, reset
+	assigned    prometheus.Gauge
+	rebalances  prometheus.Counter
+	writeErrors *prometheus.CounterVec // {topic_role}
+	gaps        prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	const ns = "okstream"
+	f := func(c prometheus.Collector) prometheus.Collector {
+		reg.MustRegister(c)
+		return c
+	}
+	m := &metrics{
+		events: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "events_total",
+			Help: "Input records processed (decoded or dead-lettered), by input partition."}, []string{"partition"})).(*prometheus.CounterVec),
+		predictions: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "predictions_total",
+			Help: "Prediction records written (acknowledged)."})).(prometheus.Counter),
+		deadLetters: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_total",
+			Help: "Input records sent to the dead-letter topic, by reason."}, []string{"reason"})).(*prometheus.CounterVec),
+		labeled: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_labeled_events_total",
+			Help: "Labelled events a model was scored on before learning from them (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+		mistakes: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_mistakes_total",
+			Help: "Classification mistakes (sign(score) != label; score 0 counts) on labelled events (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+		mistakeRate: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mistake_rate",
+			Help: "Progressive mistake rate of a model on a partition over its whole history (restored from checkpoints), 0..1."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
+		mse: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mean_squared_error",
+			Help: "Progressive mean squared error of a model on a partition over its whole history."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
+		updateSecs: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "learner_update_seconds",
+			Help:    "Time of one predict-then-learn step of a model.",
+			Buckets: prometheus.ExponentialBuckets(250e-9, 2, 18)}, []string{"model"})).(*prometheus.HistogramVec),
+		batchSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_seconds",
+			Help: "Time to process and write one micro-batch.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)})).(prometheus.Histogram),
+		ckptBytes: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "checkpoint_bytes",
+			Help: "Size of checkpoint payloads.", Buckets: prometheus.ExponentialBuckets(1024, 4, 10)})).(prometheus.Histogram),
+		ckptSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "checkpoint_duration_seconds",
+			Help: "Time to write a checkpoint (all chunks and the manifest, acknowledged).", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 14)})).(prometheus.Histogram),
+		ckptTotal: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoints_total",
+			Help: "Checkpoints attempted, by result (ok, error)."}, []string{"result"})).(*prometheus.CounterVec),
+		ckptAge: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "checkpoint_age_seconds",
+			Help: "Seconds since the partition's last successful checkpoint (updated per batch)."}, []string{"partition"})).(*prometheus.GaugeVec),
+		ckptUnix: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "checkpoint_last_success_timestamp_seconds",
+			Help: "Unix time of the partition's last successful checkpoint."}, []string{"partition"})).(*prometheus.GaugeVec),
+		lag: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_records",
+			Help: "Records between the partition's high watermark and the next offset to process."}, []string{"partition"})).(*prometheus.GaugeVec),
+		restoreSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "restore_duration_seconds",
+			Help: "Time to restore a partition's models from its checkpoint.", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 16)})).(prometheus.Histogram),
+		restores: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "restores_total",
+			Help: "Partition assignments by restore result (checkpoint, none)."}, []string{"result"})).(*prometheus.CounterVec),
+		assigned: f(prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "assigned_partitions",
+			Help: "Input partitions this instance owns."})).(prometheus.Gauge),
+		rebalances: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
+			Help: "Consumer-group generations joined."})).(prometheus.Counter),
+		writeErrors: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "write_errors_total",
+			Help: "Failed writes (retried), by topic role (predictions, dead_letters, checkpoints, commit)."}, []string{"role"})).(*prometheus.CounterVec),
+		gaps: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "recovery_gaps_total",
+			Help: "Times a checkpoint's offset was no longer in the log (deleted by retention): exact recovery was impossible and processing resumed at the earliest offset."})).(prometheus.Counter),
+	}
+	// Pre-create the dead-letter series so they exist at 0.
+	for _, r := range codec.Reasons() {
+		m.deadLetters.WithLabelValues(string(r))
+	}
+	m.deadLetters.WithLabelValues(reasonBadLabel)
+	for _, r := range []string{"ok", "error"} {
+		m.ckptTotal.WithLabelValues(r)
+	}
+	return m
+}
+
+func partLabel(p int) string { return strconv.Itoa(p) }
+
+// predictionsCount reads the predictions counter (for tests and progress).
+func (m *metrics) predictionsCount() float64 {
+	var pm dto.Metric
+	if err := m.predictions.Write(&pm); err != nil {
+		return 0
+	}
+	return pm.GetCounter().GetValue()
+}

@@ -1,0 +1,202 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"okstream/codec"
+	"okstream/learner"
+	"okstream/learner/state"
+)
+
+// Stats are a model's progressive-validation statistics on one partition:
+// every labelled event is scored before the model learns from it.
+type Stats struct {
+	Labeled  uint64  // labelled events seen
+	Mistakes uint64  // classification: sign(score) ≠ y (a score of 0 is a mistake)
+	SqErr    float64 // sum of (score − y)², for regression (and as a calibration signal for classifiers)
+}
+
+// MistakeRate is Mistakes/Labeled (NaN before the first label).
+func (s Stats) MistakeRate() float64 { return float64(s.Mistakes) / float64(s.Labeled) }
+
+// MSE is SqErr/Labeled.
+func (s Stats) MSE() float64 { return s.SqErr / float64(s.Labeled) }
+
+type model struct {
+	name, spec string
+	l          learner.Learner
+	classify   bool
+	updates    uint64
+	stats      Stats
+}
+
+// modelSet is the models of one partition: every configured model, built
+// for the pipeline's dimension, with its statistics. It is the unit that is
+// checkpointed.
+type modelSet struct {
+	dim    int
+	models []*model
+}
+
+func newModelSet(cfg []Model, dim int) (*modelSet, error) {
+	ms := &modelSet{dim: dim}
+	for _, c := range cfg {
+		m, err := newModel(c, dim)
+		if err != nil {
+			return nil, err
+		}
+		ms.models = append(ms.models, m)
+	}
+	return ms, nil
+}
+
+func newModel(c Model, dim int) (*model, error) {
+	l, err := learner.New(c.Spec, dim)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", c.Name, err)
+	}
+	return &model{name: c.Name, spec: l.Info().Spec, l: l, classify: l.Info().Task == learner.Classification}, nil
+}
+
+// score predicts x with every model — and, if the event is labelled, lets
+// each model learn from y after predicting — appending one ModelScore per
+// model to out. If obs is not nil, model i's step is timed into obs[i].
+func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
+	for i, m := range ms.models {
+		var start time.Time
+		if obs != nil {
+			start = time.Now()
+		}
+		var f float64
+		before := m.updates
+		if hasY {
+			f = m.l.Learn(x, y)
+			m.updates++
+			m.stats.Labeled++
+			if m.classify && f*y <= 0 {
+				m.stats.Mistakes++
+			}
+			m.stats.SqErr += (f - y) * (f - y)
+		} else {
+			f = m.l.Predict(x)
+		}
+		if obs != nil {
+			obs[i].Observe(time.Since(start).Seconds())
+		}
+		s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
+		if m.classify {
+			s.Classify = true
+			s.Decision = codec.Decision(f)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+const (
+	payloadMagic   = 0x534d4b4f // "OKMS"
+	payloadVersion = 1
+)
+
+// marshal encodes every model's state and statistics (deterministically).
+func (ms *modelSet) marshal() ([]byte, error) {
+	e := state.NewEncoder(1024)
+	e.U32(payloadMagic)
+	e.U32(payloadVersion)
+	e.Int(ms.dim)
+	e.U32(uint32(len(ms.models)))
+	for _, m := range ms.models {
+		st, err := m.l.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.name, err)
+		}
+		e.String(m.name)
+		e.String(m.spec)
+		e.U64(m.updates)
+		e.U64(m.stats.Labeled)
+		e.U64(m.stats.Mistakes)
+		e.F64(m.stats.SqErr)
+		e.Blob(st)
+	}
+	return e.Bytes(), nil
+}
+
+// ErrModelChanged reports a checkpointed model whose spec differs from the
+// configured one.
+var ErrModelChanged = errors.New("model configuration changed since the checkpoint")
+
+// restore loads a payload written by marshal. Models are matched by name; a
+// configured model missing from the payload starts fresh; a payload model no
+// longer configured is dropped. A model whose spec changed is an error
+// wrapping ErrModelChanged unless reset is true, in which case it starts
+// fresh. On error ms is unchanged. It returns the names of models that
+// started fresh.
+func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err error) {
+	d := state.NewDecoder(payload)
+	if d.U32() != payloadMagic || d.U32() != payloadVersion {
+		if d.Err() != nil {
+			return nil, d.Err()
+		}
+		return nil, errors.New("checkpoint payload: not an okstream model set (version mismatch?)")
+	}
+	if dim := d.Int(); d.Err() == nil && dim != ms.dim {
+		return nil, fmt.Errorf("checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", dim, ms.dim)
+	}
+	n := int(d.U32())
+	type saved struct {
+		spec                     string
+		updates, labeled, misses uint64
+		sqerr                    float64
+		st                       []byte
+	}
+	byName := map[string]saved{}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		name := d.String()
+		var s saved
+		s.spec = d.String()
+		s.updates = d.U64()
+		s.labeled = d.U64()
+		s.misses = d.U64()
+		s.sqerr = d.F64()
+		s.st = d.Blob()
+		byName[name] = s
+	}
+	if err := d.Done(); err != nil {
+		return nil, fmt.Errorf("checkpoint payload: %w", err)
+	}
+	// Build the restored models aside, then swap them in.
+	next := make([]*model, len(ms.models))
+	for i, m := range ms.models {
+		s, ok := byName[m.name]
+		if !ok {
+			next[i] = m
+			fresh = append(fresh, m.name)
+			continue
+		}
+		if s.spec != m.spec {
+			if !reset {
+				return nil, fmt.Errorf("%w: model %s was %q, is now %q; restore the old --model, give the new one another name, or run with --on-model-change=reset to start it fresh",
+					ErrModelChanged, m.name, s.spec, m.spec)
+			}
+			next[i] = m
+			fresh = append(fresh, m.name)
+			continue
+		}
+		nm, err := newModel(Model{Name: m.name, Spec: m.spec}, ms.dim)
+		if err != nil {
+			return nil, err
+		}
+		if err := nm.l.UnmarshalBinary(s.st); err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.name, err)
+		}
+		nm.updates = s.updates
+		nm.stats = Stats{Labeled: s.labeled, Mistakes: s.misses, SqErr: s.sqerr}
+		next[i] = nm
+	}
+	ms.models = next
+	return fresh, nil
+}

@@ -1,0 +1,353 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/segmentio/kafka-go"
+
+	"okstream/checkpoint"
+	"okstream/internal/kafkautil"
+	"okstream/learner"
+)
+
+// Pipeline is one okstream instance: a consumer-group member running a
+// worker per assigned input partition.
+type Pipeline struct {
+	cfg    Config
+	task   learner.Task
+	client *kafka.Client
+	store  *checkpoint.Store
+	predW  *kafka.Writer
+	dlqW   *kafka.Writer
+	m      *metrics
+	reg    *prometheus.Registry
+
+	killed atomic.Bool
+	joined atomic.Bool
+
+	mu     sync.Mutex
+	parts  map[int]*PartitionStatus
+	totals Totals
+	fatal  error
+	stop   context.CancelFunc
+}
+
+// PartitionStatus is a snapshot of one partition this instance owns or
+// owned.
+type PartitionStatus struct {
+	Partition   int
+	Owned       bool
+	Ready       bool
+	Next        int64 // next input offset
+	Durable     int64 // next offset of the last checkpoint
+	Checkpoints int   // written by this process
+	Models      map[string]Stats
+	Restore     time.Duration // last restore's duration
+	Restored    bool          // whether the last assignment found a checkpoint
+}
+
+// Totals are process-wide counts.
+type Totals struct {
+	Checkpoints     int
+	CheckpointBytes int64
+	Restores        int
+	RestoreTime     time.Duration
+	Generations     int
+}
+
+// New validates cfg and returns a Pipeline; Run starts it.
+func New(cfg Config) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}}
+	reg := cfg.Registerer
+	if reg == nil {
+		p.reg = prometheus.NewRegistry()
+		p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = p.reg
+	}
+	p.m = newMetrics(reg)
+	return p, nil
+}
+
+// Registry returns the registry holding the metrics (nil if the Config gave
+// its own Registerer).
+func (p *Pipeline) Registry() *prometheus.Registry { return p.reg }
+
+// Config returns the validated configuration, defaults filled in.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Kill stops the pipeline abruptly, as a crash would: workers exit without
+// flushing or checkpointing (writes in flight may or may not land). Meant
+// for tests and the demo's forced restart; Run returns soon after.
+func (p *Pipeline) Kill() {
+	p.killed.Store(true)
+	p.mu.Lock()
+	stop := p.stop
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// Ready reports whether the instance has joined its group and every
+// partition it owns has been restored.
+func (p *Pipeline) Ready() bool {
+	if !p.joined.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.parts {
+		if s.Owned && !s.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// Status returns a snapshot of the partitions and totals.
+func (p *Pipeline) Status() ([]PartitionStatus, Totals) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]PartitionStatus, 0, len(p.parts))
+	for _, s := range p.parts {
+		c := *s
+		c.Models = map[string]Stats{}
+		for k, v := range s.Models {
+			c.Models[k] = v
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
+	return out, p.totals
+}
+
+func (p *Pipeline) part(n int) *PartitionStatus {
+	s := p.parts[n]
+	if s == nil {
+		s = &PartitionStatus{Partition: n, Durable: -1}
+		p.parts[n] = s
+	}
+	return s
+}
+
+func (p *Pipeline) partReady(n int, ready bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.part(n)
+	s.Ready = ready
+	s.Owned = ready
+}
+
+func (p *Pipeline) noteRestore(n int, d time.Duration, found bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.part(n)
+	s.Restore, s.Restored = d, found
+	p.totals.Restores++
+	p.totals.RestoreTime += d
+}
+
+func (p *Pipeline) noteCheckpoint(n int, next int64, st checkpoint.SaveStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.part(n)
+	s.Durable = next
+	s.Checkpoints++
+	p.totals.Checkpoints++
+	p.totals.CheckpointBytes += int64(st.Bytes)
+}
+
+func (p *Pipeline) noteStats(n int, next int64, stats map[string]Stats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.part(n)
+	s.Next = next
+	s.Models = stats
+}
+
+func (p *Pipeline) setFatal(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fatal == nil {
+		p.fatal = err
+	}
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// Handler serves /metrics, /healthz (the process is up) and /readyz (joined
+// and every owned partition restored; 503 otherwise).
+func (p *Pipeline) Handler() http.Handler {
+	mux := http.NewServeMux()
+	if p.reg != nil {
+		mux.Handle("/metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
+	}
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if p.Ready() {
+			fmt.Fprintln(w, "ready")
+			return
+		}
+		http.Error(w, "not ready: joining the group or restoring partitions", http.StatusServiceUnavailable)
+	})
+	return mux
+}
+
+// Run joins the consumer group and processes events until ctx is cancelled
+// (then it drains: every worker writes its pending predictions, checkpoints
+// and commits, and the instance leaves the group) or a fatal error occurs
+// (e.g. a checkpointed model whose configuration changed), which it
+// returns.
+func (p *Pipeline) Run(ctx context.Context) error {
+	cfg := p.cfg
+	log := cfg.Logger
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	p.mu.Lock()
+	p.stop = stop
+	p.mu.Unlock()
+
+	p.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
+	if err := p.setup(ctx); err != nil {
+		return err
+	}
+	defer p.predW.Close()
+	defer p.dlqW.Close()
+	defer p.store.Close()
+
+	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:                cfg.Group,
+		Brokers:           cfg.Brokers,
+		Topics:            []string{cfg.Input},
+		HeartbeatInterval: cfg.HeartbeatInterval,
+		SessionTimeout:    cfg.SessionTimeout,
+		RebalanceTimeout:  cfg.RebalanceTimeout,
+		JoinGroupBackoff:  time.Second,
+		StartOffset:       kafka.FirstOffset,
+		Timeout:           10 * time.Second,
+		ErrorLogger:       kafka.LoggerFunc(func(f string, a ...any) { log.Debug("kafka-go: " + fmt.Sprintf(f, a...)) }),
+	})
+	if err != nil {
+		return fmt.Errorf("consumer group: %w", err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		// Ends the current generation (workers drain and checkpoint), then
+		// leaves the group.
+		group.Close()
+		close(closed)
+	}()
+	log.Info("started", "group", cfg.Group, "input", cfg.Input, "output", cfg.Output, "models", len(cfg.Models))
+	for {
+		gen, err := group.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
+				break
+			}
+			log.Warn("consumer group error; rejoining", "err", err)
+			continue
+		}
+		p.joined.Store(true)
+		p.m.rebalances.Inc()
+		assigned := gen.Assignments[cfg.Input]
+		ids := make([]int, len(assigned))
+		for i, a := range assigned {
+			ids[i] = a.ID
+		}
+		sort.Ints(ids)
+		p.m.assigned.Set(float64(len(ids)))
+		p.mu.Lock()
+		p.totals.Generations++
+		for _, s := range p.parts {
+			s.Owned = false
+		}
+		for _, id := range ids {
+			p.part(id).Owned = true
+			p.part(id).Ready = false
+		}
+		p.mu.Unlock()
+		log.Info("generation", "id", gen.ID, "member", gen.MemberID, "partitions", ids)
+		for _, id := range ids {
+			gen.Start(func(gctx context.Context) {
+				w, err := newWorker(p, kafkaGen{gen}, id)
+				if err == nil {
+					err = w.run(gctx)
+				}
+				var fe errFatal
+				if errors.As(err, &fe) {
+					log.Error("fatal", "partition", id, "err", fe.error)
+					p.setFatal(fe.error)
+				}
+				// Returning ends the generation (kafka-go); when the worker
+				// returns early (not cancelled) wait for the generation's
+				// end so the partition is not churned.
+				<-gctx.Done()
+			})
+		}
+	}
+	<-closed
+	p.m.assigned.Set(0)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	log.Info("stopped", "checkpoints", p.totals.Checkpoints)
+	return p.fatal
+}
+
+// setup creates missing topics and opens the writers and the checkpoint
+// store.
+func (p *Pipeline) setup(ctx context.Context) error {
+	cfg := p.cfg
+	n, err := kafkautil.Partitions(ctx, p.client, cfg.Input)
+	if err != nil {
+		return fmt.Errorf("input topic %s: %w (create it first, or check --brokers)", cfg.Input, err)
+	}
+	for _, t := range []string{cfg.Output, cfg.DeadLetter} {
+		if cfg.CreateTopics {
+			if _, err := kafkautil.EnsureTopic(ctx, p.client, kafkautil.TopicSpec{Name: t, Partitions: n}); err != nil {
+				return err
+			}
+		} else if _, err := kafkautil.Partitions(ctx, p.client, t); err != nil {
+			return fmt.Errorf("topic %s: %w (create it, or run with topic creation enabled)", t, err)
+		}
+	}
+	p.store, err = checkpoint.Open(ctx, checkpoint.Config{
+		Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions,
+		ChunkBytes: cfg.CheckpointChunkBytes, Client: p.client,
+	})
+	if err != nil {
+		return err
+	}
+	writer := func(topic string) *kafka.Writer {
+		return &kafka.Writer{
+			Addr:         kafka.TCP(cfg.Brokers...),
+			Topic:        topic,
+			Balancer:     &kafka.Murmur2Balancer{},
+			RequiredAcks: kafka.RequireAll,
+			BatchTimeout: 2 * time.Millisecond,
+			BatchSize:    max(cfg.BatchSize, 100),
+			BatchBytes:   1000000,
+			Transport:    p.client.Transport,
+		}
+	}
+	p.predW = writer(cfg.Output)
+	p.dlqW = writer(cfg.DeadLetter)
+	return nil
+}
+

@@ -1,0 +1,260 @@
+// Package kafkautil holds the small Kafka helpers several okstream packages
+// share, on top of segmentio/kafka-go's Client: creating topics with their
+// configuration, reading topic configuration and offsets, and reading a
+// partition range without waiting at holes.
+package kafkautil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// TopicSpec describes a topic to create.
+type TopicSpec struct {
+	Name       string
+	Partitions int
+	Configs    map[string]string
+}
+
+// EnsureTopic creates the topic if it does not exist and waits until its
+// partitions have leaders. It reports whether it created the topic. An
+// existing topic is left as it is (callers check its configuration with
+// TopicConfig when it matters).
+func EnsureTopic(ctx context.Context, c *kafka.Client, s TopicSpec) (created bool, err error) {
+	n, err := Partitions(ctx, c, s.Name)
+	if err == nil && n > 0 {
+		return false, nil
+	}
+	if err != nil && !errors.Is(err, kafka.UnknownTopicOrPartition) {
+		return false, err
+	}
+	keys := make([]string, 0, len(s.Configs))
+	for k := range s.Configs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var entries []kafka.ConfigEntry
+	for _, k := range keys {
+		entries = append(entries, kafka.ConfigEntry{ConfigName: k, ConfigValue: s.Configs[k]})
+	}
+	resp, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: -1, ConfigEntries: entries,
+	}}})
+	if err != nil {
+		return false, fmt.Errorf("create topic %s: %w", s.Name, err)
+	}
+	if e := resp.Errors[s.Name]; e != nil {
+		if errors.Is(e, kafka.TopicAlreadyExists) {
+			return false, WaitTopic(ctx, c, s.Name)
+		}
+		if errors.Is(e, kafka.InvalidReplicationFactor) || strings.Contains(e.Error(), "replication") {
+			// Brokers that do not take the default (-1): fall back to 1.
+			resp, err = c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+				Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: 1, ConfigEntries: entries,
+			}}})
+			if err == nil {
+				e = resp.Errors[s.Name]
+			} else {
+				e = err
+			}
+		}
+		if e != nil && !errors.Is(e, kafka.TopicAlreadyExists) {
+			return false, fmt.Errorf("create topic %s: %w", s.Name, e)
+		}
+	}
+	return true, WaitTopic(ctx, c, s.Name)
+}
+
+// WaitTopic waits until every partition of the topic has a leader.
+func WaitTopic(ctx context.Context, c *kafka.Client, topic string) error {
+	for {
+		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) > 0 {
+			ready := true
+			for _, p := range md.Topics[0].Partitions {
+				if p.Error != nil || p.Leader.Host == "" {
+					ready = false
+				}
+			}
+			if ready {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return fmt.Errorf("topic %s not ready: %w", topic, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Partitions returns the number of partitions of a topic
+// (kafka.UnknownTopicOrPartition if it does not exist).
+func Partitions(ctx context.Context, c *kafka.Client, topic string) (int, error) {
+	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return 0, err
+	}
+	if len(md.Topics) != 1 {
+		return 0, fmt.Errorf("metadata for %s: %d topics returned", topic, len(md.Topics))
+	}
+	if md.Topics[0].Error != nil {
+		return 0, md.Topics[0].Error
+	}
+	return len(md.Topics[0].Partitions), nil
+}
+
+// TopicConfig returns the named configuration values of a topic (all of
+// them when names is empty).
+func TopicConfig(ctx context.Context, c *kafka.Client, topic string, names ...string) (map[string]string, error) {
+	resp, err := c.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: names,
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range resp.Resources {
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		for _, e := range r.ConfigEntries {
+			out[e.ConfigName] = e.ConfigValue
+		}
+	}
+	return out, nil
+}
+
+// Offsets returns the first and the end (high watermark) offset of a
+// partition.
+func Offsets(ctx context.Context, c *kafka.Client, topic string, partition int) (first, end int64, err error) {
+	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		topic: {kafka.FirstOffsetOf(partition), kafka.LastOffsetOf(partition)},
+	}})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, po := range resp.Topics[topic] {
+		if po.Partition == partition {
+			if po.Error != nil {
+				return 0, 0, po.Error
+			}
+			return po.FirstOffset, po.LastOffset, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("no offsets returned for %s/%d", topic, partition)
+}
+
+// Record is a fetched record with its key and value read into memory.
+type Record struct {
+	Partition int
+	Offset    int64
+	Time      time.Time
+	Key       []byte // nil for a null key
+	Value     []byte // nil for a null value (a tombstone)
+	Headers   []kafka.Header
+}
+
+// FetchBatch fetches the records of one partition from offset on (at most
+// maxBytes, waiting at most maxWait for the first one) and appends those
+// with offset ≥ from to dst. It returns the records, the partition's high
+// watermark and the fetch error (e.g. kafka.OffsetOutOfRange) if any.
+func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record) ([]Record, int64, error) {
+	resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: from, MinBytes: 1, MaxBytes: int64(maxBytes), MaxWait: maxWait})
+	if err != nil {
+		return dst, 0, err
+	}
+	if resp.Error != nil {
+		return dst, resp.HighWatermark, resp.Error
+	}
+	for {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return dst, resp.HighWatermark, fmt.Errorf("reading %s/%d at %d: %w", topic, partition, from, err)
+		}
+		if r.Offset < from {
+			continue
+		}
+		rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
+		if r.Key != nil {
+			if rec.Key, err = readAll(r.Key); err != nil {
+				return dst, resp.HighWatermark, err
+			}
+		}
+		if r.Value != nil {
+			if rec.Value, err = readAll(r.Value); err != nil {
+				return dst, resp.HighWatermark, err
+			}
+		}
+		dst = append(dst, rec)
+	}
+	return dst, resp.HighWatermark, nil
+}
+
+func readAll(b interface {
+	io.Reader
+	Len() int
+}) ([]byte, error) {
+	out := make([]byte, b.Len())
+	_, err := io.ReadFull(b, out)
+	return out, err
+}
+
+// ReadRange calls fn for every record of a partition with from ≤ offset <
+// end, in offset order. It never waits for a record that does not exist:
+// when a fetch returns nothing new below end (the rest was compacted away or
+// is a transaction marker), it stops.
+func ReadRange(ctx context.Context, c *kafka.Client, topic string, partition int, from, end int64, fn func(Record) error) error {
+	next := from
+	var buf []Record
+	for next < end {
+		var err error
+		buf, _, err = FetchBatch(ctx, c, topic, partition, next, 16<<20, 200*time.Millisecond, buf[:0])
+		if err != nil {
+			return err
+		}
+		got := false
+		for _, r := range buf {
+			if r.Offset >= end {
+				return nil
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			next = r.Offset + 1
+			got = true
+		}
+		if !got {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ReadPartition reads a partition from its first offset to the high
+// watermark at the time of the call.
+func ReadPartition(ctx context.Context, c *kafka.Client, topic string, partition int) ([]Record, error) {
+	first, end, err := Offsets(ctx, c, topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	err = ReadRange(ctx, c, topic, partition, first, end, func(r Record) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
