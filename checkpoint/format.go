@@ -69,7 +69,7 @@ const (
 )
 
 func chunkKey(id ID, slot string, i int) string { return id.prefix() + slot + "/c" + strconv.Itoa(i) }
-func manifestKey(id ID, slot string) string      { return id.prefix() + slot + "/m" }
+func manifestKey(id ID, slot string) string     { return id.prefix() + slot + "/m" }
 
 func encodeChunk(e Epoch, index, count int, data []byte) []byte {
 	b := make([]byte, 0, chunkHeader+len(data))

@@ -205,7 +205,7 @@ func predictionsByOffset(t *testing.T, e *kafkatest.Env, output string) map[[2]i
 // and the models' final states.
 type offlineResult struct {
 	scores map[[2]int64][]float64 // (partition, offset) → score per model
-	states map[int][][]byte        // partition → final state per model
+	states map[int][][]byte       // partition → final state per model
 }
 
 func offline(t *testing.T, e *kafkatest.Env, input string, models []Model, dim int) offlineResult {

@@ -350,4 +350,3 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	p.dlqW = writer(cfg.DeadLetter)
 	return nil
 }
-
