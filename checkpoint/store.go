@@ -88,10 +88,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	c := cfg.Client
 	if c == nil {
-		if len(cfg.Brokers) == 0 {
-			return nil, errors.New("checkpoint: no brokers configured")
+		var err error
+		if c, err = newClient(cfg); err != nil {
+			return nil, err
 		}
-		c = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
 	}
 	configs := map[string]string{"cleanup.policy": "compact", "segment.ms": "3600000", "min.cleanable.dirty.ratio": "0.1"}
 	for k, v := range cfg.TopicConfigs {
@@ -136,8 +136,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+func newClient(cfg Config) (*kafka.Client, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("checkpoint: no brokers configured")
+	}
+	return &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}, nil
+}
+
 // Close releases the writer.
-func (s *Store) Close() error { return s.writer.Close() }
+func (s *Store) Close() error {
+	if s.writer == nil {
+		return nil
+	}
+	return s.writer.Close()
+}
 
 // ChunkBytes is the payload size per record in use.
 func (s *Store) ChunkBytes() int { return s.chunkBytes }

@@ -158,7 +158,7 @@ func TestCorruptChunkRejected(t *testing.T) {
 // After compaction (holes in the offsets, old versions gone) the newest
 // checkpoint still loads, and Load returns without waiting at the end.
 func TestLoadAfterCompaction(t *testing.T) {
-	e := kafkatest.NewWith(t, kafkatest.Options{BrokerConfigs: map[string]string{"log.cleaner.backoff.ms": "100"}})
+	e := kafkatest.New(t) // embedded: compacts only when told (Compact), so before/after is deterministic
 	topic := e.Name("ckpt")
 	s := open(t, e, topic, 1000)
 	id := ID{"g", "t", 0}
@@ -232,5 +232,30 @@ func TestDecodersRobust(t *testing.T) {
 	}
 	if _, err := decodeManifest(m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestScanSummarizes(t *testing.T) {
+	e := kafkatest.New(t)
+	topic := e.Name("ckpt")
+	s := open(t, e, topic, 1000)
+	a, b := ID{"g 1", "in", 0}, ID{"g 1", "in", 1}
+	s.Save(ctx(t), Checkpoint{ID: a, Epoch: Epoch{1, 1}, NextOffset: 5, Payload: payload(2500, 1)})
+	s.Save(ctx(t), Checkpoint{ID: a, Epoch: Epoch{1, 2}, NextOffset: 9, Payload: payload(2500, 2)})
+	s.Save(ctx(t), Checkpoint{ID: b, Epoch: Epoch{2, 1}, NextOffset: 3, Payload: payload(10, 3)})
+	s.writeChunks(ctx(t), Checkpoint{ID: b, Epoch: Epoch{2, 2}, Payload: payload(2500, 4)}) // a torn write into slot A
+	ro, err := OpenExisting(ctx(t), Config{Brokers: e.Brokers, Topic: topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := ro.Scan(ctx(t))
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("scan: %v %v", sums, err)
+	}
+	if sums[0].ID != a || sums[0].Newest.NextOffset != 9 || sums[1].ID != b || sums[1].Newest.NextOffset != 3 {
+		t.Fatalf("summaries %+v", sums)
+	}
+	if _, err := OpenExisting(ctx(t), Config{Brokers: e.Brokers, Topic: e.Name("nope")}); err == nil {
+		t.Fatal("missing topic accepted")
 	}
 }

@@ -22,6 +22,7 @@ type metrics struct {
 	mse         *prometheus.GaugeVec     // {model, partition}
 	updateSecs  *prometheus.HistogramVec // {model}
 	batchSecs   prometheus.Histogram
+	writeSecs   prometheus.Histogram
 	ckptBytes   prometheus.Histogram
 	ckptSecs    prometheus.Histogram
 	ckptTotal   *prometheus.CounterVec // {result}
@@ -61,7 +62,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time of one predict-then-learn step of a model.",
 			Buckets: prometheus.ExponentialBuckets(250e-9, 2, 18)}, []string{"model"})).(*prometheus.HistogramVec),
 		batchSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_seconds",
-			Help: "Time to process and write one micro-batch.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)})).(prometheus.Histogram),
+			Help: "Time to process one micro-batch (decode, predict, learn, encode).", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)})).(prometheus.Histogram),
+		writeSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_write_seconds",
+			Help: "Time until a micro-batch's predictions and dead letters are acknowledged (acks=all), retries included.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 18)})).(prometheus.Histogram),
 		ckptBytes: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "checkpoint_bytes",
 			Help: "Size of checkpoint payloads.", Buckets: prometheus.ExponentialBuckets(1024, 4, 10)})).(prometheus.Histogram),
 		ckptSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "checkpoint_duration_seconds",

@@ -129,6 +129,44 @@ func (ms *modelSet) marshal() ([]byte, error) {
 // configured one.
 var ErrModelChanged = errors.New("model configuration changed since the checkpoint")
 
+// ModelSummary describes one model saved in a checkpoint payload.
+type ModelSummary struct {
+	Name    string
+	Spec    string
+	Updates uint64
+	Stats   Stats
+	State   []byte // the learner's MarshalBinary
+}
+
+// DescribePayload decodes a checkpoint payload written by the runtime: the
+// feature dimension and every saved model.
+func DescribePayload(payload []byte) (dim int, models []ModelSummary, err error) {
+	d := state.NewDecoder(payload)
+	if d.U32() != payloadMagic || d.U32() != payloadVersion {
+		if d.Err() != nil {
+			return 0, nil, fmt.Errorf("checkpoint payload: %w", d.Err())
+		}
+		return 0, nil, errors.New("checkpoint payload: not an okstream model set (version mismatch?)")
+	}
+	dim = d.Int()
+	n := int(d.U32())
+	for i := 0; i < n && d.Err() == nil; i++ {
+		var m ModelSummary
+		m.Name = d.String()
+		m.Spec = d.String()
+		m.Updates = d.U64()
+		m.Stats.Labeled = d.U64()
+		m.Stats.Mistakes = d.U64()
+		m.Stats.SqErr = d.F64()
+		m.State = d.Blob()
+		models = append(models, m)
+	}
+	if err := d.Done(); err != nil {
+		return 0, nil, fmt.Errorf("checkpoint payload: %w", err)
+	}
+	return dim, models, nil
+}
+
 // restore loads a payload written by marshal. Models are matched by name; a
 // configured model missing from the payload starts fresh; a payload model no
 // longer configured is dropped. A model whose spec changed is an error
@@ -136,37 +174,16 @@ var ErrModelChanged = errors.New("model configuration changed since the checkpoi
 // fresh. On error ms is unchanged. It returns the names of models that
 // started fresh.
 func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err error) {
-	d := state.NewDecoder(payload)
-	if d.U32() != payloadMagic || d.U32() != payloadVersion {
-		if d.Err() != nil {
-			return nil, d.Err()
-		}
-		return nil, errors.New("checkpoint payload: not an okstream model set (version mismatch?)")
+	dim, saved, err := DescribePayload(payload)
+	if err != nil {
+		return nil, err
 	}
-	if dim := d.Int(); d.Err() == nil && dim != ms.dim {
+	if dim != ms.dim {
 		return nil, fmt.Errorf("checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", dim, ms.dim)
 	}
-	n := int(d.U32())
-	type saved struct {
-		spec                     string
-		updates, labeled, misses uint64
-		sqerr                    float64
-		st                       []byte
-	}
-	byName := map[string]saved{}
-	for i := 0; i < n && d.Err() == nil; i++ {
-		name := d.String()
-		var s saved
-		s.spec = d.String()
-		s.updates = d.U64()
-		s.labeled = d.U64()
-		s.misses = d.U64()
-		s.sqerr = d.F64()
-		s.st = d.Blob()
-		byName[name] = s
-	}
-	if err := d.Done(); err != nil {
-		return nil, fmt.Errorf("checkpoint payload: %w", err)
+	byName := map[string]ModelSummary{}
+	for _, m := range saved {
+		byName[m.Name] = m
 	}
 	// Build the restored models aside, then swap them in.
 	next := make([]*model, len(ms.models))
@@ -177,10 +194,10 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 			fresh = append(fresh, m.name)
 			continue
 		}
-		if s.spec != m.spec {
+		if s.Spec != m.spec {
 			if !reset {
 				return nil, fmt.Errorf("%w: model %s was %q, is now %q; restore the old --model, give the new one another name, or run with --on-model-change=reset to start it fresh",
-					ErrModelChanged, m.name, s.spec, m.spec)
+					ErrModelChanged, m.name, s.Spec, m.spec)
 			}
 			next[i] = m
 			fresh = append(fresh, m.name)
@@ -190,11 +207,11 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		if err != nil {
 			return nil, err
 		}
-		if err := nm.l.UnmarshalBinary(s.st); err != nil {
+		if err := nm.l.UnmarshalBinary(s.State); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
-		nm.updates = s.updates
-		nm.stats = Stats{Labeled: s.labeled, Mistakes: s.misses, SqErr: s.sqerr}
+		nm.updates = s.Updates
+		nm.stats = s.Stats
 		next[i] = nm
 	}
 	ms.models = next

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,13 +48,20 @@ type errFatal struct{ error }
 
 func (e errFatal) Unwrap() error { return e.error }
 
-// worker processes one input partition for one generation.
+// worker processes one input partition for one generation. It is a
+// three-stage pipeline: a fetcher goroutine reads ahead, the worker's own
+// goroutine decodes, scores and learns (the models are touched by this
+// goroutine only), and a writer goroutine writes each micro-batch's
+// predictions and dead letters in order, acks=all. A checkpoint first waits
+// until the writer has acknowledged everything up to the checkpoint's
+// offset, which keeps the durability order while compute and I/O overlap.
 type worker struct {
 	p     *Pipeline
 	gen   generation
 	part  int
 	label string // partition as a metrics label
 	id    checkpoint.ID
+	log   *slog.Logger
 
 	ms       *modelSet
 	classify bool
@@ -66,11 +75,29 @@ type worker struct {
 	ev     codec.Event
 	x      []float64
 	scores []codec.ModelScore
-	arena  []byte
-	preds  []kafka.Message
-	dlq    []kafka.Message
-	recs   []kafkautil.Record
 	obs    []prometheus.Observer
+
+	// Writer stage.
+	writeCh    chan *unit
+	free       chan *unit
+	acked      atomic.Int64  // input offset up to which output is acknowledged
+	ackNote    chan struct{} // signalled after each acknowledged unit
+	writerDone chan struct{} // closed when the writer exits
+	writerOK   atomic.Bool   // false once the writer gave up on a unit
+}
+
+// unit is one micro-batch's output, handed from the worker to the writer.
+type unit struct {
+	preds []kafka.Message
+	dlq   []kafka.Message
+	arena []byte // backing bytes of the prediction values
+	next  int64  // input offset after the batch
+}
+
+// fetched is one fetch handed from the fetcher to the worker.
+type fetched struct {
+	recs []kafkautil.Record
+	hwm  int64
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
@@ -81,11 +108,15 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),
 		id:       checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},
+		log:      p.cfg.Logger.With("partition", part, "generation", gen.id()),
 		ms:       ms,
 		classify: p.task == learner.Classification,
 		durable:  -1,
 		dec:      codec.NewDecoder(codec.Limits{Dim: p.cfg.Dim, MaxBytes: p.cfg.MaxEventBytes}),
 		x:        make([]float64, p.cfg.Dim),
+		writeCh:  make(chan *unit, 2),
+		free:     make(chan *unit, 4),
+		ackNote:  make(chan struct{}, 1),
 	}
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
@@ -94,68 +125,204 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 }
 
 // run is the worker's life: restore, process until the generation ends,
-// then checkpoint and commit (unless the pipeline was killed).
+// then drain the writer, checkpoint and commit (unless the pipeline was
+// killed).
 func (w *worker) run(ctx context.Context) error {
-	log := w.p.cfg.Logger.With("partition", w.part, "generation", w.gen.id())
-	if err := w.restore(ctx, log); err != nil {
+	log := w.log
+	if err := w.restore(ctx); err != nil {
 		return err
 	}
 	w.p.partReady(w.part, true)
 	defer w.p.partReady(w.part, false)
 
-	for ctx.Err() == nil {
-		var hwm int64
-		var err error
-		w.recs, hwm, err = kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, w.next, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, w.recs[:0])
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, kafka.OffsetOutOfRange) {
-				w.outOfRange(ctx, log)
-				continue
-			}
-			log.Warn("fetch failed; retrying", "offset", w.next, "err", err)
-			sleep(ctx, 500*time.Millisecond)
-			continue
+	// The writer outlives ctx (the generation) so that a revoked partition
+	// can still drain its output and checkpoint; it stops when its input is
+	// closed, or at the shutdown deadline, or when the pipeline is killed.
+	wctx, cancelWriter := context.WithCancel(context.Background())
+	defer cancelWriter()
+	w.acked.Store(w.next)
+	w.writerOK.Store(true)
+	w.writerDone = make(chan struct{})
+	go w.writeLoop(wctx)
+
+	fctx, cancelFetch := context.WithCancel(ctx)
+	defer cancelFetch()
+	fetches := make(chan fetched, 1)
+	go w.fetchLoop(fctx, w.next, fetches)
+
+loop:
+	for {
+		var f fetched
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-w.writerDone:
+			break loop
+		case f = <-fetches:
 		}
-		w.p.m.lag.WithLabelValues(w.label).Set(float64(max(0, hwm-w.next)))
-		for i := 0; i < len(w.recs) && ctx.Err() == nil; {
-			j := min(i+w.p.cfg.BatchSize, len(w.recs))
-			if !w.batch(ctx, w.recs[i:j], log) {
-				break // lost the partition with unwritten predictions
+		w.p.m.lag.WithLabelValues(w.label).Set(float64(max(0, f.hwm-w.next)))
+		for i := 0; i < len(f.recs); {
+			j := min(i+w.p.cfg.BatchSize, len(f.recs))
+			if !w.batch(ctx, f.recs[i:j]) {
+				break loop
 			}
 			i = j
-			w.maybeCheckpoint(ctx, log)
+			w.maybeCheckpoint(ctx)
 		}
-		if len(w.recs) == 0 {
-			w.maybeCheckpoint(ctx, log) // time-based checkpoints on an idle partition
+		if len(f.recs) == 0 {
+			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
 		}
 		if !w.lastCkpt.IsZero() {
 			w.p.m.ckptAge.WithLabelValues(w.label).Set(time.Since(w.lastCkpt).Seconds())
 		}
 	}
+	cancelFetch()
 	if w.p.killed.Load() {
+		cancelWriter()
+		<-w.writerDone
 		log.Info("killed: exiting without a final checkpoint", "next", w.next)
 		return nil
 	}
-	if w.pending() {
-		log.Warn("partition revoked with unwritten predictions: not checkpointing past them; the next owner recomputes them", "durable", w.durable)
+	// Drain the writer, bounded by the shutdown timeout.
+	close(w.writeCh)
+	timer := time.NewTimer(w.p.cfg.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-w.writerDone:
+	case <-timer.C:
+		cancelWriter()
+		<-w.writerDone
+	}
+	if !w.writerOK.Load() || w.acked.Load() != w.next {
+		log.Warn("partition revoked with unwritten predictions: not checkpointing past them; the next owner recomputes them",
+			"durable", w.durable, "acknowledged", w.acked.Load(), "processed", w.next)
 		return nil
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.ShutdownTimeout)
 	defer cancel()
 	if w.next != w.durable {
-		if err := w.checkpoint(sctx, log); err != nil {
+		if err := w.checkpoint(sctx); err != nil {
 			log.Error("final checkpoint failed; the next owner resumes from the previous one", "err", err)
 		}
 	}
 	return nil
 }
 
-func (w *worker) pending() bool { return len(w.preds) > 0 || len(w.dlq) > 0 }
+// fetchLoop reads the partition ahead of the worker, from offset from on.
+func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) {
+	pos := from
+	for ctx.Err() == nil {
+		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, kafka.OffsetOutOfRange) {
+				pos = w.outOfRange(ctx, pos)
+				continue
+			}
+			w.log.Warn("fetch failed; retrying", "offset", pos, "err", err)
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		if len(recs) > 0 {
+			pos = recs[len(recs)-1].Offset + 1
+		}
+		select {
+		case out <- fetched{recs: recs, hwm: hwm}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
 
-func (w *worker) restore(ctx context.Context, log interface{ Info(string, ...any) }) error {
+// writeLoop writes units in order until writeCh is closed, retrying a
+// failed write until it succeeds or ctx ends (then it gives up, and the
+// worker will not checkpoint past the unwritten unit).
+func (w *worker) writeLoop(ctx context.Context) {
+	defer close(w.writerDone)
+	for u := range w.writeCh {
+		start := time.Now()
+		for attempt := 0; ; attempt++ {
+			err := w.writeUnit(ctx, u)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				w.writerOK.Store(false)
+				return
+			}
+			w.log.Warn("writing predictions failed; retrying", "attempt", attempt+1, "err", err)
+			sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+		}
+		w.p.m.writeSecs.Observe(time.Since(start).Seconds())
+		w.acked.Store(u.next)
+		select {
+		case w.ackNote <- struct{}{}:
+		default:
+		}
+		select {
+		case w.free <- u:
+		default:
+		}
+	}
+}
+
+// writeUnit writes a unit's predictions and dead letters (acks=all). A
+// part that succeeded is not written again on a retry.
+func (w *worker) writeUnit(ctx context.Context, u *unit) error {
+	var perr, derr error
+	if len(u.preds) > 0 && len(u.dlq) > 0 {
+		done := make(chan struct{})
+		go func() { derr = w.p.dlqW.WriteMessages(ctx, u.dlq...); close(done) }()
+		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+		<-done
+	} else if len(u.preds) > 0 {
+		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+	} else if len(u.dlq) > 0 {
+		derr = w.p.dlqW.WriteMessages(ctx, u.dlq...)
+	}
+	if perr == nil {
+		w.p.m.predictions.Add(float64(len(u.preds)))
+		u.preds = u.preds[:0]
+	} else {
+		w.p.m.writeErrors.WithLabelValues("predictions").Inc()
+	}
+	if derr == nil {
+		u.dlq = u.dlq[:0]
+	} else {
+		w.p.m.writeErrors.WithLabelValues("dead_letters").Inc()
+	}
+	return errors.Join(perr, derr)
+}
+
+// newUnit returns an empty unit, recycled when possible.
+func (w *worker) newUnit() *unit {
+	select {
+	case u := <-w.free:
+		u.preds, u.dlq, u.arena = u.preds[:0], u.dlq[:0], u.arena[:0]
+		return u
+	default:
+		return &unit{}
+	}
+}
+
+// waitAcked waits until the writer has acknowledged everything processed.
+func (w *worker) waitAcked(ctx context.Context) bool {
+	for w.acked.Load() != w.next {
+		select {
+		case <-w.ackNote:
+		case <-w.writerDone:
+			return w.acked.Load() == w.next
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func (w *worker) restore(ctx context.Context) error {
+	log := w.log
 	start := time.Now()
 	var cp *checkpoint.Checkpoint
 	var st checkpoint.LoadStats
@@ -213,58 +380,64 @@ func (w *worker) offsets(ctx context.Context) (first, end int64, err error) {
 	}
 }
 
-// outOfRange handles a next offset the log no longer (or not yet) has.
-func (w *worker) outOfRange(ctx context.Context, log interface{ Error(string, ...any) }) {
+// outOfRange resolves a fetch position the log no longer (or not yet) has.
+func (w *worker) outOfRange(ctx context.Context, pos int64) int64 {
 	first, end, err := w.offsets(ctx)
 	if err != nil {
-		return
+		return pos
 	}
 	switch {
-	case w.next < first:
+	case pos < first:
 		w.p.m.gaps.Inc()
-		log.Error("checkpointed offset was deleted by retention: offsets are skipped, exact recovery is impossible for them", "next", w.next, "first", first)
-		w.next = first
-	case w.next > end:
-		log.Error("checkpointed offset is beyond the end of the log (topic recreated?): continuing from its first offset", "next", w.next, "end", end)
-		w.next = first
+		w.log.Error("checkpointed offset was deleted by retention: offsets are skipped, exact recovery is impossible for them", "next", pos, "first", first)
+		return first
+	case pos > end:
+		w.log.Error("checkpointed offset is beyond the end of the log (topic recreated?): continuing from its first offset", "next", pos, "end", end)
+		return first
 	}
+	return pos
 }
 
-// batch processes records and writes their predictions and dead letters.
-// It returns false if the generation ended before the writes succeeded.
-func (w *worker) batch(ctx context.Context, recs []kafkautil.Record, log interface{ Warn(string, ...any) }) bool {
+// batch processes records into a unit and hands it to the writer. It
+// returns false if the generation ended or the writer gave up.
+func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	start := time.Now()
+	u := w.newUnit()
 	for i := range recs {
-		w.process(&recs[i])
+		w.process(u, &recs[i])
 	}
-	for attempt := 0; w.pending(); attempt++ {
-		if err := w.flush(ctx); err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			log.Warn("writing predictions failed; retrying", "attempt", attempt+1, "err", err)
-			sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
-		}
-	}
+	u.next = w.next
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
 	w.since += len(recs)
 	w.p.m.batchSecs.Observe(time.Since(start).Seconds())
 	w.publishStats()
-	return true
+	select {
+	case w.writeCh <- u:
+		return true
+	case <-w.writerDone:
+		return false
+	case <-ctx.Done():
+		// Still hand it over: the writer drains after the generation ends.
+		select {
+		case w.writeCh <- u:
+		case <-w.writerDone:
+		}
+		return false
+	}
 }
 
-func (w *worker) process(r *kafkautil.Record) {
+func (w *worker) process(u *unit, r *kafkautil.Record) {
 	w.next = r.Offset + 1
 	if err := w.dec.DecodeEvent(r.Value, &w.ev); err != nil {
 		reason := string(codec.ReasonOf(err))
 		if reason == "" {
 			reason = string(codec.ReasonNotMsgpack)
 		}
-		w.deadLetter(r, reason, err.Error())
+		w.deadLetter(u, r, reason, err.Error())
 		return
 	}
 	if w.classify && w.ev.HasY && w.ev.Y != 1 && w.ev.Y != -1 {
-		w.deadLetter(r, reasonBadLabel, fmt.Sprintf("label %v: classification models learn from labels -1 and +1 only", w.ev.Y))
+		w.deadLetter(u, r, reasonBadLabel, fmt.Sprintf("label %v: classification models learn from labels -1 and +1 only", w.ev.Y))
 		return
 	}
 	x := w.ev.Dense(w.x, w.p.cfg.Dim)
@@ -282,21 +455,21 @@ func (w *worker) process(r *kafkautil.Record) {
 		Topic: w.p.cfg.Input, Partition: int32(w.part), Offset: r.Offset,
 		TS: w.ev.TS, HasTS: w.ev.HasTS, Y: w.ev.Y, HasY: w.ev.HasY, Models: w.scores,
 	}
-	n := len(w.arena)
-	w.arena = codec.AppendPrediction(w.arena, &pred)
-	msg := kafka.Message{Value: w.arena[n:len(w.arena):len(w.arena)]}
+	n := len(u.arena)
+	u.arena = codec.AppendPrediction(u.arena, &pred)
+	msg := kafka.Message{Value: u.arena[n:len(u.arena):len(u.arena)]}
 	if key != "" {
 		msg.Key = []byte(key)
 	}
 	if w.ev.HasTS {
 		msg.Time = time.UnixMilli(w.ev.TS)
 	}
-	w.preds = append(w.preds, msg)
+	u.preds = append(u.preds, msg)
 }
 
-func (w *worker) deadLetter(r *kafkautil.Record, reason, detail string) {
+func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
-	w.dlq = append(w.dlq, kafka.Message{
+	u.dlq = append(u.dlq, kafka.Message{
 		Key:   r.Key,
 		Value: r.Value,
 		Headers: []kafka.Header{
@@ -307,49 +480,24 @@ func (w *worker) deadLetter(r *kafkautil.Record, reason, detail string) {
 	})
 }
 
-// flush writes the pending predictions and dead letters (acks=all).
-func (w *worker) flush(ctx context.Context) error {
-	var perr, derr error
-	if len(w.preds) > 0 && len(w.dlq) > 0 {
-		done := make(chan struct{})
-		go func() { derr = w.p.dlqW.WriteMessages(ctx, w.dlq...); close(done) }()
-		perr = w.p.predW.WriteMessages(ctx, w.preds...)
-		<-done
-	} else if len(w.preds) > 0 {
-		perr = w.p.predW.WriteMessages(ctx, w.preds...)
-	} else if len(w.dlq) > 0 {
-		derr = w.p.dlqW.WriteMessages(ctx, w.dlq...)
-	}
-	if perr == nil && len(w.preds) > 0 {
-		w.p.m.predictions.Add(float64(len(w.preds)))
-		w.preds = w.preds[:0]
-		w.arena = w.arena[:0]
-	} else if perr != nil {
-		w.p.m.writeErrors.WithLabelValues("predictions").Inc()
-	}
-	if derr == nil {
-		w.dlq = w.dlq[:0]
-	} else {
-		w.p.m.writeErrors.WithLabelValues("dead_letters").Inc()
-	}
-	return errors.Join(perr, derr)
-}
-
-func (w *worker) maybeCheckpoint(ctx context.Context, log interface{ Error(string, ...any) }) {
+func (w *worker) maybeCheckpoint(ctx context.Context) {
 	if w.next == w.durable {
 		return
 	}
 	if w.since < w.p.cfg.CheckpointEvery && time.Since(w.lastCkpt) < w.p.cfg.CheckpointInterval {
 		return
 	}
-	if err := w.checkpoint(ctx, log); err != nil && ctx.Err() == nil {
-		log.Error("checkpoint failed; will retry", "err", err)
+	if !w.waitAcked(ctx) {
+		return // the generation ended: the exit path drains and checkpoints
+	}
+	if err := w.checkpoint(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("checkpoint failed; will retry", "err", err)
 	}
 }
 
-// checkpoint saves the models at w.next (every prediction before it is
-// already acknowledged), then commits the group offset.
-func (w *worker) checkpoint(ctx context.Context, log interface{ Error(string, ...any) }) error {
+// checkpoint saves the models at w.next (the caller has made sure every
+// prediction before it is acknowledged), then commits the group offset.
+func (w *worker) checkpoint(ctx context.Context) error {
 	payload, err := w.ms.marshal()
 	if err != nil {
 		return err
@@ -372,7 +520,7 @@ func (w *worker) checkpoint(ctx context.Context, log interface{ Error(string, ..
 		// The checkpoint, not the committed offset, is where the partition
 		// resumes; a failed commit only delays the lag metric of other tools.
 		w.p.m.writeErrors.WithLabelValues("commit").Inc()
-		log.Error("committing the group offset failed (the checkpoint is durable)", "offset", w.next, "err", err)
+		w.log.Error("committing the group offset failed (the checkpoint is durable)", "offset", w.next, "err", err)
 	}
 	return nil
 }

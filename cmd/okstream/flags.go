@@ -26,7 +26,12 @@ func newFlagSet(name, synopsis, examples string, stderr io.Writer) *flag.FlagSet
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "Usage: okstream %s\n\n%s\n\nFlags:\n", name, strings.TrimSpace(synopsis))
+		usage, rest, _ := strings.Cut(strings.TrimSpace(synopsis), "\n")
+		fmt.Fprintf(out, "Usage: okstream %s\n", usage)
+		if rest = strings.TrimSpace(rest); rest != "" {
+			fmt.Fprintf(out, "\n%s\n", rest)
+		}
+		fmt.Fprint(out, "\nFlags:\n")
 		fs.PrintDefaults()
 		if examples != "" {
 			fmt.Fprintf(out, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))

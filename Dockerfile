@@ -1,0 +1,19 @@
+# okstream container image: `docker build -t okstream .` (docker-compose.yml builds it too).
+# Build stage: the Go toolchain of go.mod's major version, a static binary.
+FROM golang:1.26 AS build
+WORKDIR /src
+# Dependencies first, so code changes do not download the modules again.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/okstream ./cmd/okstream
+
+# Runtime stage: a small image with a shell and wget (for the healthcheck), run as a non-root user.
+FROM alpine:3.22
+RUN adduser -D -H -u 10001 okstream
+COPY --from=build /out/okstream /usr/local/bin/okstream
+USER okstream
+# /metrics, /healthz and /readyz of `okstream run` (--metrics-addr :9090).
+EXPOSE 9090
+ENTRYPOINT ["/usr/local/bin/okstream"]
+CMD ["help"]

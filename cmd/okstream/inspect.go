@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"okstream/checkpoint"
+	"okstream/codec"
+	"okstream/consumer"
+	"okstream/internal/kafkautil"
+)
+
+func init() {
+	register(command{name: "inspect", summary: "show predictions, checkpoints, dead letters or events of a topic in readable form", run: runInspect})
+}
+
+const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --brokers HOST:PORT --topic TOPIC [flags]
+
+  predictions    prediction records, and each model's progressive mistake rate
+                 (or MSE) computed from them (re-emitted duplicates counted once)
+  checkpoints    every (group, topic, partition) in a checkpoint topic: both
+                 slots, the newest complete checkpoint, and with --models the
+                 models inside (spec, updates, progressive statistics)
+  dead-letters   dead-lettered records: reason, detail, source, original bytes
+  events         input events as decoded by the runtime (or why they are bad)`
+
+const inspectExamples = `  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
+  okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
+  okstream inspect dead-letters --brokers localhost:9092 --topic events.dlq`
+
+func runInspect(args []string, stdout, stderr io.Writer) int {
+	what := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		what, args = args[0], args[1:]
+	}
+	fs := newFlagSet("inspect", inspectSynopsis, inspectExamples, stderr)
+	brokers := fs.String("brokers", "", "Kafka bootstrap brokers (or OKSTREAM_BROKERS)")
+	topic := fs.String("topic", "", "topic to read")
+	limit := fs.Int("limit", 20, "records to print (0: none, only the summary; -1: all)")
+	partition := fs.Int("partition", -1, "only this partition (-1: all)")
+	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
+	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "okstream inspect: "+format+"\n", a...)
+		return 2
+	}
+	if *brokers == "" {
+		*brokers = os.Getenv("OKSTREAM_BROKERS")
+	}
+	if *brokers == "" || *topic == "" {
+		return fail("--brokers and --topic are required (see okstream inspect --help)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	brokerList := strings.Split(*brokers, ",")
+	client := &kafka.Client{Addr: kafka.TCP(brokerList...), Timeout: 30 * time.Second}
+	switch what {
+	case "checkpoints":
+		if err := inspectCheckpoints(ctx, stdout, client, brokerList, *topic, *models); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+	case "predictions", "dead-letters", "events":
+	default:
+		return fail("say what to inspect: predictions, checkpoints, dead-letters or events")
+	}
+	recs, err := readTopic(ctx, client, *topic, *partition)
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch what {
+	case "predictions":
+		err = inspectPredictions(stdout, recs, *limit)
+	case "dead-letters":
+		inspectDeadLetters(stdout, recs, *limit)
+	case "events":
+		inspectEvents(stdout, recs, *limit, *dim)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	return 0
+}
+
+func readTopic(ctx context.Context, c *kafka.Client, topic string, only int) ([]kafkautil.Record, error) {
+	n, err := kafkautil.Partitions(ctx, c, topic)
+	if err != nil {
+		return nil, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	var out []kafkautil.Record
+	for p := 0; p < n; p++ {
+		if only >= 0 && p != only {
+			continue
+		}
+		recs, err := kafkautil.ReadPartition(ctx, c, topic, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+func shown(limit, i int) bool { return limit < 0 || i < limit }
+
+// ModelMetrics is a model's progressive metric computed from prediction
+// records.
+type modelMetrics struct {
+	name     string
+	classify bool
+	labeled  int
+	mistakes int
+	sqerr    float64
+}
+
+// predictionMetrics deduplicates prediction records by source offset and
+// computes every model's progressive statistics.
+func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, error) {
+	seen := map[string]bool{}
+	var order []*modelMetrics
+	byName := map[string]*modelMetrics{}
+	dups := 0
+	for _, r := range recs {
+		p, err := codec.DecodePrediction(r.Value)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("partition %d offset %d: not a prediction record: %v", r.Partition, r.Offset, err)
+		}
+		k := fmt.Sprintf("%s/%d/%d", p.Topic, p.Partition, p.Offset)
+		if seen[k] {
+			dups++
+			continue
+		}
+		seen[k] = true
+		for _, m := range p.Models {
+			mm := byName[m.Name]
+			if mm == nil {
+				mm = &modelMetrics{name: m.Name, classify: m.Classify}
+				byName[m.Name] = mm
+				order = append(order, mm)
+			}
+			if !p.HasY {
+				continue
+			}
+			mm.labeled++
+			if m.Classify && float64(m.Decision) != p.Y {
+				mm.mistakes++
+			}
+			mm.sqerr += (m.Score - p.Y) * (m.Score - p.Y)
+		}
+	}
+	return order, len(seen), dups, nil
+}
+
+func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if limit != 0 {
+		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tscores (model: score decision updates)")
+	}
+	for i, r := range recs {
+		if !shown(limit, i) {
+			break
+		}
+		p, err := codec.DecodePrediction(r.Value)
+		if err != nil {
+			fmt.Fprintf(tw, "%d\t%d\tBAD RECORD: %v\n", r.Partition, r.Offset, err)
+			continue
+		}
+		y := "-"
+		if p.HasY {
+			y = fmt.Sprintf("%g", p.Y)
+		}
+		var ms []string
+		for _, m := range p.Models {
+			s := fmt.Sprintf("%s: %.4g", m.Name, m.Score)
+			if m.Classify {
+				s += fmt.Sprintf(" %+d", m.Decision)
+			}
+			ms = append(ms, fmt.Sprintf("%s u=%d", s, m.Updates))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s/%d/%d\t%s\t%s\t%s\t%s\n", r.Partition, r.Offset, p.Topic, p.Partition, p.Offset, p.ID, p.Key, y, strings.Join(ms, "; "))
+	}
+	tw.Flush()
+	mm, n, dups, err := predictionMetrics(recs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d prediction records, %d distinct source events, %d re-emitted duplicates (identical copies after a recovery)\n", len(recs), n, dups)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tlabelled\tprogressive mistake rate\tprogressive MSE")
+	for _, m := range mm {
+		rate := "-"
+		if m.classify && m.labeled > 0 {
+			rate = fmt.Sprintf("%.3f%% (%d)", 100*float64(m.mistakes)/float64(m.labeled), m.mistakes)
+		}
+		mse := "-"
+		if m.labeled > 0 {
+			mse = fmt.Sprintf("%.5g", m.sqerr/float64(m.labeled))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.name, m.labeled, rate, mse)
+	}
+	return tw.Flush()
+}
+
+func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, brokers []string, topic string, models bool) error {
+	s, err := checkpoint.OpenExisting(ctx, checkpoint.Config{Brokers: brokers, Topic: topic, Client: c})
+	if err != nil {
+		return err
+	}
+	sums, err := s.Scan(ctx)
+	if err != nil {
+		return err
+	}
+	if len(sums) == 0 {
+		fmt.Fprintf(w, "no okstream checkpoints in %s\n", topic)
+		return nil
+	}
+	for _, sm := range sums {
+		fmt.Fprintf(w, "group %q  topic %s  partition %d  (%d records)\n", sm.ID.Group, sm.ID.Topic, sm.ID.Partition, sm.Records)
+		for _, l := range sm.Slots {
+			fmt.Fprintf(w, "  slot %s\n", l)
+		}
+		if sm.Newest == nil {
+			fmt.Fprintln(w, "  NO COMPLETE CHECKPOINT: the runtime refuses to start this partition")
+			continue
+		}
+		fmt.Fprintf(w, "  newest: epoch %s, resumes at offset %d\n", sm.Newest.Epoch, sm.Newest.NextOffset)
+		if !models {
+			continue
+		}
+		dim, ms, err := consumer.DescribePayload(sm.Newest.Payload)
+		if err != nil {
+			fmt.Fprintf(w, "  payload: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(w, "  dimension %d\n", dim)
+		for _, m := range ms {
+			stat := ""
+			if m.Stats.Labeled > 0 {
+				stat = fmt.Sprintf(", mistake rate %.3f%%, MSE %.4g", 100*m.Stats.MistakeRate(), m.Stats.MSE())
+			}
+			fmt.Fprintf(w, "    %-12s %s\n                 %d updates, %d labelled%s, state %d bytes\n", m.Name, m.Spec, m.Updates, m.Stats.Labeled, stat, len(m.State))
+		}
+	}
+	return nil
+}
+
+func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
+	counts := map[string]int{}
+	for i, r := range recs {
+		h := map[string]string{}
+		for _, x := range r.Headers {
+			h[x.Key] = string(x.Value)
+		}
+		counts[h[consumer.HeaderReason]]++
+		if !shown(limit, i) {
+			continue
+		}
+		v := r.Value
+		more := ""
+		if len(v) > 48 {
+			v, more = v[:48], "…"
+		}
+		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], r.Key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
+	}
+	fmt.Fprintf(w, "\n%d dead letters", len(recs))
+	reasons := make([]string, 0, len(counts))
+	for k := range counts {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	for _, k := range reasons {
+		fmt.Fprintf(w, "; %s: %d", k, counts[k])
+	}
+	fmt.Fprintln(w)
+}
+
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int) {
+	dec := codec.NewDecoder(codec.Limits{Dim: dim})
+	var ev codec.Event
+	bad := 0
+	for i, r := range recs {
+		err := dec.DecodeEvent(r.Value, &ev)
+		if err != nil {
+			bad++
+		}
+		if !shown(limit, i) {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(w, "%d/%d  BAD: %v\n", r.Partition, r.Offset, err)
+			continue
+		}
+		y := "-"
+		if ev.HasY {
+			y = fmt.Sprintf("%g", ev.Y)
+		}
+		feat := fmt.Sprintf("x=%v", ev.X)
+		if ev.X == nil {
+			feat = fmt.Sprintf("xi=%v xv=%v", ev.XI, ev.XV)
+		}
+		if len(feat) > 100 {
+			feat = feat[:100] + "…"
+		}
+		fmt.Fprintf(w, "%d/%d  id=%s key=%s y=%s %s\n", r.Partition, r.Offset, ev.ID, ev.Key, y, feat)
+	}
+	fmt.Fprintf(w, "\n%d events, %d would be dead-lettered\n", len(recs), bad)
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Configuration precedence for the long-running commands, highest first:
+//
+//  1. command-line flags (--dim 8),
+//  2. environment variables, OKSTREAM_ + the flag name upper-cased with
+//     dashes as underscores (OKSTREAM_DIM=8); a repeatable flag takes several
+//     values separated by ';' (OKSTREAM_MODEL='a=fogd;b=nogd'),
+//  3. the config file named by --config (or OKSTREAM_CONFIG): one
+//     "name = value" per line with the flag names, '#' comments, a
+//     repeatable flag on several lines,
+//  4. the flags' defaults.
+
+// envName is the environment variable of a flag.
+func envName(flagName string) string {
+	return "OKSTREAM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+type repeatable interface{ isRepeatable() }
+
+func (l *listFlag) isRepeatable() {}
+
+// applyLayers fills every flag not given on the command line from the
+// environment, then from the config file. It returns an error naming the
+// source of a bad value.
+func applyLayers(fs *flag.FlagSet, configPath string, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if configPath == "" {
+		configPath = getenv("OKSTREAM_CONFIG")
+	}
+	file := map[string][]string{}
+	if configPath != "" {
+		var err error
+		if file, err = readConfigFile(configPath, fs); err != nil {
+			return err
+		}
+	}
+	var firstErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || f.Name == "config" || firstErr != nil {
+			return
+		}
+		_, multi := f.Value.(repeatable)
+		if v := getenv(envName(f.Name)); v != "" {
+			vals := []string{v}
+			if multi {
+				vals = strings.Split(v, ";")
+			}
+			for _, x := range vals {
+				if err := fs.Set(f.Name, strings.TrimSpace(x)); err != nil {
+					firstErr = fmt.Errorf("%s=%q: invalid value for --%s: %v", envName(f.Name), v, f.Name, err)
+					return
+				}
+			}
+			return
+		}
+		for _, x := range file[f.Name] {
+			if err := fs.Set(f.Name, x); err != nil {
+				firstErr = fmt.Errorf("%s: %s = %q: invalid value for --%s: %v", configPath, f.Name, x, f.Name, err)
+				return
+			}
+		}
+	})
+	return firstErr
+}
+
+func readConfigFile(path string, fs *flag.FlagSet) (map[string][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(k), "--"))
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s:%d: want name = value, got %q", path, line, s)
+		}
+		if fs.Lookup(k) == nil || k == "config" {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) {
+				if f.Name != "config" {
+					names = append(names, f.Name)
+				}
+			})
+			sort.Strings(names)
+			return nil, fmt.Errorf("%s:%d: unknown setting %q (settings are the flag names: %s)", path, line, k, strings.Join(names, ", "))
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+			v = v[1 : len(v)-1]
+		}
+		out[k] = append(out[k], v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}

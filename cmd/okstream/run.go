@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"okstream/consumer"
+)
+
+func init() {
+	register(command{name: "run", summary: "run the stream processor: consume events, predict, learn, publish predictions, checkpoint", run: runRun})
+}
+
+const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N --model NAME=SPEC [--model ...] [flags]
+
+Joins the consumer group and, for every event of the input topic (strictly in
+offset order per partition), scores it with every model, learns from its label
+if it has one, writes one prediction record per event to the output topic, and
+checkpoints the models to a compacted topic every --checkpoint-every events or
+--checkpoint-interval. Bad events go to the dead-letter topic with a reason.
+SIGTERM or Ctrl-C drains: pending predictions are written, every partition
+checkpoints, and the instance leaves the group. Start more instances with the
+same --group to spread partitions (and their models) across machines.
+
+Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
+OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
+by ';') or in a --config file ("name = value" lines, flag names, '#'
+comments). Precedence: flags > environment > config file > defaults.
+Metrics: /metrics, /healthz and /readyz on --metrics-addr.`
+
+const runExamples = `  okstream run --brokers localhost:9092 --input events --dim 8 \
+    --model champion=fogd:sigma=1,budget=100 --model challenger=nogd:sigma=1,budget=100
+
+  # the same from a file plus the environment
+  cat > okstream.conf <<'CONF'
+  input = events
+  dim = 8
+  model = champion=fogd:sigma=1,budget=100
+  model = challenger=nogd:sigma=1,budget=100
+  checkpoint-every = 50000
+  CONF
+  OKSTREAM_BROKERS=kafka-1:9092,kafka-2:9092 okstream run --config okstream.conf`
+
+// runFlags are okstream run's flags, kept together so demo can reuse the
+// pipeline-building part.
+type runFlags struct {
+	brokers, group, input, output, checkpoints, deadLetter string
+	models                                                 listFlag
+	dim                                                    int
+	checkpointEvery                                        int
+	checkpointInterval                                     time.Duration
+	batchSize, fetchMaxBytes, maxEventBytes                int
+	fetchMaxWait                                           time.Duration
+	startOffset, onModelChange                             string
+	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
+	checkpointPartitions, chunkBytes                       int
+	createTopics                                           bool
+	shutdownTimeout                                        time.Duration
+	metricsAddr, logLevel, logFormat, config               string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	d := consumer.NewConfig()
+	fs.StringVar(&f.brokers, "brokers", "", "Kafka bootstrap brokers, comma-separated (required)")
+	fs.StringVar(&f.group, "group", d.Group, "consumer group id; instances with the same group share the partitions")
+	fs.StringVar(&f.input, "input", "", "input topic of msgpack events (required)")
+	fs.StringVar(&f.output, "output", "", "predictions topic (default INPUT.predictions)")
+	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
+	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
+	fs.Var(&f.models, "model", "model NAME=SPEC, repeatable; the first is the champion (okstream help learners)")
+	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
+	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
+	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
+	fs.IntVar(&f.batchSize, "batch-size", d.BatchSize, "events per micro-batch (predictions are written per batch)")
+	fs.IntVar(&f.fetchMaxBytes, "fetch-max-bytes", d.FetchMaxBytes, "maximum bytes per fetch")
+	fs.DurationVar(&f.fetchMaxWait, "fetch-max-wait", d.FetchMaxWait, "how long a fetch waits for new events")
+	fs.IntVar(&f.maxEventBytes, "max-event-bytes", d.MaxEventBytes, "larger events are dead-lettered (oversized)")
+	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
+	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
+	fs.DurationVar(&f.heartbeat, "heartbeat-interval", d.HeartbeatInterval, "consumer-group heartbeat interval")
+	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
+	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
+	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
+	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of the /metrics, /healthz and /readyz server (empty: off)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.config, "config", "", "config file of name = value lines (flag names)")
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// config turns the flags into a pipeline configuration (validated by
+// consumer.New).
+func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
+	cfg := consumer.Config{
+		Group: f.group, Input: f.input, Output: f.output, Checkpoints: f.checkpoints, DeadLetter: f.deadLetter,
+		Dim: f.dim, CheckpointEvery: f.checkpointEvery, CheckpointInterval: f.checkpointInterval,
+		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
+		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
+		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
+		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics,
+		ShutdownTimeout: f.shutdownTimeout, Logger: log,
+	}
+	for _, b := range strings.Split(f.brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			cfg.Brokers = append(cfg.Brokers, b)
+		}
+	}
+	for _, m := range f.models {
+		pm, err := consumer.ParseModel(m)
+		if err != nil {
+			return cfg, fmt.Errorf("--model %q: %w", m, err)
+		}
+		cfg.Models = append(cfg.Models, pm)
+	}
+	return cfg, nil
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", runSynopsis, runExamples, stderr)
+	var f runFlags
+	f.register(fs)
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "okstream run: "+format+"\n", a...)
+		return 2
+	}
+	if err := applyLayers(fs, f.config, os.Getenv); err != nil {
+		return fail("%v", err)
+	}
+	log, err := newLogger(f.logLevel, f.logFormat, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, err := f.pipelineConfig(log)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := consumer.New(cfg)
+	if err != nil {
+		return fail("%v\n(see okstream run --help)", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.metricsAddr != "" {
+		ln, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			return fail("--metrics-addr %s: %v (choose another address, or --metrics-addr '' to disable)", f.metricsAddr, err)
+		}
+		srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		log.Info("metrics", "addr", ln.Addr().String())
+	}
+	if err := p.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "okstream run: %v\n", err)
+		return 1
+	}
+	return 0
+}
