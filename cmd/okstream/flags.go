@@ -85,14 +85,15 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
 }
 
-// load reads and preprocesses the dataset for a task.
-func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+// options resolves --data to a path and turns the format flags into
+// reading options.
+func (d *dataFlags) options() (string, dataset.Options, error) {
 	if d.data == "" {
-		return nil, dataset.Scale{}, fmt.Errorf("--data is required (a file path or one of: %s)", strings.Join(dataset.SharedNames(), ", "))
+		return "", dataset.Options{}, fmt.Errorf("--data is required (a file path or one of: %s)", strings.Join(dataset.SharedNames(), ", "))
 	}
 	path, opts, err := dataset.Resolve(d.data)
 	if err != nil {
-		return nil, dataset.Scale{}, err
+		return "", opts, err
 	}
 	switch d.format {
 	case "auto":
@@ -101,7 +102,7 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 	case "csv":
 		opts.Format = dataset.FormatCSV
 	default:
-		return nil, dataset.Scale{}, fmt.Errorf("--format %q: use auto, libsvm or csv", d.format)
+		return "", opts, fmt.Errorf("--format %q: use auto, libsvm or csv", d.format)
 	}
 	if d.label != "" {
 		opts.Label = d.label
@@ -116,10 +117,19 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 	case "no":
 		opts.Header = dataset.HeaderNo
 	default:
-		return nil, dataset.Scale{}, fmt.Errorf("--header %q: use auto, yes or no", d.header)
+		return "", opts, fmt.Errorf("--header %q: use auto, yes or no", d.header)
 	}
 	if d.dim > 0 {
 		opts.Dim = d.dim
+	}
+	return path, opts, nil
+}
+
+// load reads and preprocesses the dataset for a task.
+func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	path, opts, err := d.options()
+	if err != nil {
+		return nil, dataset.Scale{}, err
 	}
 	sc, err := dataset.ParseScale(d.scale)
 	if err != nil {

@@ -245,7 +245,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		BatchSize: f.batchSize,
 	}
 	if f.keyColumn != "" || f.tsColumn != "" {
-		path, opts, err := dataOptions(&df)
+		path, opts, err := df.options()
 		if err != nil {
 			return fail(2, err)
 		}
@@ -316,30 +316,3 @@ func printReplaySummary(w io.Writer, ds *dataset.Dataset, topic string, plan *pr
 	}
 }
 
-// dataOptions resolves the dataset flags to the file and reading options,
-// as dataFlags.load does, for reading a key or time column of the file.
-func dataOptions(d *dataFlags) (string, dataset.Options, error) {
-	path, opts, err := dataset.Resolve(d.data)
-	if err != nil {
-		return "", opts, err
-	}
-	switch d.format {
-	case "libsvm":
-		opts.Format = dataset.FormatLIBSVM
-	case "csv":
-		opts.Format = dataset.FormatCSV
-	}
-	if d.label != "" {
-		opts.Label = d.label
-	}
-	if d.drop != "" {
-		opts.Drop = strings.Split(d.drop, ",")
-	}
-	switch d.header {
-	case "yes":
-		opts.Header = dataset.HeaderYes
-	case "no":
-		opts.Header = dataset.HeaderNo
-	}
-	return path, opts, nil
-}

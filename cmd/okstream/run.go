@@ -144,6 +144,14 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runRunContext(ctx, args, stdout, stderr, os.Getenv)
+}
+
+// runRunContext is okstream run with the stop signal as a context and the
+// environment as a function (for tests).
+func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlagSet("run", runSynopsis, runExamples, stderr)
 	var f runFlags
 	f.register(fs)
@@ -154,7 +162,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "okstream run: "+format+"\n", a...)
 		return 2
 	}
-	if err := applyLayers(fs, f.config, os.Getenv); err != nil {
+	if err := applyLayers(fs, f.config, getenv); err != nil {
 		return fail("%v", err)
 	}
 	log, err := newLogger(f.logLevel, f.logFormat, stderr)
@@ -169,8 +177,6 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v\n(see okstream run --help)", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if f.metricsAddr != "" {
 		ln, err := net.Listen("tcp", f.metricsAddr)
 		if err != nil {
