@@ -315,4 +315,3 @@ func printReplaySummary(w io.Writer, ds *dataset.Dataset, topic string, plan *pr
 		fmt.Fprintf(w, "  %d events were sent but not acknowledged\n", st.Sent-st.Events)
 	}
 }
-
