@@ -126,9 +126,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		Balancer:     kafka.BalancerFunc(s.balance),
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: time.Millisecond,
-		BatchSize:    1 << 20,
-		BatchBytes:   int64(limit - recordOverhead),
-		Transport:    c.Transport,
+		// kafka-go preallocates BatchSize messages per batch; a batch holds
+		// at most a couple of chunks (BatchBytes), so keep it small.
+		BatchSize:  4,
+		BatchBytes: int64(limit - recordOverhead),
+		Transport:  c.Transport,
 	}
 	if len(cfg.Brokers) == 0 {
 		s.writer.Addr = c.Addr

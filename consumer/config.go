@@ -57,6 +57,10 @@ type Config struct {
 	DeadLetter string
 	// Models are scored on every event, in this order.
 	Models []Model
+	// Passthrough runs the pipeline with no models at all (prediction
+	// records carry no scores): for measuring the infrastructure's own
+	// throughput. Models must then be empty.
+	Passthrough bool
 	// Dim is the feature dimension: events with another dimension are
 	// dead-lettered.
 	Dim int
@@ -175,8 +179,11 @@ func (c *Config) Validate() error {
 	if c.Dim <= 0 {
 		bad("no feature dimension: set --dim to the number of features of the events")
 	}
-	if len(c.Models) == 0 {
+	if len(c.Models) == 0 && !c.Passthrough {
 		bad("no models: add --model NAME=SPEC (e.g. --model champion=fogd:sigma=2); see okstream help learners")
+	}
+	if len(c.Models) > 0 && c.Passthrough {
+		bad("--passthrough runs without models: drop the --model flags")
 	}
 	names := map[string]bool{}
 	var task learner.Task
@@ -226,6 +233,9 @@ func (c *Config) Validate() error {
 
 // task returns the models' task (Validate has checked they agree).
 func (c *Config) task() learner.Task {
+	if len(c.Models) == 0 {
+		return learner.Regression // no label checks without models
+	}
 	l, err := learner.New(c.Models[0].Spec, c.Dim)
 	if err != nil {
 		return 0

@@ -87,6 +87,10 @@ func start(t *testing.T, cfg Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startPipeline(t, p)
+}
+
+func startPipeline(t testing.TB, p *Pipeline) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{p: p, stop: cancel, done: make(chan error, 1)}
 	go func() { r.done <- p.Run(ctx) }()
@@ -102,7 +106,7 @@ func start(t *testing.T, cfg Config) *running {
 }
 
 // shutdown stops gracefully and returns Run's error.
-func (r *running) shutdown(t *testing.T) error {
+func (r *running) shutdown(t testing.TB) error {
 	t.Helper()
 	r.stop()
 	select {
@@ -140,7 +144,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 }
 
 // endOffsets returns each partition's high watermark.
-func endOffsets(t *testing.T, e *kafkatest.Env, topic string) map[int]int64 {
+func endOffsets(t testing.TB, e *kafkatest.Env, topic string) map[int]int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

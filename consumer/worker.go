@@ -177,6 +177,7 @@ loop:
 		}
 	}
 	cancelFetch()
+	close(w.writeCh) // the loop above was the only sender
 	if w.p.killed.Load() {
 		cancelWriter()
 		<-w.writerDone
@@ -184,7 +185,6 @@ loop:
 		return nil
 	}
 	// Drain the writer, bounded by the shutdown timeout.
-	close(w.writeCh)
 	timer := time.NewTimer(w.p.cfg.ShutdownTimeout)
 	defer timer.Stop()
 	select {
@@ -241,7 +241,18 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 // worker will not checkpoint past the unwritten unit).
 func (w *worker) writeLoop(ctx context.Context) {
 	defer close(w.writerDone)
-	for u := range w.writeCh {
+	for {
+		var u *unit
+		select {
+		case <-ctx.Done():
+			w.writerOK.Store(false)
+			return
+		case next, ok := <-w.writeCh:
+			if !ok {
+				return
+			}
+			u = next
+		}
 		start := time.Now()
 		for attempt := 0; ; attempt++ {
 			err := w.writeUnit(ctx, u)
@@ -461,9 +472,9 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	if key != "" {
 		msg.Key = []byte(key)
 	}
-	if w.ev.HasTS {
-		msg.Time = time.UnixMilli(w.ev.TS)
-	}
+	// The record's Kafka timestamp is left to the write time: the event time
+	// is in the value's ts field. Using the event time would let time-based
+	// retention delete the predictions of a replayed historical log at once.
 	u.preds = append(u.preds, msg)
 }
 

@@ -149,29 +149,17 @@ func (e *Env) CreateTopic(t testing.TB, name string, partitions int, configs map
 	e.WaitTopic(t, name, partitions)
 }
 
-// WaitTopic waits until the topic's partitions all have leaders.
+// WaitTopic waits until the topic's partitions all have leaders that answer
+// (kafkautil.WaitTopic) with the given partition count.
 func (e *Env) WaitTopic(t testing.TB, name string, partitions int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		md, err := e.Client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{name}})
-		cancel()
-		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) == partitions {
-			ok := true
-			for _, p := range md.Topics[0].Partitions {
-				if p.Leader.Host == "" || p.Error != nil {
-					ok = false
-				}
-			}
-			if ok {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kafkatest: topic %s not ready: %v", name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kafkautil.WaitTopic(ctx, e.Client, name); err != nil {
+		t.Fatalf("kafkatest: %v", err)
+	}
+	if n, err := kafkautil.Partitions(ctx, e.Client, name); err != nil || n != partitions {
+		t.Fatalf("kafkatest: topic %s has %d partitions (%v), want %d", name, n, err, partitions)
 	}
 }
 
@@ -183,8 +171,8 @@ func (e *Env) Writer(topic string) *kafka.Writer {
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: 2 * time.Millisecond,
-		BatchSize:    5000,
-		BatchBytes:   4 << 20,
+		BatchSize:    500,
+		BatchBytes:   1000000, // under the broker's 1 MiB limit per batch
 	}
 }
 

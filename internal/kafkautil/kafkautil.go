@@ -72,19 +72,37 @@ func EnsureTopic(ctx context.Context, c *kafka.Client, s TopicSpec) (created boo
 	return true, WaitTopic(ctx, c, s.Name)
 }
 
-// WaitTopic waits until every partition of the topic has a leader.
+// WaitTopic waits until every partition of the topic has a leader that
+// answers for it. (Right after CreateTopics, Kafka 4 can list leaders in
+// its metadata and still answer NOT_LEADER_OR_FOLLOWER for 50–200 ms, so
+// this also waits until ListOffsets succeeds on every partition.)
 func WaitTopic(ctx context.Context, c *kafka.Client, topic string) error {
 	for {
 		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) > 0 {
 			ready := true
+			var reqs []kafka.OffsetRequest
 			for _, p := range md.Topics[0].Partitions {
 				if p.Error != nil || p.Leader.Host == "" {
 					ready = false
 				}
+				reqs = append(reqs, kafka.LastOffsetOf(p.ID))
 			}
 			if ready {
-				return nil
+				resp, lerr := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+				if lerr == nil {
+					for _, po := range resp.Topics[topic] {
+						if po.Error != nil {
+							ready, lerr = false, po.Error
+						}
+					}
+				} else {
+					ready = false
+				}
+				if ready {
+					return nil
+				}
+				err = lerr
 			}
 		}
 		select {
