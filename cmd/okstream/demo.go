@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/kafkautil"
+	"okstream/internal/progress"
 	"okstream/learner/rng"
 	"okstream/producer"
 
@@ -368,17 +368,15 @@ func syntheticStream(n int, seed uint64) *dataset.Dataset {
 	return ds
 }
 
-// demoBar is the demo's live progress line.
+// demoBar is the demo's live progress line: events processed, rate and the
+// models' running mistake rates.
 type demoBar struct {
-	w     io.Writer
-	total int64
+	bar   *progress.Bar
 	names []string
-	start time.Time
-	last  time.Time
 }
 
 func newDemoBar(w io.Writer, total int64, ms []consumer.Model) *demoBar {
-	b := &demoBar{w: w, total: total, start: time.Now()}
+	b := &demoBar{bar: progress.New(w, "demo", total, "events")}
 	for _, m := range ms {
 		b.names = append(b.names, m.Name)
 	}
@@ -386,22 +384,16 @@ func newDemoBar(w io.Writer, total int64, ms []consumer.Model) *demoBar {
 }
 
 func (b *demoBar) update(done int64, p *consumer.Pipeline) {
-	if time.Since(b.last) < 200*time.Millisecond {
-		return
-	}
-	b.last = time.Now()
 	agg := aggregate(p)
 	var parts []string
 	for _, n := range b.names {
-		s := agg[n]
-		if s.Labeled > 0 {
+		if s := agg[n]; s.Labeled > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.2f%%", n, 100*s.MistakeRate()))
 		}
 	}
-	sort.Strings(parts)
-	rate := float64(done) / math.Max(1e-9, time.Since(b.start).Seconds())
-	fmt.Fprintf(b.w, "\r\033[K%5.1f%%  %d/%d events  %.0f events/s  mistake rate: %s", 100*float64(done)/float64(b.total), done, b.total, rate, strings.Join(parts, ", "))
+	b.bar.SetSuffix("mistake rate: " + strings.Join(parts, ", "))
+	b.bar.Set(done)
 }
 
-func (b *demoBar) note(s string) { fmt.Fprintf(b.w, "\r\033[K%s\n", s) }
-func (b *demoBar) finish()       { fmt.Fprint(b.w, "\r\033[K") }
+func (b *demoBar) note(s string) { b.bar.Note(s) }
+func (b *demoBar) finish()       { b.bar.Finish() }

@@ -65,7 +65,7 @@ type runFlags struct {
 	startOffset, onModelChange                             string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
-	createTopics                                           bool
+	createTopics, passthrough                              bool
 	shutdownTimeout                                        time.Duration
 	metricsAddr, logLevel, logFormat, config               string
 }
@@ -93,6 +93,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
+	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of the /metrics, /healthz and /readyz server (empty: off)")
@@ -125,7 +126,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
-		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics,
+		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
 	}
 	for _, b := range strings.Split(f.brokers, ",") {

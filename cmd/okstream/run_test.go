@@ -158,3 +158,19 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo exited %d:\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// Every okstream run flag is documented in the README's configuration table.
+func TestREADMEDocumentsRunFlags(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !strings.Contains(string(b), "| `--"+fl.Name+"` |") {
+			t.Errorf("README's configuration reference lacks --%s", fl.Name)
+		}
+	})
+}

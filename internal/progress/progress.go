@@ -30,6 +30,7 @@ type Bar struct {
 	tty      bool
 	every    time.Duration
 	finished bool
+	suffix   string
 }
 
 // New returns a bar writing to w for a job of total units (unit names them,
@@ -59,6 +60,44 @@ func (b *Bar) Add(n int64) {
 	if now.Sub(b.last) >= b.every {
 		b.last = now
 		b.draw(now)
+	}
+}
+
+// Set records the absolute number of units done (instead of Add) and
+// redraws if enough time has passed.
+func (b *Bar) Set(done int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.done = 0
+	b.mu.Unlock()
+	b.Add(done)
+}
+
+// SetSuffix sets text shown after the counts (e.g. live metrics).
+func (b *Bar) SetSuffix(s string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.suffix = s
+	b.mu.Unlock()
+}
+
+// Note prints a line of its own above the bar (or as a plain line when not
+// on a terminal).
+func (b *Bar) Note(s string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tty {
+		fmt.Fprintf(b.w, "\r\033[K%s\n", s)
+		b.draw(time.Now())
+	} else {
+		fmt.Fprintln(b.w, s)
 	}
 }
 
@@ -116,6 +155,9 @@ func (b *Bar) draw(now time.Time) {
 	} else {
 		line = fmt.Sprintf("%s  %s %s  %s %s/s  %s", b.label, human(float64(b.done)), b.unit, human(rate), b.unit,
 			time.Duration(el*float64(time.Second)).Round(time.Second))
+	}
+	if b.suffix != "" {
+		line += "  " + b.suffix
 	}
 	if b.tty {
 		fmt.Fprintf(b.w, "\r\033[K%s", line)
