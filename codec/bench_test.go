@@ -93,3 +93,11 @@ func BenchmarkAppendPrediction2Models(b *testing.B) {
 		buf = AppendPrediction(buf[:0], &p)
 	}
 }
+
+// A feedback event (schema version 2): the id, key and ref strings are the
+// only allocations.
+func BenchmarkDecodeEventFeedback(b *testing.B) {
+	ev := Event{Version: 2, ID: "events/0/123999", TS: 1700000060000, HasTS: true, Key: "user-42",
+		Ref: "events/0/123456", Y: 1, HasY: true}
+	benchDecode(b, ev, Limits{Dim: 20})
+}

@@ -4,52 +4,95 @@
 // that any language with a msgpack library can produce and read them. This
 // comment is the schema reference.
 //
-// # Event (schema version 1)
+// # Event (schema versions 1 and 2)
 //
 // One Kafka record value holds exactly one msgpack map (nothing after it):
 //
 //	key   msgpack type                 rule
 //	----  ---------------------------  --------------------------------------------------------
-//	v     int                          required; the schema version, 1
+//	v     int                          required; the schema version, 1 or 2
 //	id    str (or bin)                 optional; event id. Absent or "": the runtime uses
-//	                                   "topic/partition/offset"
+//	                                   "topic/partition/offset". An event that is to receive
+//	                                   feedback needs one
 //	ts    int                          optional; event time, ms since the Unix epoch (a float
 //	                                   is rejected: send int(time.time() * 1000))
 //	key   str or bin                   optional; entity key
+//	ref   str or bin                   version 2 only; optional. Non-empty: this is a feedback
+//	                                   event, the label of the earlier event whose id is ref
+//	                                   (see Feedback events)
 //	x     array of numbers             dense features; non-empty; exactly Limits.Dim long when
 //	                                   the consumer is configured with a dimension
 //	xi    array of ints                sparse feature indices: 0-based, strictly increasing,
 //	                                   each < Limits.Dim (or < 2^32 with no dimension)
 //	xv    array of numbers             sparse feature values, one per index in xi
-//	y     number                       optional; the label: −1 or +1 for classification, any
-//	                                   real number for regression. Absent: predict only
+//	y     number                       the label: −1 or +1 for classification, any real number
+//	                                   for regression. Optional (absent: predict only), except
+//	                                   in a feedback event, which must have it
 //
-// Features are given either dense (x) or sparse (xi and xv together), never
-// both. A "number" is any msgpack int, uint, float32 or float64, so Python's
+// An event that is not a feedback event gives its features either dense (x)
+// or sparse (xi and xv together), never both; a feedback event gives none. A
+// "number" is any msgpack int, uint, float32 or float64, so Python's
 // packb([1, 2.5]) (an int and a float) is fine; every feature value and y must
 // be finite (no NaN, no ±Inf). int values are converted to float64 exactly up
 // to 2^53.
 //
+// Version 2 only adds ref: a version 2 event without ref (or with ref nil or
+// "") follows exactly the rules of version 1 and means the same. In a version
+// 1 event ref is an unknown key and is ignored like any other, so a feedback
+// event must say "v": 2; sent as version 1 it is an event without features
+// (missing_features). Producers whose events must stay readable by okstream
+// builds that predate version 2 may keep sending version 1 for everything but
+// feedback.
+//
 // More rules:
 //   - A key whose value is nil counts as absent ("y": None in Python means
-//     "no label"; "v": None is a missing version).
+//     "no label"; "v": None is a missing version; "x": None in a feedback
+//     event is no features).
 //   - Unknown keys are ignored, so producers may add their own keys (choose
 //     names longer than three characters, to stay clear of keys a later version
 //     of this schema may add). They must still be well-formed msgpack.
 //   - Map keys are str (bin is accepted too); a known key may appear only once.
 //   - Records larger than Limits.MaxBytes, and arrays longer than
 //     Limits.MaxFeatures (default 2^20), are rejected.
-//   - Version 2 (not yet defined) will add label-only feedback events that
-//     refer to an earlier event's id. Until then any "v" other than 1 is
-//     rejected as unknown_version.
+//   - Any "v" other than 1 and 2 is rejected as unknown_version.
 //
 // AppendEvent writes the canonical encoding: keys in the order v, id, ts, key,
-// x | xi, xv, y; absent fields omitted; integers (v, ts, xi) in their smallest
-// msgpack form and feature values and y always as float64; id and key as str
-// (as bin if they are not valid UTF-8). The same Event always gives the same
-// bytes, and decoding canonical bytes and encoding again gives them back.
+// ref, x | xi, xv, y; absent fields omitted; "v" as the Event's Version (1 or
+// 2; Ref requires 2); integers (v, ts, xi) in their smallest msgpack form and
+// feature values and y always as float64; id, key and ref as str (as bin if
+// they are not valid UTF-8). The same Event always gives the same bytes, and
+// decoding canonical bytes and encoding again gives them back.
 //
-// # Prediction (schema version 1)
+// # Feedback events (version 2)
+//
+// In a recommendation feed the outcome of an impression is known only later.
+// Version 2 lets a producer send the two halves separately:
+//
+//  1. The impression: an event with an id, its features and no y (version 1
+//     or 2). okstream scores it at once and publishes an ordinary Prediction,
+//     and keeps the impression's features and scores.
+//  2. Later, the feedback: a version 2 event whose ref is the impression's id
+//     and whose y is the outcome, with no features. It may carry its own ts
+//     (when the outcome happened) and id.
+//  3. okstream finds the impression, the models learn from (the impression's
+//     features, y), and it publishes an outcome record: a Prediction with the
+//     scores the models gave at impression time (see below).
+//
+// Send the feedback with the same Kafka record key (and "key") as its
+// impression: okstream matches feedback to impressions within one partition,
+// and the key is what puts both in the same partition. Ids must be unique
+// among the impressions awaiting feedback in a partition. What okstream does
+// with feedback whose impression it does not hold (never seen, already
+// resolved, or expired) is the runtime's business, as is how long impressions
+// wait; see its documentation. An impression that already carries y is
+// learned from at once and does not wait for feedback.
+//
+// The rules of a feedback event (version 2, ref present and not ""):
+//   - no x, xi or xv, not even an empty array (feedback_with_features);
+//   - y present and not nil (missing_label), and finite (non_finite);
+//   - id, ts and key are allowed, with the usual rules.
+//
+// # Prediction (schema versions 1 and 2)
 //
 // okstream writes one Prediction record per input event, with the event key as
 // the Kafka record key. Records are a pure function of their content: a record
@@ -58,7 +101,7 @@
 //
 //	key   msgpack type      rule
 //	----  ----------------  ---------------------------------------------------------
-//	v     int               always; the schema version, 1
+//	v     int               always; the schema version: 2 for an outcome record, else 1
 //	id    str               the event's id, or "topic/partition/offset"; omitted if ""
 //	key   str               the event's key; omitted if ""
 //	t     str               always; source topic
@@ -66,6 +109,10 @@
 //	o     int               always; source offset
 //	ts    int               the event's ts; omitted if the event had none
 //	y     float64           the event's label; omitted if the event had none
+//	r     str               outcome records only: the id of the impression resolved;
+//	                        omitted if ""
+//	ro    int               outcome records only, always there: the impression's offset
+//	                        (same topic and partition as t and p)
 //	m     array of maps     always; one map per configured model, in configuration order:
 //	  n   str                 model name
 //	  s   float64             score f_t(x), computed before the model learned from the event
@@ -73,10 +120,25 @@
 //	                          only for classification models
 //	  u   uint                labelled events the model had learned from before this one
 //
-// Strings (id, key, t, n) are written as str, or as bin when they are not valid
-// UTF-8. For a classification model the event counts as a mistake when d != y;
-// since d is 0 for a score of exactly 0, such a score is always a mistake.
-// DecodePrediction reads these records back.
+// Keys are written in the order of the table. Strings (id, key, t, r, n) are
+// written as str, or as bin when they are not valid UTF-8. For a
+// classification model the event counts as a mistake when d != y; since d is
+// 0 for a score of exactly 0, such a score is always a mistake.
+// DecodePrediction reads records of both versions back.
+//
+// Version 1 records (everything but outcome records) are unchanged by version
+// 2, byte for byte, so a reader that knows only version 1 keeps working if it
+// skips records whose v is 2. The record for an impression is an ordinary
+// version 1 record, without y.
+//
+// An outcome record (version 2, with ro) is written when a feedback event
+// resolves an impression. t, p, o, ts and key are the feedback event's (its
+// key is the impression's if the producer followed the protocol); id is the
+// impression's id, as is r; y the label; ro the impression's offset; and m
+// holds, for each model, the score, decision and update count
+// it had at impression time, before it learned from this label. That is
+// progressive validation with delayed labels: d against y is the mistake (or
+// s against y the loss) the model made at the time it served the impression.
 //
 // # Errors
 //
@@ -91,12 +153,13 @@
 //	trailing_bytes           bytes follow the top-level map
 //	oversized                the record is longer than Limits.MaxBytes
 //	missing_version          no "v" (or "v" is nil)
-//	unknown_version          "v" is an integer other than 1
+//	unknown_version          "v" is an integer other than 1 and 2
 //	bad_field_type           a value has the wrong type (x a string, id an array, a
 //	                         float where an int is required, a map key not a string),
 //	                         or an int out of range (ts above 2^63-1)
 //	duplicate_key            a known key appears twice in the same map
-//	missing_features         neither x nor xi/xv, or only one of xi and xv
+//	missing_features         neither x nor xi/xv, or only one of xi and xv (an event
+//	                         that is not a feedback event)
 //	dense_and_sparse         both x and xi/xv
 //	empty_features           x, or xi and xv, are empty arrays
 //	too_many_features        more features than Limits.MaxFeatures
@@ -106,16 +169,28 @@
 //	sparse_duplicate         an index appears twice in xi
 //	sparse_out_of_range      an index is negative, >= Limits.Dim, or >= 2^32
 //	dimension_mismatch       len(x) != Limits.Dim
+//	missing_label            version 2: a feedback event without y (or with y nil)
+//	feedback_with_features   version 2: a feedback event with x, xi or xv (even
+//	                         empty); Field names the first of them present
 //
 // When an event has several problems, DecodeEvent reports the first that
 // applies in this order: oversized; not_msgpack, not_a_map, trailing_bytes
 // (the record's framing); missing_version, unknown_version, or a bad_field_type
 // or duplicate_key on "v" (what the record claims to be); then the first
-// problem with a single field, in the order the bytes hold them; then the
-// record-level feature rules (dense_and_sparse, missing_features,
-// sparse_length_mismatch, empty_features). DecodeEvent never panics and never
-// allocates in proportion to a length the record declares before checking it
-// against the record's size and the limits.
+// problem with a single field, in the order the bytes hold them (in a version
+// 2 record this includes a mistyped or duplicated ref; wherever "v" stands in
+// the record, ref is a field in version 2 and an unknown key in version 1);
+// then the record-level rules, which depend on what the record is. For a
+// feedback event they are feedback_with_features, then missing_label (a
+// record with both problems looks more like an impression with a stray ref
+// than like a feedback event without its label); for any other event, the
+// feature rules: dense_and_sparse, missing_features, sparse_length_mismatch,
+// empty_features. The rules of each field still come first in a feedback
+// event: x: [NaN] there is non_finite, and x of the wrong length under
+// Limits.Dim is dimension_mismatch; a well-formed x is
+// feedback_with_features. DecodeEvent never panics and never allocates in
+// proportion to a length the record declares before checking it against the
+// record's size and the limits.
 //
 // # Producing events from Python
 //
@@ -138,10 +213,33 @@
 //	p.produce("events", key=b"user-7", value=msgpack.packb(event, use_bin_type=True))
 //	p.flush()
 //
+// With delayed feedback: first the impression, with an id and no y, then,
+// once the outcome is known, a feedback event with the same key:
+//
+//	impression = {
+//	    "v": 2,
+//	    "id": "imp-000042",             # unique among the impressions awaiting feedback
+//	    "ts": int(time.time() * 1000),
+//	    "key": "user-7",
+//	    "x": [0.5, 1, 0.0, -2.25],      # no "y": the outcome is not known yet
+//	}
+//	p.produce("events", key=b"user-7", value=msgpack.packb(impression, use_bin_type=True))
+//	# ... later, e.g. when the user clicks (+1) or the impression times out (-1):
+//	feedback = {
+//	    "v": 2,                         # feedback needs version 2
+//	    "ts": int(time.time() * 1000),
+//	    "key": "user-7",                # the impression's key: same partition
+//	    "ref": "imp-000042",            # the impression's id
+//	    "y": 1,                         # required; no "x", "xi" or "xv"
+//	}
+//	p.produce("events", key=b"user-7", value=msgpack.packb(feedback, use_bin_type=True))
+//	p.flush()
+//
 // # Producing events from Go
 //
 // Build an Event, encode it with AppendEvent and write it with
-// segmentio/kafka-go (see Example for the encoding and decoding part):
+// segmentio/kafka-go (see Example for the encoding and decoding part, and
+// Example_feedback for an impression and its feedback):
 //
 //	w := &kafka.Writer{Addr: kafka.TCP("localhost:9092"), Topic: "events"}
 //	defer w.Close()
@@ -152,4 +250,16 @@
 //		return err // an invalid event: err is a *codec.Error
 //	}
 //	err = w.WriteMessages(ctx, kafka.Message{Key: []byte(ev.Key), Value: value})
+//
+// With delayed feedback, the impression has an ID and no label, and the
+// feedback event, later, has the impression's ID as Ref, the label, the same
+// Key and no features:
+//
+//	imp := codec.Event{Version: 2, ID: "imp-000042", Key: "user-7",
+//		TS: time.Now().UnixMilli(), HasTS: true, X: []float64{0.5, 1, 0, -2.25}}
+//	// ... encode and write imp as above; later:
+//	fb := codec.Event{Version: 2, Key: imp.Key, Ref: imp.ID,
+//		TS: time.Now().UnixMilli(), HasTS: true, Y: 1, HasY: true}
+//	value, err = codec.AppendEvent(nil, &fb) // Version 1 with Ref is an error
+//	err = w.WriteMessages(ctx, kafka.Message{Key: []byte(fb.Key), Value: value})
 package codec

@@ -31,6 +31,10 @@ const (
 	ReasonDimensionMismatch Reason = "dimension_mismatch"     // len(x) != Limits.Dim
 	ReasonOversized         Reason = "oversized"              // the record is longer than Limits.MaxBytes
 	ReasonTrailingBytes     Reason = "trailing_bytes"         // bytes after the top-level map
+
+	// Since schema version 2 (feedback events).
+	ReasonMissingLabel         Reason = "missing_label"          // a feedback event (non-empty "ref") without "y"
+	ReasonFeedbackWithFeatures Reason = "feedback_with_features" // a feedback event that also carries "x", "xi" or "xv"
 )
 
 var allReasons = [...]Reason{
@@ -52,6 +56,8 @@ var allReasons = [...]Reason{
 	ReasonDimensionMismatch,
 	ReasonOversized,
 	ReasonTrailingBytes,
+	ReasonMissingLabel,
+	ReasonFeedbackWithFeatures,
 }
 
 // Reasons returns every Reason this package can report, in a fixed order, so that

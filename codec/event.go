@@ -5,22 +5,29 @@ import (
 	"math"
 )
 
-// EventVersion is the Event schema version this package writes. DecodeEvent
-// accepts exactly the versions listed in the package documentation (now: 1).
-const EventVersion = 1
+// EventVersion is the newest Event schema version this package knows: 2,
+// which adds feedback events (Ref). DecodeEvent accepts versions 1 and 2.
+// AppendEvent writes the Version the caller set, 1 or 2: an event without Ref
+// means the same in both, so a producer whose events must stay readable by
+// okstream builds that predate version 2 keeps setting Version 1 for them.
+const EventVersion = 2
 
 // DefaultMaxFeatures is the feature-count limit used when Limits.MaxFeatures is 0.
 const DefaultMaxFeatures = 1 << 20
 
-// Event is one decoded input event. Exactly one of the dense (X) and sparse
-// (XI, XV) representations is used: after a successful decode, X is non-nil
-// and XI, XV are nil, or the other way round.
+// Event is one decoded input event. An event with features (an impression,
+// labelled or not) uses exactly one of the dense (X) and sparse (XI, XV)
+// representations: after a successful decode, X is non-nil and XI, XV are
+// nil, or the other way round. A feedback event (IsFeedback: Ref is not "",
+// schema version 2 only) has no features at all: X, XI and XV are nil, and
+// HasY is true.
 type Event struct {
-	Version int    // schema version ("v"); EventVersion
+	Version int    // schema version ("v"): 1 or 2
 	ID      string // "id"; "" when absent (the runtime then uses topic/partition/offset)
 	TS      int64  // "ts", event time in ms since the Unix epoch; meaningful if HasTS
 	HasTS   bool
 	Key     string    // "key", entity key; "" when absent
+	Ref     string    // "ref" (version 2): the ID of the earlier event whose label this is; "" for an event with features
 	X       []float64 // "x", dense features; nil if sparse
 	XI      []uint32  // "xi", sparse feature indices (0-based, strictly increasing); nil if dense
 	XV      []float64 // "xv", sparse feature values, len(XV) == len(XI); nil if dense
@@ -28,14 +35,26 @@ type Event struct {
 	HasY    bool
 }
 
+// IsFeedback reports whether e is a feedback event: a label (Y) for the
+// earlier event whose ID is e.Ref, with no features of its own. Only schema
+// version 2 has feedback events; in a version 1 record "ref" is an unknown
+// key, so a decoded version 1 event is never feedback.
+func (e *Event) IsFeedback() bool { return e.Ref != "" }
+
 // Dense writes the event's features into dst as a dense vector of length dim
 // and returns it. It reuses dst's storage when cap(dst) >= dim and allocates
 // otherwise. For a sparse event dst is zero-filled first.
 //
 // Dense panics if the event does not fit in dim: a dense event whose len(X) is
 // not dim, or a sparse event with an index >= dim. An event decoded with
-// Limits.Dim == dim always fits.
+// Limits.Dim == dim always fits. It also panics for a feedback event
+// (IsFeedback), which has no features: a learner must use the features of the
+// impression that e.Ref names, and a zero vector in their place would be
+// learned from silently.
 func (e *Event) Dense(dst []float64, dim int) []float64 {
+	if e.Ref != "" {
+		panic(fmt.Sprintf("codec: Event.Dense: feedback event (ref %q) has no features; use those of the event it refers to", e.Ref))
+	}
 	if cap(dst) >= dim {
 		dst = dst[:dim]
 	} else {
@@ -77,10 +96,11 @@ type Limits struct {
 //
 // Decoding into a reused *Event reuses its slices, so that decoding dense or
 // sparse features allocates nothing once the slices have grown to size (the
-// id and key strings are still allocated). The storage ev's slices pointed to
-// before a DecodeEvent call belongs to the Decoder afterwards (it keeps a
-// buffer an event no longer needs, e.g. X when a sparse event follows a dense
-// one, for a later event): copy features you want to keep past the next call.
+// id, key and ref strings are still allocated). The storage ev's slices
+// pointed to before a DecodeEvent call belongs to the Decoder afterwards (it
+// keeps a buffer an event no longer needs, e.g. X when a sparse event or a
+// feedback event follows a dense one, for a later event): copy features you
+// want to keep past the next call.
 type Decoder struct {
 	lim         Limits
 	maxFeatures int
@@ -126,6 +146,7 @@ const (
 	fXI
 	fXV
 	fY
+	fRef
 )
 
 func eventField(key []byte) fieldSet {
@@ -146,6 +167,8 @@ func eventField(key []byte) fieldSet {
 		return fXV
 	case "y":
 		return fY
+	case "ref":
+		return fRef
 	}
 	return 0
 }
@@ -177,7 +200,7 @@ func (d *Decoder) DecodeEvent(b []byte, ev *Event) error {
 	if e != nil && e.Reason != ReasonNotMsgpack {
 		// An earlier field error may hide a problem of higher precedence
 		// further on (truncation, trailing bytes, an unknown version).
-		if e2 := d.scan(b); e2 != nil {
+		if _, e2 := d.scan(b); e2 != nil {
 			e = e2
 		}
 	}
@@ -186,10 +209,14 @@ func (d *Decoder) DecodeEvent(b []byte, ev *Event) error {
 		*ev = Event{}
 		return e
 	}
-	if d.present&fX != 0 {
+	switch {
+	case ev.Ref != "": // feedback: no features
+		d.release(ev.X, ev.XI, ev.XV)
+		ev.X, ev.XI, ev.XV = nil, nil, nil
+	case d.present&fX != 0:
 		d.release(nil, ev.XI, ev.XV)
 		ev.XI, ev.XV = nil, nil
-	} else {
+	default:
 		d.release(ev.X, nil, nil)
 		ev.X = nil
 	}
@@ -233,8 +260,9 @@ func (r *reader) trailing() *Error {
 }
 
 // decode is one pass over the record: it checks types and per-field rules as
-// it reads each key (the same for every schema version), then the rules of
-// the record's version.
+// it reads each key (the same for every schema version, except that "ref" is
+// a field only in version 2), then the record-level rules of the record's
+// version.
 func (d *Decoder) decode(b []byte, ev *Event) *Error {
 	r := &d.r
 	r.reset(b)
@@ -250,6 +278,21 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 			return e
 		}
 		f := eventField(key)
+		if f == fRef {
+			// "ref" is a field from version 2 on and an unknown key in
+			// version 1, so it depends on "v". Producers write "v" first;
+			// if this one did not, find the version now.
+			if ev.Version == 0 {
+				v, e := d.versionAhead(b)
+				if e != nil {
+					return e // a framing or version problem: these come first anyway
+				}
+				ev.Version = v // "v" is read again later, with the same value
+			}
+			if ev.Version == 1 {
+				f = 0
+			}
+		}
 		if f == 0 {
 			// Unknown keys are ignored (forward compatibility), but must be
 			// well-formed msgpack.
@@ -278,23 +321,36 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 		return newError(ReasonMissingVersion, "v", "no schema version")
 	}
 	// The version was checked when "v" was read; a new version adds a case
-	// here (and its own key to field/eventField if it has one).
+	// here (and its own keys to field/eventField if it has any).
 	switch ev.Version {
 	case 1:
 		return d.checkV1(ev)
+	case 2:
+		return d.checkV2(ev)
 	}
 	return unknownVersion(int64(ev.Version), true)
 }
 
+// versionAhead returns the version of the record b, which is being decoded,
+// when a key that depends on it comes before "v": it runs scan, then returns
+// to where the decoding pass is.
+func (d *Decoder) versionAhead(b []byte) (int, *Error) {
+	p := d.r.pos()
+	v, e := d.scan(b)
+	d.r.reset(b)
+	d.r.seekTo(p)
+	return v, e
+}
+
 func unknownVersion(v int64, ok bool) *Error {
 	if !ok {
-		return newError(ReasonUnknownVersion, "v", "version above 2^63-1; this codec knows version %d", EventVersion)
+		return newError(ReasonUnknownVersion, "v", "version above 2^63-1; this codec knows versions 1 and 2")
 	}
-	return newError(ReasonUnknownVersion, "v", "version %d; this codec knows version %d", v, EventVersion)
+	return newError(ReasonUnknownVersion, "v", "version %d; this codec knows versions 1 and 2", v)
 }
 
 func knownVersion(v int64, ok bool) bool {
-	return ok && v == 1
+	return ok && (v == 1 || v == 2)
 }
 
 // field decodes the value of the known key f into ev.
@@ -331,6 +387,12 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 			return e
 		}
 		ev.Key = string(s)
+	case fRef: // only reached in a version 2 record
+		s, e := r.str("ref", "a string or binary")
+		if e != nil {
+			return e
+		}
+		ev.Ref = string(s)
 	case fX:
 		x, e := d.floats("x", ev.X, d.lim.Dim)
 		ev.X = x
@@ -478,6 +540,32 @@ func (d *Decoder) checkV1(ev *Event) *Error {
 	return checkFeatures(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, len(ev.X), len(ev.XI), len(ev.XV))
 }
 
+// checkV2 applies the record-level rules of schema version 2: those of a
+// feedback event when "ref" is non-empty, and version 1's otherwise.
+func (d *Decoder) checkV2(ev *Event) *Error {
+	if ev.Ref != "" {
+		return checkFeedback(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, ev.HasY)
+	}
+	return d.checkV1(ev)
+}
+
+// checkFeedback applies the record-level rules of a feedback event, shared by
+// decoding and encoding: no features (not even empty arrays), and a label.
+func checkFeedback(hasX, hasXI, hasXV, hasY bool) *Error {
+	const why = "a feedback event (one with ref) carries only a label; the features are those of the event it refers to"
+	switch {
+	case hasX:
+		return newError(ReasonFeedbackWithFeatures, "x", why)
+	case hasXI:
+		return newError(ReasonFeedbackWithFeatures, "xi", why)
+	case hasXV:
+		return newError(ReasonFeedbackWithFeatures, "xv", why)
+	case !hasY:
+		return newError(ReasonMissingLabel, "y", "a feedback event (one with ref) must carry the label y")
+	}
+	return nil
+}
+
 // checkFeatures applies the record-level feature rules shared by decoding and
 // encoding: exactly one representation, complete and non-empty.
 func checkFeatures(dense, hasXI, hasXV bool, nx, nxi, nxv int) *Error {
@@ -505,37 +593,39 @@ func checkFeatures(dense, hasXI, hasXV bool, nx, nxi, nxv int) *Error {
 
 // scan re-reads the whole record for the problems that take precedence over
 // a field error: malformed msgpack anywhere, trailing bytes, and a missing,
-// mistyped, duplicated or unknown version. It runs only after decode failed.
-func (d *Decoder) scan(b []byte) *Error {
+// mistyped, duplicated or unknown version. It runs only after decode failed,
+// or when decode needs the version before it has read "v". With no such
+// problem it returns the record's version (1 or 2).
+func (d *Decoder) scan(b []byte) (int, *Error) {
 	r := &d.r
 	r.reset(b)
 	n, e := r.topMap()
 	if e != nil {
-		return e
+		return 0, e
 	}
 	var verr *Error
-	sawKey, hasV := false, false
+	sawKey, hasV, version := false, false, 0
 	for i := 0; i < n; i++ {
 		var key []byte
 		if c, e := r.peek(""); e != nil {
-			return e
+			return 0, e
 		} else if k := kindOf(c); k == kStr || k == kBin {
 			if key, e = r.str("", "a string"); e != nil {
-				return e
+				return 0, e
 			}
 		} else if e := r.skip(""); e != nil { // a bad key is a field error; only its shape matters here
-			return e
+			return 0, e
 		}
 		if string(key) != "v" || verr != nil {
 			if e := r.skip(string(key)); e != nil {
-				return e
+				return 0, e
 			}
 			continue
 		}
 		if sawKey {
 			verr = newError(ReasonDuplicateKey, "v", "appears twice in the map")
 			if e := r.skip("v"); e != nil {
-				return e
+				return 0, e
 			}
 			continue
 		}
@@ -546,49 +636,56 @@ func (d *Decoder) scan(b []byte) *Error {
 		hasV = true
 		c, e := r.peek("v")
 		if e != nil {
-			return e
+			return 0, e
 		}
 		if k := kindOf(c); k != kUint && k != kInt {
 			verr = badType("v", c, "an integer")
 			if e := r.skip("v"); e != nil {
-				return e
+				return 0, e
 			}
 			continue
 		}
 		v, ok, e := r.int("v")
 		if e != nil {
-			return e
+			return 0, e
 		}
 		if !knownVersion(v, ok) {
 			verr = unknownVersion(v, ok)
+		} else {
+			version = int(v)
 		}
 	}
 	if e := r.trailing(); e != nil {
-		return e
+		return 0, e
 	}
 	if verr != nil {
-		return verr
+		return 0, verr
 	}
 	if !hasV {
-		return newError(ReasonMissingVersion, "v", "no schema version")
+		return 0, newError(ReasonMissingVersion, "v", "no schema version")
 	}
-	return nil
+	return version, nil
 }
 
 // AppendEvent appends the msgpack encoding of ev to dst and returns the
 // extended slice. The encoding is deterministic: keys in the order v, id, ts,
-// key, x | xi, xv, y; absent optional fields omitted (ID and Key when "",
-// TS when !HasTS, Y when !HasY); numbers in the smallest msgpack integer form
-// and features and y always as float64. Equal events give equal bytes.
+// key, ref, x | xi, xv, y; absent optional fields omitted (ID, Key and Ref
+// when "", TS when !HasTS, Y when !HasY, the features of a feedback event);
+// "v" is ev.Version, 1 or 2, as the caller set it; numbers in the smallest
+// msgpack integer form and features and y always as float64. Equal events
+// give equal bytes, and an event without Ref gives the same bytes in both
+// versions except for "v".
 //
 // ev is validated first with the rules DecodeEvent applies under zero Limits
-// (Version must be EventVersion); an invalid event gives an *Error and dst
-// unchanged. The output decodes to an Event equal to ev in every encoded field.
+// to ev.Version; an invalid event gives an *Error and dst unchanged. Ref set
+// with Version 1 is an error (bad_field_type on "ref"): set Version 2 for
+// feedback events. The output decodes to an Event equal to ev in every
+// encoded field.
 func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 	if e := validateEvent(ev); e != nil {
 		return dst, e
 	}
-	n := 2 // v and the features
+	n := 1 // v
 	if ev.ID != "" {
 		n++
 	}
@@ -598,8 +695,14 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 	if ev.Key != "" {
 		n++
 	}
-	if ev.X == nil {
-		n++ // xi and xv
+	if ev.Ref != "" {
+		n++
+	}
+	switch {
+	case ev.X != nil:
+		n++
+	case ev.XI != nil:
+		n += 2 // xi and xv
 	}
 	if ev.HasY {
 		n++
@@ -620,10 +723,14 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 		w.key("key")
 		w.text(ev.Key)
 	}
+	if ev.Ref != "" {
+		w.key("ref")
+		w.text(ev.Ref)
+	}
 	if ev.X != nil {
 		w.key("x")
 		w.floats(ev.X)
-	} else {
+	} else if ev.XI != nil {
 		w.key("xi")
 		w.arrayLen(len(ev.XI))
 		for _, j := range ev.XI {
@@ -643,9 +750,21 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 func validateEvent(ev *Event) *Error {
 	switch {
 	case ev.Version == 0:
-		return newError(ReasonMissingVersion, "v", "Version is 0; set it to codec.EventVersion")
+		return newError(ReasonMissingVersion, "v", "Version is 0; set it to 1 or 2 (codec.EventVersion)")
 	case !knownVersion(int64(ev.Version), true):
 		return unknownVersion(int64(ev.Version), true)
+	}
+	if ev.Ref != "" {
+		if ev.Version == 1 {
+			return newError(ReasonBadFieldType, "ref", "Ref is set but Version is 1, which has no feedback events; set Version 2 for feedback events")
+		}
+		if e := checkFeedback(ev.X != nil, ev.XI != nil, ev.XV != nil, ev.HasY); e != nil {
+			return e
+		}
+		if !finite(ev.Y) {
+			return newError(ReasonNonFinite, "y", "is %v", ev.Y)
+		}
+		return nil
 	}
 	if e := checkFeatures(ev.X != nil, ev.XI != nil, ev.XV != nil, len(ev.X), len(ev.XI), len(ev.XV)); e != nil {
 		return e

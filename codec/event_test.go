@@ -39,7 +39,7 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"no v", Limits{}, mp(t, om{"x", []float64{1}}), ReasonMissingVersion, "v"},
 		{"v nil", Limits{}, mp(t, om{"v", nil, "x", []float64{1}}), ReasonMissingVersion, "v"},
 
-		{"v 2", Limits{}, mp(t, om{"v", 2, "x", []float64{1}}), ReasonUnknownVersion, "v"},
+		{"v 3", Limits{}, mp(t, om{"v", 3, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v 0", Limits{}, mp(t, om{"v", 0, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v -1", Limits{}, mp(t, om{"v", -1, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v uint64 max", Limits{}, mp(t, om{"v", uint64(math.MaxUint64), "x", []float64{1}}), ReasonUnknownVersion, "v"},
@@ -99,6 +99,40 @@ func reasonCases(t testing.TB) []reasonCase {
 
 		{"trailing", Limits{}, cat(dense, []byte{0x00}), ReasonTrailingBytes, ""},
 		{"two maps", Limits{}, cat(dense, dense), ReasonTrailingBytes, ""},
+
+		// Version 2: feedback events.
+		{"feedback without y", Limits{}, mp(t, om{"v", 2, "ref", "a"}), ReasonMissingLabel, "y"},
+		{"feedback y nil", Limits{}, mp(t, om{"v", 2, "ref", "a", "key", "k", "y", nil}), ReasonMissingLabel, "y"},
+		{"feedback bin ref without y", Limits{}, mp(t, om{"v", 2, "ref", []byte{0xff}, "ts", 5}), ReasonMissingLabel, "y"},
+		{"ref before v, no y", Limits{}, mp(t, om{"ref", "a", "v", 2}), ReasonMissingLabel, "y"},
+		{"feedback with x", Limits{}, mp(t, om{"v", 2, "ref", "a", "x", []float64{1}, "y", 1}), ReasonFeedbackWithFeatures, "x"},
+		{"feedback with empty x", Limits{}, mp(t, om{"v", 2, "ref", "a", "x", []float64{}, "y", 1}), ReasonFeedbackWithFeatures, "x"},
+		{"feedback with x, dim", Limits{Dim: 1}, mp(t, om{"v", 2, "ref", "a", "x", []float64{1}, "y", 1}), ReasonFeedbackWithFeatures, "x"},
+		{"feedback with sparse", Limits{}, mp(t, om{"v", 2, "xi", []int{0}, "xv", []float64{1}, "ref", "a", "y", 1}), ReasonFeedbackWithFeatures, "xi"},
+		{"feedback with xv only", Limits{}, mp(t, om{"v", 2, "ref", "a", "xv", []float64{1}, "y", 1}), ReasonFeedbackWithFeatures, "xv"},
+		{"feedback with features, no y", Limits{}, mp(t, om{"v", 2, "ref", "a", "x", []float64{1}}), ReasonFeedbackWithFeatures, "x"},
+		{"ref before v, with x", Limits{}, mp(t, om{"ref", "a", "x", []float64{1}, "y", 1, "v", 2}), ReasonFeedbackWithFeatures, "x"},
+		{"feedback y NaN", Limits{}, mp(t, om{"v", 2, "ref", "a", "y", nan}), ReasonNonFinite, "y"},
+		{"feedback x NaN", Limits{}, mp(t, om{"v", 2, "ref", "a", "x", []float64{nan}, "y", 1}), ReasonNonFinite, "x"},
+		{"feedback x wrong dim", Limits{Dim: 3}, mp(t, om{"v", 2, "ref", "a", "x", []float64{1}, "y", 1}), ReasonDimensionMismatch, "x"},
+		{"ref int", Limits{}, mp(t, om{"v", 2, "ref", 7, "y", 1}), ReasonBadFieldType, "ref"},
+		{"ref array before v", Limits{}, mp(t, om{"ref", []any{"a"}, "y", 1, "v", 2}), ReasonBadFieldType, "ref"},
+		{"ref twice", Limits{}, mp(t, om{"v", 2, "ref", "a", "y", 1, "ref", "a"}), ReasonDuplicateKey, "ref"},
+		{"ref twice, nil first", Limits{}, mp(t, om{"v", 2, "ref", nil, "x", []float64{1}, "ref", "a"}), ReasonDuplicateKey, "ref"},
+		{"v2 empty ref, no features", Limits{}, mp(t, om{"v", 2, "ref", "", "y", 1}), ReasonMissingFeatures, ""},
+		{"v2 no features", Limits{}, mp(t, om{"v", 2, "id", "a", "y", 1}), ReasonMissingFeatures, ""},
+		{"v2 dense and sparse", Limits{}, mp(t, om{"v", 2, "x", []float64{1}, "xi", []int{0}, "xv", []float64{1}}), ReasonDenseAndSparse, ""},
+		{"v2 ref truncated", Limits{}, truncated(mp(t, om{"v", 2, "ref", "abc"})), ReasonNotMsgpack, "ref"},
+		{"ref before v, truncated", Limits{}, truncated(mp(t, om{"ref", "a", "y", 1, "v", 2, "note", "abc"})), ReasonNotMsgpack, "note"},
+		{"ref before v, trailing", Limits{}, cat(mp(t, om{"ref", "a", "y", 1, "v", 2}), []byte{0}), ReasonTrailingBytes, ""},
+		{"ref before missing v", Limits{}, mp(t, om{"ref", "a", "y", 1}), ReasonMissingVersion, "v"},
+		{"ref before v nil", Limits{}, mp(t, om{"ref", "a", "v", nil, "y", 1}), ReasonMissingVersion, "v"},
+		{"ref before v 3", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", 3}), ReasonUnknownVersion, "v"},
+		{"ref before v string", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", "2"}), ReasonBadFieldType, "v"},
+		{"ref before two v", Limits{}, mp(t, om{"ref", "a", "v", 2, "y", 1, "v", 2}), ReasonDuplicateKey, "v"},
+		{"v1 ref is not feedback", Limits{}, mp(t, om{"v", 1, "ref", "a", "y", 1}), ReasonMissingFeatures, ""},
+		{"v1 ref before v is not feedback", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", 1}), ReasonMissingFeatures, ""},
+		{"v1 malformed ref", Limits{}, mp(t, om{"v", 1, "x", []float64{1}, "ref", raw{0x91, 0xc1}}), ReasonNotMsgpack, "ref"},
 	}
 }
 
@@ -143,8 +177,8 @@ func TestReasonPrecedence(t *testing.T) {
 		in   []byte
 		want Reason
 	}{
-		{"unknown version before field error", mp(t, om{"v", 2, "x", "str"}), ReasonUnknownVersion},
-		{"unknown version after field error", mp(t, om{"x", "str", "v", 2}), ReasonUnknownVersion},
+		{"unknown version before field error", mp(t, om{"v", 3, "x", "str"}), ReasonUnknownVersion},
+		{"unknown version after field error", mp(t, om{"x", "str", "v", 3}), ReasonUnknownVersion},
 		{"missing version beats field error", mp(t, om{"x", "str"}), ReasonMissingVersion},
 		{"bad v type beats field error", mp(t, om{"x", "str", "v", "1"}), ReasonBadFieldType},
 		{"truncation beats field error", mp(t, om(badX))[:len(mp(t, om(badX)))-1], ReasonNotMsgpack},
@@ -201,8 +235,8 @@ func TestReasonsList(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 18 {
-		t.Errorf("%d reasons, want 18", len(seen))
+	if len(seen) != 20 {
+		t.Errorf("%d reasons, want 20", len(seen))
 	}
 	rs := Reasons()
 	rs[0] = "changed"
@@ -351,7 +385,7 @@ func TestAppendEventValidation(t *testing.T) {
 		field string
 	}{
 		{"version 0", Event{X: []float64{1}}, ReasonMissingVersion, "v"},
-		{"version 2", Event{Version: 2, X: []float64{1}}, ReasonUnknownVersion, "v"},
+		{"version 3", Event{Version: 3, X: []float64{1}}, ReasonUnknownVersion, "v"},
 		{"no features", Event{Version: 1}, ReasonMissingFeatures, ""},
 		{"both", Event{Version: 1, X: []float64{1}, XI: []uint32{0}, XV: []float64{1}}, ReasonDenseAndSparse, ""},
 		{"empty x", Event{Version: 1, X: []float64{}}, ReasonEmptyFeatures, "x"},

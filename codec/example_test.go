@@ -83,3 +83,60 @@ func ExampleAppendPrediction() {
 	// Output:
 	// 73 bytes, decision 1, error <nil>
 }
+
+// Delayed feedback (schema version 2): an impression with an id and no label
+// is scored at once; the feedback event, later, carries only the label and
+// the impression's id as Ref, with the same key so that it lands in the same
+// partition.
+func Example_feedback() {
+	imp := codec.Event{Version: 2, ID: "imp-000042", Key: "user-7", TS: 1700000000123, HasTS: true,
+		X: []float64{0.5, 1, 0, -2.25}}
+	fb := codec.Event{Version: 2, Key: imp.Key, Ref: imp.ID, TS: 1700000060000, HasTS: true, Y: 1, HasY: true}
+	impValue, err := codec.AppendEvent(nil, &imp)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fbValue, err := codec.AppendEvent(nil, &fb)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The consumer side.
+	dec := codec.NewDecoder(codec.Limits{Dim: 4})
+	var ev codec.Event
+	for _, value := range [][]byte{impValue, fbValue} {
+		if err := dec.DecodeEvent(value, &ev); err != nil {
+			fmt.Println("dead letter:", err)
+			continue
+		}
+		if ev.IsFeedback() {
+			fmt.Printf("feedback for %s: y=%v\n", ev.Ref, ev.Y)
+		} else {
+			fmt.Printf("impression %s: x=%v, labelled %v\n", ev.ID, ev.Dense(nil, 4), ev.HasY)
+		}
+	}
+
+	// The outcome record okstream writes for the feedback: version 2, with
+	// the impression-time scores.
+	out := codec.Prediction{ID: imp.ID, Key: fb.Key, Topic: "events", Partition: 3, Offset: 1043,
+		TS: fb.TS, HasTS: true, Y: fb.Y, HasY: true, Ref: imp.ID, RefOffset: 1000, HasRef: true,
+		Models: []codec.ModelScore{{Name: "fogd", Score: 0.73, Classify: true, Decision: 1, Updates: 41}}}
+	p, err := codec.DecodePrediction(codec.AppendPrediction(nil, &out))
+	fmt.Println(p.Version, p.Ref, p.RefOffset, err)
+
+	// Feedback needs version 2; a feedback event cannot carry features.
+	fb.Version = 1
+	_, err = codec.AppendEvent(nil, &fb)
+	fmt.Println(err)
+	_, err = codec.DecodeEvent([]byte("\x84\xa1v\x02\xa3ref\xa1a\xa1x\x91\x01\xa1y\x01"), codec.Limits{})
+	fmt.Println(codec.ReasonOf(err))
+
+	// Output:
+	// impression imp-000042: x=[0.5 1 0 -2.25], labelled false
+	// feedback for imp-000042: y=1
+	// 2 imp-000042 1000 <nil>
+	// codec: field "ref": Ref is set but Version is 1, which has no feedback events; set Version 2 for feedback events (bad_field_type)
+	// feedback_with_features
+}

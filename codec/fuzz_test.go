@@ -7,15 +7,22 @@ import (
 )
 
 // FuzzDecodeEvent checks that DecodeEvent never panics, that every error is a
-// *Error with a known Reason, and that a decoded event encodes and decodes
-// back to an equal event (and to canonical bytes that are a fixed point).
+// *Error with a known Reason, that a decoded event has the shape its version
+// allows (features in exactly one form, or a feedback event of version 2 with
+// a label and none), and that it encodes and decodes back to an equal event
+// (and to canonical bytes that are a fixed point).
 // Run with: go test -run xxx -fuzz FuzzDecodeEvent -fuzztime 60s ./codec/
 func FuzzDecodeEvent(f *testing.F) {
 	for _, tc := range goldenEvents {
 		f.Add(unhex(f, tc.hex), 0)
 	}
+	for _, tc := range goldenEventsV2 {
+		f.Add(unhex(f, tc.hex), 0)
+	}
 	f.Add(unhex(f, goldPyInts), 7)
 	f.Add(unhex(f, goldPyFloat32), 3)
+	f.Add(unhex(f, goldV2PyFeedback), 4)
+	f.Add(unhex(f, goldV1WithRef), 1)
 	for _, tc := range reasonCases(f) {
 		if len(tc.in) < 4096 {
 			f.Add(tc.in, tc.lim.Dim)
@@ -25,6 +32,14 @@ func FuzzDecodeEvent(f *testing.F) {
 	for i := 0; i < 8; i++ {
 		ev := randomEvent(rng, 1+rng.IntN(12))
 		if len(ev.ID) > 300 || len(ev.Key) > 300 {
+			continue
+		}
+		b, _ := AppendEvent(nil, &ev)
+		f.Add(b, 0)
+	}
+	for i := 0; i < 8; i++ {
+		ev := randomEventV2(rng, 1+rng.IntN(12))
+		if len(ev.ID) > 300 || len(ev.Key) > 300 || len(ev.Ref) > 300 {
 			continue
 		}
 		b, _ := AppendEvent(nil, &ev)
@@ -46,6 +61,18 @@ func FuzzDecodeEvent(f *testing.F) {
 			}
 			return
 		}
+		switch {
+		case ev.Version != 1 && ev.Version != 2:
+			t.Fatalf("decoded version %d", ev.Version)
+		case ev.IsFeedback():
+			if ev.Version != 2 || !ev.HasY || ev.X != nil || ev.XI != nil || ev.XV != nil {
+				t.Fatalf("feedback event of the wrong shape: %+v", ev)
+			}
+		case ev.Ref != "":
+			t.Fatal("unreachable")
+		case (ev.X != nil) == (ev.XI != nil) || (ev.XI != nil) != (ev.XV != nil):
+			t.Fatalf("event with features in no or both forms: %+v", ev)
+		}
 		enc, err := AppendEvent(nil, &ev)
 		if err != nil {
 			t.Fatalf("decoded event %+v does not encode: %v", ev, err)
@@ -65,17 +92,29 @@ func FuzzDecodeEvent(f *testing.F) {
 		if err := d.DecodeEvent(b, &ev2); err != nil || !eventsEqual(&ev, &ev2) {
 			t.Fatalf("decoding into a reused Event differs: %v", err)
 		}
-		if lim.Dim > 0 {
+		if lim.Dim > 0 && !ev.IsFeedback() {
 			_ = ev.Dense(nil, lim.Dim) // must not panic for an event decoded with Dim
 		}
 	})
 }
 
-// FuzzDecodePrediction checks that DecodePrediction never panics and that a
-// decoded prediction re-encodes to bytes that decode to the same prediction.
+// FuzzDecodePrediction checks that DecodePrediction never panics, that a
+// version 1 record never yields the fields of version 2, and that a decoded
+// prediction re-encodes, with the version its HasRef calls for, to bytes that
+// decode to the same prediction.
 func FuzzDecodePrediction(f *testing.F) {
 	for _, tc := range goldenPredictions {
 		f.Add(unhex(f, tc.hex))
+	}
+	for _, tc := range goldenPredictionsV2 {
+		f.Add(unhex(f, tc.hex))
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := 0; i < 8; i++ {
+		p := randomPrediction(rng)
+		if b := AppendPrediction(nil, &p); len(b) < 4096 {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodePrediction(b)
@@ -85,7 +124,13 @@ func FuzzDecodePrediction(f *testing.F) {
 			}
 			return
 		}
+		if p.Version != 1 && p.Version != 2 || p.Version == 1 && (p.HasRef || p.Ref != "" || p.RefOffset != 0) {
+			t.Fatalf("version %d record with HasRef %v, Ref %q, RefOffset %d", p.Version, p.HasRef, p.Ref, p.RefOffset)
+		}
 		enc := AppendPrediction(nil, &p)
+		if wantV := byte(1 + b2i(p.HasRef)); enc[3] != wantV {
+			t.Fatalf("encoded with v %d, want %d", enc[3], wantV)
+		}
 		p2, err := DecodePrediction(enc)
 		if err != nil {
 			t.Fatalf("re-encoded %x does not decode: %v", enc, err)

@@ -70,7 +70,7 @@ func cat(bs ...[]byte) []byte {
 // 0 differ), and nil and empty slices as different.
 func eventsEqual(a, b *Event) bool {
 	if a.Version != b.Version || a.ID != b.ID || a.HasTS != b.HasTS || a.TS != b.TS ||
-		a.Key != b.Key || a.HasY != b.HasY || math.Float64bits(a.Y) != math.Float64bits(b.Y) {
+		a.Key != b.Key || a.Ref != b.Ref || a.HasY != b.HasY || math.Float64bits(a.Y) != math.Float64bits(b.Y) {
 		return false
 	}
 	if (a.X == nil) != (b.X == nil) || (a.XI == nil) != (b.XI == nil) || (a.XV == nil) != (b.XV == nil) {
@@ -130,6 +130,27 @@ func randomEvent(rng *rand.Rand, dim int) Event {
 			ev.XI = append(ev.XI, uint32(j))
 			ev.XV = append(ev.XV, randomFloat(rng))
 		}
+	}
+	return ev
+}
+
+// randomEventV2 returns a valid version 2 event: a feedback event a third of
+// the time, otherwise an event with features of dimension dim.
+func randomEventV2(rng *rand.Rand, dim int) Event {
+	if rng.IntN(3) > 0 {
+		ev := randomEvent(rng, dim)
+		ev.Version = 2
+		return ev
+	}
+	ev := Event{Version: 2, Ref: randomString(rng), Y: randomFloat(rng), HasY: true}
+	if rng.IntN(2) == 0 {
+		ev.ID = randomString(rng)
+	}
+	if rng.IntN(2) == 0 {
+		ev.TS, ev.HasTS = rng.Int64()>>rng.IntN(64)*int64(1-2*rng.IntN(2)), true
+	}
+	if rng.IntN(2) == 0 {
+		ev.Key = randomString(rng)
 	}
 	return ev
 }

@@ -5,8 +5,14 @@ import (
 	"strconv"
 )
 
-// PredictionVersion is the Prediction schema version this package writes and reads.
-const PredictionVersion = 1
+// Prediction schema versions. DecodePrediction reads both. AppendPrediction
+// writes PredictionVersion for an ordinary record, exactly as before version
+// 2 existed, and PredictionVersionOutcome only for an outcome record (HasRef),
+// so readers that know only version 1 see every ordinary record unchanged.
+const (
+	PredictionVersion        = 1 // an ordinary record: the scores for one event with features
+	PredictionVersionOutcome = 2 // an outcome record (HasRef): a delayed label resolving an earlier prediction
+)
 
 // ModelScore is one model's output for one event.
 type ModelScore struct {
@@ -18,8 +24,14 @@ type ModelScore struct {
 }
 
 // Prediction is the record published for each input event.
+//
+// An outcome record (HasRef) is written for a feedback event: Topic,
+// Partition and Offset are the feedback event's source record, ID is the id of
+// the impression the feedback refers to, Y the label, Ref and RefOffset
+// identify the impression, and Models holds the scores (and update counts)
+// the models gave at impression time, before they learned from the label.
 type Prediction struct {
-	Version   int    // PredictionVersion; AppendPrediction always writes PredictionVersion
+	Version   int    // as decoded: 1, or 2 for an outcome record; AppendPrediction derives it from HasRef
 	ID        string // event id (the runtime fills "topic/partition/offset" when the event had none)
 	Key       string // event key
 	Topic     string // source record's topic
@@ -29,6 +41,9 @@ type Prediction struct {
 	HasTS     bool
 	Y         float64 // the event's label; meaningful if HasY
 	HasY      bool
+	Ref       string // outcome records: the id of the impression this record resolves ("r"); meaningful if HasRef
+	RefOffset int64  // outcome records: the impression's source offset, same topic and partition ("ro"); meaningful if HasRef
+	HasRef    bool   // an outcome record
 	Models    []ModelScore
 }
 
@@ -47,11 +62,16 @@ func Decision(score float64) int8 {
 
 // AppendPrediction appends the msgpack encoding of p to dst and returns the
 // extended slice. The bytes are a pure function of p: keys in the order v, id,
-// key, t, p, o, ts, y, m; id and key omitted when "", ts when !HasTS, y when
-// !HasY; t, p, o and m always present; m an array with one map per model, keys
-// n, s, d, u, where d is omitted when !Classify; integers in their smallest
-// msgpack form and scores and y as float64 (NaN and ±Inf are written as they
-// are). p.Version is not read: the record is always PredictionVersion.
+// key, t, p, o, ts, y, r, ro, m; id and key omitted when "", ts when !HasTS, y
+// when !HasY, r and ro when !HasRef, and r also when Ref is ""; t, p, o and m
+// always present; m an array with one map per model, keys n, s, d, u, where d
+// is omitted when !Classify; integers in their smallest msgpack form and
+// scores and y as float64 (NaN and ±Inf are written as they are).
+//
+// p.Version is not read: "v" is PredictionVersionOutcome (2) when HasRef and
+// PredictionVersion (1) otherwise, and a record without HasRef is byte for
+// byte what this function wrote before version 2 (Ref and RefOffset are then
+// ignored).
 func AppendPrediction(dst []byte, p *Prediction) []byte {
 	n := 5 // v, t, p, o, m
 	if p.ID != "" {
@@ -66,10 +86,18 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 	if p.HasY {
 		n++
 	}
+	version := int64(PredictionVersion)
+	if p.HasRef {
+		version = PredictionVersionOutcome
+		n++ // ro
+		if p.Ref != "" {
+			n++
+		}
+	}
 	w := getWriter(dst)
 	w.mapLen(n)
 	w.key("v")
-	w.int(PredictionVersion)
+	w.int(version)
 	if p.ID != "" {
 		w.key("id")
 		w.text(p.ID)
@@ -91,6 +119,14 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 	if p.HasY {
 		w.key("y")
 		w.float(p.Y)
+	}
+	if p.HasRef {
+		if p.Ref != "" {
+			w.key("r")
+			w.text(p.Ref)
+		}
+		w.key("ro")
+		w.int(p.RefOffset)
 	}
 	w.key("m")
 	w.arrayLen(len(p.Models))
@@ -125,6 +161,8 @@ const (
 	pTS
 	pY
 	pM
+	pR
+	pRO
 )
 
 func predictionField(key []byte) int {
@@ -147,17 +185,22 @@ func predictionField(key []byte) int {
 		return pY
 	case "m":
 		return pM
+	case "r":
+		return pR
+	case "ro":
+		return pRO
 	}
 	return 0
 }
 
-// DecodePrediction decodes a record written by AppendPrediction. Unknown keys
-// are ignored and nil counts as absent; "v" is required, every other key is
-// optional (absent means the zero value). Errors are *Error with the Reason of
-// the first problem in byte order (ReasonMissingVersion last). A decision "d"
-// must be -1, 0 or 1, and its presence sets Classify. Scores and y may be
-// non-finite. An empty "m" decodes to nil Models. DecodePrediction never
-// panics.
+// DecodePrediction decodes a record written by AppendPrediction, of version 1
+// or 2. Unknown keys are ignored and nil counts as absent; "v" is required,
+// every other key is optional (absent means the zero value). "r" and "ro" are
+// fields of version 2 only ("ro" sets HasRef); in a version 1 record they are
+// unknown keys. Errors are *Error with the Reason of the first problem in
+// byte order (ReasonMissingVersion last). A decision "d" must be -1, 0 or 1,
+// and its presence sets Classify. Scores and y may be non-finite. An empty "m"
+// decodes to nil Models. DecodePrediction never panics.
 func DecodePrediction(b []byte) (Prediction, error) {
 	var p Prediction
 	var r reader
@@ -175,12 +218,23 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 		return e
 	}
 	seen := 0
+	version := int64(0) // 0 until known
+	lookedAhead := false
 	for i := 0; i < n; i++ {
 		key, e := r.key("", i)
 		if e != nil {
 			return e
 		}
 		f := predictionField(key)
+		if f == pR || f == pRO {
+			// Fields of version 2, unknown keys in version 1.
+			if version == 0 && seen&pV == 0 && !lookedAhead {
+				version, lookedAhead = predictionVersionAhead(r.b), true
+			}
+			if version != PredictionVersionOutcome {
+				f = 0
+			}
+		}
 		if f == 0 {
 			if e := r.skip(string(key)); e != nil {
 				return e
@@ -200,11 +254,12 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 			if e != nil {
 				return e
 			}
-			if !ok || v != PredictionVersion {
-				return newError(ReasonUnknownVersion, "v", "prediction version %d; this codec knows version %d", v, PredictionVersion)
+			if !ok || (v != PredictionVersion && v != PredictionVersionOutcome) {
+				return newError(ReasonUnknownVersion, "v", "prediction version %d; this codec knows versions 1 and 2", v)
 			}
 			p.Version = int(v)
-		case pID, pKey, pT:
+			version = v
+		case pID, pKey, pT, pR:
 			s, e := r.str(string(key), "a string")
 			if e != nil {
 				return e
@@ -214,6 +269,8 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 				p.ID = string(s)
 			case pKey:
 				p.Key = string(s)
+			case pR:
+				p.Ref = string(s)
 			default:
 				p.Topic = string(s)
 			}
@@ -226,7 +283,7 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 				return newError(ReasonBadFieldType, "p", "partition out of int32 range")
 			}
 			p.Partition = int32(v)
-		case pO, pTS:
+		case pO, pTS, pRO:
 			field := string(key)
 			v, ok, e := r.int(field)
 			if e != nil {
@@ -235,10 +292,13 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 			if !ok {
 				return newError(ReasonBadFieldType, field, "integer above 2^63-1")
 			}
-			if f == pO {
+			switch f {
+			case pO:
 				p.Offset = v
-			} else {
+			case pTS:
 				p.TS, p.HasTS = v, true
+			default:
+				p.RefOffset, p.HasRef = v, true
 			}
 		case pY:
 			y, e := r.anyNumber("y")
@@ -259,6 +319,37 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 		return newError(ReasonMissingVersion, "v", "no schema version")
 	}
 	return nil
+}
+
+// predictionVersionAhead returns the integer value of the first "v" key of
+// the record b, reading it from the start, or 0 if there is none or the
+// record is malformed before it. decodePrediction calls it when "r" or "ro"
+// comes before "v"; it leaves every problem for decodePrediction to report in
+// byte order.
+func predictionVersionAhead(b []byte) int64 {
+	var r reader
+	r.init()
+	r.reset(b)
+	n, e := r.topMap()
+	if e != nil {
+		return 0
+	}
+	for i := 0; i < n; i++ {
+		key, e := r.key("", i)
+		if e != nil {
+			return 0
+		}
+		if string(key) == "v" {
+			if v, ok, e := r.int("v"); e == nil && ok {
+				return v
+			}
+			return 0
+		}
+		if e := r.skip(""); e != nil {
+			return 0
+		}
+	}
+	return 0
 }
 
 // anyNumber reads a number of any msgpack numeric type as a float64.

@@ -39,6 +39,12 @@ func randomPrediction(rng *rand.Rand) Prediction {
 	if rng.IntN(2) == 0 {
 		p.Y, p.HasY = randomFloat(rng), true
 	}
+	if rng.IntN(3) == 0 { // an outcome record
+		p.Version, p.HasRef, p.RefOffset = 2, true, rng.Int64()>>rng.IntN(64)*int64(1-2*rng.IntN(2))
+		if rng.IntN(4) > 0 {
+			p.Ref = randomString(rng)
+		}
+	}
 	for i := rng.IntN(5); i > 0; i-- {
 		m := ModelScore{Name: randomString(rng), Score: randomFloat(rng), Updates: rng.Uint64() >> rng.IntN(64)}
 		if rng.IntN(2) == 0 {
@@ -104,7 +110,7 @@ func TestDecodePredictionErrors(t *testing.T) {
 		{"truncated", truncated(mp(t, good)), ReasonNotMsgpack, "o"},
 		{"array", mp(t, []int{1}), ReasonNotMap, ""},
 		{"no v", mp(t, om{"t", "events"}), ReasonMissingVersion, "v"},
-		{"v 2", mp(t, om{"v", 2}), ReasonUnknownVersion, "v"},
+		{"v 3", mp(t, om{"v", 3}), ReasonUnknownVersion, "v"},
 		{"v string", mp(t, om{"v", "1"}), ReasonBadFieldType, "v"},
 		{"p twice", mp(t, with("p", 1)), ReasonDuplicateKey, "p"},
 		{"p out of range", mp(t, om{"v", 1, "p", int64(1) << 31}), ReasonBadFieldType, "p"},

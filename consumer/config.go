@@ -65,6 +65,16 @@ type Config struct {
 	// dead-lettered.
 	Dim int
 
+	// FeedbackBuffer enables delayed feedback: up to this many impressions
+	// (unlabelled events with an id) per partition wait for a feedback event
+	// (codec v2, ref = the impression's id) carrying their label. 0 (the
+	// default) disables it; feedback events are then dead-lettered.
+	FeedbackBuffer int
+	// FeedbackMaxAge evicts impressions older than this in event time (the
+	// events' ts; never the wall clock, so recovery stays exact). 0: no age
+	// limit. Default 1 h when FeedbackBuffer > 0.
+	FeedbackMaxAge time.Duration
+
 	// CheckpointEvery checkpoints a partition after this many events
 	// (default 10,000).
 	CheckpointEvery int
@@ -148,6 +158,9 @@ func (c *Config) defaults() {
 	setInt(&c.FetchMaxBytes, 4<<20)
 	setDur(&c.FetchMaxWait, 250*time.Millisecond)
 	setInt(&c.MaxEventBytes, 1<<20)
+	if c.FeedbackBuffer > 0 && c.FeedbackMaxAge == 0 {
+		c.FeedbackMaxAge = time.Hour
+	}
 	if c.StartOffset == "" {
 		c.StartOffset = "earliest"
 	}

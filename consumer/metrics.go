@@ -35,6 +35,9 @@ type metrics struct {
 	rebalances  prometheus.Counter
 	writeErrors *prometheus.CounterVec // {topic_role}
 	gaps        prometheus.Counter
+	pendingSize *prometheus.GaugeVec   // {partition}
+	evictions   *prometheus.CounterVec // {reason}: size, age
+	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -90,11 +93,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		gaps: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "recovery_gaps_total",
 			Help: "Times a checkpoint's offset was no longer in the log (deleted by retention): exact recovery was impossible and processing resumed at the earliest offset."})).(prometheus.Counter),
 	}
+	m.pendingSize = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feedback_pending",
+		Help: "Impressions of a partition awaiting delayed feedback."}, []string{"partition"})).(*prometheus.GaugeVec)
+	m.evictions = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_evictions_total",
+		Help: "Impressions evicted before their feedback arrived, by reason (size, age)."}, []string{"reason"})).(*prometheus.CounterVec)
+	m.feedback = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_events_total",
+		Help: "Feedback events by result (matched, orphan, disabled)."}, []string{"result"})).(*prometheus.CounterVec)
+	for _, r := range []string{"size", "age"} {
+		m.evictions.WithLabelValues(r)
+	}
+	for _, r := range []string{"matched", "orphan", "disabled"} {
+		m.feedback.WithLabelValues(r)
+	}
 	// Pre-create the dead-letter series so they exist at 0.
 	for _, r := range codec.Reasons() {
 		m.deadLetters.WithLabelValues(string(r))
 	}
-	m.deadLetters.WithLabelValues(reasonBadLabel)
+	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled} {
+		m.deadLetters.WithLabelValues(r)
+	}
 	for _, r := range []string{"ok", "error"} {
 		m.ckptTotal.WithLabelValues(r)
 	}

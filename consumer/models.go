@@ -3,6 +3,7 @@ package consumer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,10 +41,11 @@ type model struct {
 type modelSet struct {
 	dim    int
 	models []*model
+	pend   *pending // impressions awaiting delayed feedback
 }
 
-func newModelSet(cfg []Model, dim int) (*modelSet, error) {
-	ms := &modelSet{dim: dim}
+func newModelSet(cfg []Model, dim int, pendingMax int, pendingMaxAge int64) (*modelSet, error) {
+	ms := &modelSet{dim: dim, pend: newPending(pendingMax, pendingMaxAge, dim)}
 	for _, c := range cfg {
 		m, err := newModel(c, dim)
 		if err != nil {
@@ -97,9 +99,44 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 	return out
 }
 
+// Payload versions: 1 = models; 2 = models + the pending-feedback buffer.
+// learnDelayed lets every model learn from a resolved impression: the
+// models' impression-time scores (recomputed now for a model added after
+// the impression) are the progressive-validation scores, counted in the
+// statistics and reported in the outcome record.
+func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
+	for i, m := range ms.models {
+		var start time.Time
+		if obs != nil {
+			start = time.Now()
+		}
+		f, before := im.scores[i], im.updates[i]
+		if math.IsNaN(f) {
+			f, before = m.l.Predict(im.x), m.updates
+		}
+		m.l.Learn(im.x, y)
+		m.updates++
+		m.stats.Labeled++
+		if m.classify && f*y <= 0 {
+			m.stats.Mistakes++
+		}
+		m.stats.SqErr += (f - y) * (f - y)
+		if obs != nil {
+			obs[i].Observe(time.Since(start).Seconds())
+		}
+		s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
+		if m.classify {
+			s.Classify = true
+			s.Decision = codec.Decision(f)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 1
+	payloadVersion = 2
 )
 
 // marshal encodes every model's state and statistics (deterministically).
@@ -122,6 +159,7 @@ func (ms *modelSet) marshal() ([]byte, error) {
 		e.F64(m.stats.SqErr)
 		e.Blob(st)
 	}
+	ms.pend.encode(e)
 	return e.Bytes(), nil
 }
 
@@ -138,17 +176,33 @@ type ModelSummary struct {
 	State   []byte // the learner's MarshalBinary
 }
 
-// DescribePayload decodes a checkpoint payload written by the runtime: the
-// feature dimension and every saved model.
-func DescribePayload(payload []byte) (dim int, models []ModelSummary, err error) {
+// Payload is a decoded checkpoint payload.
+type Payload struct {
+	Dim     int
+	Models  []ModelSummary
+	Pending int // impressions awaiting feedback
+}
+
+// DescribePayload decodes a checkpoint payload written by the runtime (any
+// version this build knows).
+func DescribePayload(payload []byte) (Payload, error) {
+	p, _, err := decodePayload(payload, nil, nil)
+	return p, err
+}
+
+// decodePayload decodes a payload; if pend is not nil the pending buffer is
+// decoded with its limits for the current model names.
+func decodePayload(payload []byte, pend *pending, current []string) (Payload, *pending, error) {
+	var p Payload
 	d := state.NewDecoder(payload)
-	if d.U32() != payloadMagic || d.U32() != payloadVersion {
-		if d.Err() != nil {
-			return 0, nil, fmt.Errorf("checkpoint payload: %w", d.Err())
-		}
-		return 0, nil, errors.New("checkpoint payload: not an okstream model set (version mismatch?)")
+	magic, version := d.U32(), d.U32()
+	if d.Err() != nil {
+		return p, nil, fmt.Errorf("checkpoint payload: %w", d.Err())
 	}
-	dim = d.Int()
+	if magic != payloadMagic || version < 1 || version > payloadVersion {
+		return p, nil, fmt.Errorf("checkpoint payload: not an okstream model set of a version this build reads (magic %#x, version %d)", magic, version)
+	}
+	p.Dim = d.Int()
 	n := int(d.U32())
 	for i := 0; i < n && d.Err() == nil; i++ {
 		var m ModelSummary
@@ -159,12 +213,29 @@ func DescribePayload(payload []byte) (dim int, models []ModelSummary, err error)
 		m.Stats.Mistakes = d.U64()
 		m.Stats.SqErr = d.F64()
 		m.State = d.Blob()
-		models = append(models, m)
+		p.Models = append(p.Models, m)
+	}
+	var names []string
+	for _, m := range p.Models {
+		names = append(names, m.Name)
+	}
+	var q *pending
+	if version >= 2 {
+		if pend == nil {
+			pend = newPending(0, 0, p.Dim)
+		}
+		if current == nil {
+			current = names
+		}
+		q = pend.decode(d, names, current)
+		p.Pending = q.len()
+	} else if pend != nil {
+		q = newPending(pend.max, pend.maxAge, pend.dim)
 	}
 	if err := d.Done(); err != nil {
-		return 0, nil, fmt.Errorf("checkpoint payload: %w", err)
+		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
-	return dim, models, nil
+	return p, q, nil
 }
 
 // restore loads a payload written by marshal. Models are matched by name; a
@@ -174,15 +245,23 @@ func DescribePayload(payload []byte) (dim int, models []ModelSummary, err error)
 // fresh. On error ms is unchanged. It returns the names of models that
 // started fresh.
 func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err error) {
-	dim, saved, err := DescribePayload(payload)
+	var current []string
+	for _, m := range ms.models {
+		current = append(current, m.name)
+	}
+	dim, err := peekDim(payload)
 	if err != nil {
 		return nil, err
 	}
 	if dim != ms.dim {
 		return nil, fmt.Errorf("checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", dim, ms.dim)
 	}
+	pl, pend, err := decodePayload(payload, ms.pend, current)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]ModelSummary{}
-	for _, m := range saved {
+	for _, m := range pl.Models {
 		byName[m.Name] = m
 	}
 	// Build the restored models aside, then swap them in.
@@ -215,5 +294,15 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		next[i] = nm
 	}
 	ms.models = next
+	ms.pend = pend
 	return fresh, nil
+}
+
+// peekDim reads the dimension of a payload without decoding the rest.
+func peekDim(payload []byte) (int, error) {
+	d := state.NewDecoder(payload)
+	d.U32()
+	d.U32()
+	dim := d.Int()
+	return dim, d.Err()
 }

@@ -18,9 +18,17 @@ import (
 	"okstream/learner"
 )
 
-// reasonBadLabel dead-letters a labelled event whose label a classification
-// model cannot learn from (anything but −1 and +1).
-const reasonBadLabel = "invalid_label"
+// Dead-letter reasons of the runtime (the codec's reasons cover malformed
+// events).
+const (
+	// reasonBadLabel: a label a classification model cannot learn from
+	// (anything but −1 and +1).
+	reasonBadLabel = "invalid_label"
+	// reasonOrphanFeedback: a feedback event whose impression is not pending.
+	reasonOrphanFeedback = "orphan_feedback"
+	// reasonFeedbackDisabled: a feedback event while delayed feedback is off.
+	reasonFeedbackDisabled = "feedback_disabled"
+)
 
 // Dead-letter record headers.
 const (
@@ -101,7 +109,7 @@ type fetched struct {
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
-	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim)
+	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.FeedbackBuffer, p.cfg.FeedbackMaxAge.Milliseconds())
 	if err != nil {
 		return nil, errFatal{err}
 	}
@@ -451,10 +459,67 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reasonBadLabel, fmt.Sprintf("label %v: classification models learn from labels -1 and +1 only", w.ev.Y))
 		return
 	}
+	pend := w.ms.pend
+	if pend.enabled() && w.ev.HasTS {
+		if n := pend.expire(w.ev.TS); n > 0 {
+			w.p.m.evictions.WithLabelValues("age").Add(float64(n))
+		}
+	}
+	if w.ev.IsFeedback() {
+		w.feedback(u, r)
+		return
+	}
 	x := w.ev.Dense(w.x, w.p.cfg.Dim)
 	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.obs)
+	if !w.ev.HasY && pend.enabled() && w.ev.ID != "" {
+		w.remember(r.Offset, x)
+	}
+	w.emit(u, r, nil)
+}
+
+// remember keeps an impression for its delayed feedback.
+func (w *worker) remember(offset int64, x []float64) {
+	im := &impression{id: w.ev.ID, offset: offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
+		x: append([]float64(nil), x...), scores: make([]float64, len(w.scores)), updates: make([]uint64, len(w.scores))}
+	for i, s := range w.scores {
+		im.scores[i], im.updates[i] = s.Score, s.Updates
+	}
+	if n := w.ms.pend.add(im); n > 0 {
+		w.p.m.evictions.WithLabelValues("size").Add(float64(n))
+	}
+	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(w.ms.pend.len()))
+}
+
+// feedback resolves a label-only event: the models learn from the
+// referenced impression's features and the label, and an outcome record
+// carries the label with the scores the models gave at impression time.
+func (w *worker) feedback(u *unit, r *kafkautil.Record) {
+	pend := w.ms.pend
+	if !pend.enabled() {
+		w.p.m.feedback.WithLabelValues("disabled").Inc()
+		w.deadLetter(u, r, reasonFeedbackDisabled, "a feedback event (ref "+strconv.Quote(w.ev.Ref)+"), but delayed feedback is off: run with --feedback-buffer N")
+		return
+	}
+	im := pend.take(w.ev.Ref)
+	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(pend.len()))
+	if im == nil {
+		w.p.m.feedback.WithLabelValues("orphan").Inc()
+		w.deadLetter(u, r, reasonOrphanFeedback, "no pending impression with id "+strconv.Quote(w.ev.Ref)+" (never seen in this partition, already resolved, or evicted by the buffer's size or age limit)")
+		return
+	}
+	w.p.m.feedback.WithLabelValues("matched").Inc()
+	w.scores = w.ms.learnDelayed(im, w.ev.Y, w.scores[:0], w.obs)
+	w.emit(u, r, im)
+}
+
+// emit appends the prediction record of the event just processed (an
+// outcome record when im is the impression a feedback event resolved).
+func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	id := w.ev.ID
-	if id == "" {
+	switch {
+	case im != nil:
+		id = im.id // an outcome record is about its impression (codec doc)
+	case id == "":
 		id = w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10)
 	}
 	key := w.ev.Key
@@ -465,6 +530,9 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		Version: codec.PredictionVersion, ID: id, Key: key,
 		Topic: w.p.cfg.Input, Partition: int32(w.part), Offset: r.Offset,
 		TS: w.ev.TS, HasTS: w.ev.HasTS, Y: w.ev.Y, HasY: w.ev.HasY, Models: w.scores,
+	}
+	if im != nil {
+		pred.Ref, pred.RefOffset, pred.HasRef = im.id, im.offset, true
 	}
 	n := len(u.arena)
 	u.arena = codec.AppendPrediction(u.arena, &pred)

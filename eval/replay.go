@@ -1,6 +1,11 @@
 package eval
 
-import "okstream/learner"
+import (
+	"math"
+
+	"okstream/codec"
+	"okstream/learner"
+)
 
 // Replay runs a fresh learner built from spec over an event sequence the
 // way the stream runtime processes one partition: a labelled event
@@ -19,6 +24,53 @@ func Replay(spec string, dim int, xs [][]float64, ys []float64, labelled []bool)
 			scores[i] = l.Learn(x, ys[i])
 		} else {
 			scores[i] = l.Predict(x)
+		}
+	}
+	return scores, l, nil
+}
+
+// ReplayEvents is the offline reference for a partition's event sequence
+// with delayed feedback (codec schema v2): a labelled event is scored and
+// learned from; an unlabelled event is scored and, if it has an id,
+// remembered as an impression; a feedback event (Ref set) makes the learner
+// learn from the referenced impression's features and the feedback's label
+// (a feedback event whose impression is unknown is skipped). scores[i] is
+// the score of event i at the time it was scored — for a feedback event,
+// the score its impression received. No buffer limits apply: it is the
+// unbounded ideal the runtime's bounded buffer matches when nothing is
+// evicted.
+func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learner.Learner, error) {
+	l, err := learner.New(spec, dim)
+	if err != nil {
+		return nil, nil, err
+	}
+	type imp struct {
+		x     []float64
+		score float64
+	}
+	pending := map[string]imp{}
+	scores := make([]float64, len(events))
+	for i := range events {
+		ev := &events[i]
+		if ev.IsFeedback() {
+			im, ok := pending[ev.Ref]
+			if !ok {
+				scores[i] = math.NaN()
+				continue
+			}
+			delete(pending, ev.Ref)
+			l.Learn(im.x, ev.Y)
+			scores[i] = im.score
+			continue
+		}
+		x := ev.Dense(nil, dim)
+		if ev.HasY {
+			scores[i] = l.Learn(x, ev.Y)
+			continue
+		}
+		scores[i] = l.Predict(x)
+		if ev.ID != "" {
+			pending[ev.ID] = imp{x: x, score: scores[i]}
 		}
 	}
 	return scores, l, nil

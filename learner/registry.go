@@ -32,6 +32,10 @@ type ParamDoc struct {
 	// When, if set, says when the parameter applies (e.g.
 	// "kernel=polynomial"); otherwise it is always accepted.
 	When string
+	// Local marks a parameter that changes how the learner runs but not
+	// what it computes (e.g. a cache size): it is left out of the canonical
+	// spec, so changing it does not make checkpoints incompatible.
+	Local bool
 }
 
 // Registration describes a learner for the registry.
@@ -116,7 +120,7 @@ func New(spec string, dim int) (Learner, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
 	}
-	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, docs: r.Params}
+	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, local: map[string]string{}, docs: r.Params}
 	l, err := r.New(p, dim)
 	if err == nil {
 		err = p.finish()
@@ -135,6 +139,7 @@ type Params struct {
 	learner  string
 	raw      map[string]string
 	resolved map[string]string
+	local    map[string]string
 	docs     []ParamDoc
 	err      error
 }
@@ -182,7 +187,9 @@ func (p *Params) finish() error {
 	}
 	var unknown []string
 	for k := range p.raw {
-		if _, ok := p.resolved[k]; !ok {
+		_, ok := p.resolved[k]
+		_, isLocal := p.local[k]
+		if !ok && !isLocal {
 			unknown = append(unknown, k)
 		}
 	}
@@ -314,6 +321,28 @@ func (p *Params) Int(key string, def int, checks ...Check) int {
 		}
 	}
 	p.resolved[key] = strconv.Itoa(v)
+	return v
+}
+
+// LocalInt reads an integer parameter that does not change what the
+// learner computes (see ParamDoc.Local): it is validated like Int but left
+// out of the canonical spec.
+func (p *Params) LocalInt(key string, def int, checks ...Check) int {
+	v := p.Int(key, def, checks...)
+	if s, ok := p.resolved[key]; ok {
+		delete(p.resolved, key)
+		p.local[key] = s
+	}
+	return v
+}
+
+// LocalFloat is LocalInt for a real parameter.
+func (p *Params) LocalFloat(key string, def float64, checks ...Check) float64 {
+	v := p.Float(key, def, checks...)
+	if s, ok := p.resolved[key]; ok {
+		delete(p.resolved, key)
+		p.local[key] = s
+	}
 	return v
 }
 

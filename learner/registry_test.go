@@ -79,7 +79,7 @@ func TestCanonicalSpec(t *testing.T) {
 		conditional := map[string]bool{}
 		for _, d := range Describe(n).Params {
 			docs[d.Name] = true
-			conditional[d.Name] = d.When != ""
+			conditional[d.Name] = d.When != "" || d.Local
 		}
 		for k := range kv {
 			if !docs[k] {

@@ -117,7 +117,8 @@ func TestSIGKILLRecovery(t *testing.T) {
 		if cp.NextOffset != int64(len(xs)) {
 			t.Fatalf("partition %d: SIGTERM's final checkpoint at %d, want %d", p, cp.NextOffset, len(xs))
 		}
-		_, saved, _ := consumer.DescribePayload(cp.Payload)
+		pl, _ := consumer.DescribePayload(cp.Payload)
+		saved := pl.Models
 		for i, m := range models {
 			mm, _ := consumer.ParseModel(m)
 			_, l, _ := eval.Replay(mm.Spec, 4, xs, ys, nil)

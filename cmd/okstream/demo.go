@@ -324,10 +324,11 @@ func verifyExact(ctx context.Context, client *kafka.Client, cfg consumer.Config,
 		if err != nil || cp == nil {
 			return false, fmt.Sprintf("partition %d has no checkpoint (%v)", q, err)
 		}
-		_, saved, err := consumer.DescribePayload(cp.Payload)
+		pl, err := consumer.DescribePayload(cp.Payload)
 		if err != nil {
 			return false, err.Error()
 		}
+		saved := pl.Models
 		for i, m := range cfg.Models {
 			_, l, err := eval.Replay(m.Spec, dim, xs, ys, lab)
 			if err != nil {

@@ -239,13 +239,13 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, broke
 		if !models {
 			continue
 		}
-		dim, ms, err := consumer.DescribePayload(sm.Newest.Payload)
+		pl, err := consumer.DescribePayload(sm.Newest.Payload)
 		if err != nil {
 			fmt.Fprintf(w, "  payload: %v\n", err)
 			continue
 		}
-		fmt.Fprintf(w, "  dimension %d\n", dim)
-		for _, m := range ms {
+		fmt.Fprintf(w, "  dimension %d, %d impressions awaiting feedback\n", pl.Dim, pl.Pending)
+		for _, m := range pl.Models {
 			stat := ""
 			if m.Stats.Labeled > 0 {
 				stat = fmt.Sprintf(", mistake rate %.3f%%, MSE %.4g", 100*m.Stats.MistakeRate(), m.Stats.MSE())

@@ -66,6 +66,8 @@ type runFlags struct {
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
 	createTopics, passthrough                              bool
+	feedbackBuffer                                         int
+	feedbackMaxAge                                         time.Duration
 	shutdownTimeout                                        time.Duration
 	metricsAddr, logLevel, logFormat, config               string
 }
@@ -93,6 +95,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
+	fs.IntVar(&f.feedbackBuffer, "feedback-buffer", 0, "delayed feedback: impressions (unlabelled events with an id) kept per partition until a feedback event (schema v2, ref = the id) brings the label; 0: off")
+	fs.DurationVar(&f.feedbackMaxAge, "feedback-max-age", time.Hour, "delayed feedback: evict impressions older than this in event time (the events' ts)")
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
@@ -127,6 +131,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
+		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge,
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
 	}
 	for _, b := range strings.Split(f.brokers, ",") {
