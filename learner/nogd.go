@@ -152,25 +152,15 @@ func (l *NOGD) Learn(x []float64, y float64) float64 {
 func (l *NOGD) buildMap() {
 	B := l.budget
 	gram := l.kern.Gram(make([]float64, B*B), l.sv)
-	vals, vecs, err := linalg.SymEig(gram, B)
-	r := 0
-	if err == nil {
-		tol := float64(B) * 2.220446049250313e-16 * math.Max(vals[0], 0)
-		for r < l.k && vals[r] > tol {
-			r++
-		}
-	}
-	m := make([]float64, r*B)
+	r, m, vals := linalg.NystromMap(gram, B, l.k)
+	// Warm start w = Λ^{1/2} Vᵀ a = Λ M a, so that wᵀz(x) is the Nyström
+	// projection of the dual model Σ a_i κ(x_i, x).
 	w := make([]float64, r)
 	for j := 0; j < r; j++ {
-		is := 1 / math.Sqrt(vals[j])
-		var wj float64
-		for i := 0; i < B; i++ {
-			v := vecs[i*B+j]
-			m[j*B+i] = is * v
-			wj += v * l.alpha[i]
-		}
-		w[j] = math.Sqrt(vals[j]) * wj
+		w[j] = vals[j] * dot(m[j*B:(j+1)*B], l.alpha)
+	}
+	if m == nil {
+		m = []float64{} // primal phase with rank 0: predicts 0
 	}
 	l.r, l.m, l.w = r, m, w
 	l.z = make([]float64, r)

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,15 +33,25 @@ func TestSIGKILLRecovery(t *testing.T) {
 	e := kafkatest.New(t)
 	in := e.Name("events")
 	e.CreateTopic(t, in, 2, nil)
-	const n = 6000
+	const n = 20000
 	e.Produce(t, in, events(n, 4, 7)...)
 	group, ckpt := e.Name("g"), e.Name("ckpt")
 	models := []string{"champion=fogd:sigma=1,budget=20", "challenger=nogd:sigma=1,budget=30"}
 	args := []string{"run", "--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "4", "--group", group,
-		"--checkpoint-topic", ckpt, "--model", models[0], "--model", models[1], "--metrics-addr", "",
+		"--checkpoint-topic", ckpt, "--model", models[0], "--model", models[1],
 		"--checkpoint-every", "300", "--batch-size", "100", "--session-timeout", "2s", "--heartbeat-interval", "200ms", "--rebalance-timeout", "4s", "--log-level", "info"}
+	// Each process serves /metrics on its own port: progress and readiness
+	// are read from there.
+	var metricsURL string
 	start := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(os.Args[0], args...)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		metricsURL = "http://" + addr
+		cmd := exec.Command(os.Args[0], append(append([]string(nil), args...), "--metrics-addr", addr)...)
 		cmd.Env = append(os.Environ(), "OKSTREAM_TEST_AS_MAIN=1")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -46,6 +60,28 @@ func TestSIGKILLRecovery(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd, &errb
+	}
+	// metric returns the sum of a metric's samples in the current process.
+	metric := func(name string) float64 {
+		resp, err := http.Get(metricsURL + "/metrics")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		sum, found := 0.0, false
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
+				f := strings.Fields(line)
+				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				sum += v
+				found = true
+			}
+		}
+		if !found {
+			return -1
+		}
+		return sum
 	}
 	distinct := func() int {
 		recs, _ := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
@@ -67,14 +103,22 @@ func TestSIGKILLRecovery(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	for _, killAt := range []int{1500, 3500} {
+	for _, killAt := range []float64{3000, 6000} { // predictions written by each process before its SIGKILL
 		cmd, errb := start()
-		waitFor("predictions", func() bool { return distinct() >= killAt }, errb)
+		waitFor("predictions", func() bool { return metric("okstream_predictions_total") >= killAt }, errb)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	}
+	if d := distinct(); d >= n {
+		t.Fatalf("the killed processes already covered all %d events: the kills were not mid-stream", d)
+	}
 	cmd, errb := start()
 	waitFor("all predictions", func() bool { return distinct() == n }, errb)
+	// ... and this process has processed them itself: it owns both
+	// partitions and has no lag.
+	waitFor("the last process to catch up", func() bool {
+		return metric("okstream_assigned_partitions") == 2 && metric("okstream_consumer_lag_records") == 0
+	}, errb)
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, errb.String())
@@ -115,7 +159,7 @@ func TestSIGKILLRecovery(t *testing.T) {
 			t.Fatalf("partition %d: %v", p, err)
 		}
 		if cp.NextOffset != int64(len(xs)) {
-			t.Fatalf("partition %d: SIGTERM's final checkpoint at %d, want %d", p, cp.NextOffset, len(xs))
+			t.Fatalf("partition %d: SIGTERM's final checkpoint at %d, want %d; last run's log:\n%s", p, cp.NextOffset, len(xs), errb.String())
 		}
 		pl, _ := consumer.DescribePayload(cp.Payload)
 		saved := pl.Models

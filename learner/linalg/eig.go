@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -37,4 +38,31 @@ func SymEig(a []float64, n int) (vals, vecs []float64, err error) {
 		}
 	}
 	return vals, vecs, nil
+}
+
+// NystromMap computes a rank-r Nyström feature map from the n×n PSD Gram
+// matrix gram (row-major) of a set of points: with gram = V Λ Vᵀ, it keeps
+// the r ≤ kmax largest eigenvalues that exceed n·ε·λ_max (smaller ones
+// would be divided by ~0; duplicate points and round-off produce them) and
+// returns M = Λ_r^{-1/2} V_rᵀ (r×n, row-major), so that z(x) = M κ(points, x)
+// gives z(x_i)ᵀz(x_j) = gram_ij on the span, and the kept eigenvalues
+// (descending). r = 0 (nil map) when the matrix is zero or the
+// eigendecomposition fails. Cost O(n³) (one SymEig).
+func NystromMap(gram []float64, n, kmax int) (r int, m, vals []float64) {
+	vals, vecs, err := SymEig(gram, n)
+	if err != nil || n == 0 {
+		return 0, nil, nil
+	}
+	tol := float64(n) * 0x1p-52 * math.Max(vals[0], 0)
+	for r < kmax && r < n && vals[r] > tol {
+		r++
+	}
+	m = make([]float64, r*n)
+	for j := 0; j < r; j++ {
+		is := 1 / math.Sqrt(vals[j])
+		for i := 0; i < n; i++ {
+			m[j*n+i] = is * vecs[i*n+j]
+		}
+	}
+	return r, m, vals[:r]
 }
