@@ -290,3 +290,34 @@ func checkpointStates(t *testing.T, e *kafkatest.Env, cfg Config, parts int) (ma
 func sameScore(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 func nan() float64 { return math.NaN() }
+
+// checkpointStats sums the models' progressive statistics over the
+// partitions' newest checkpoints.
+func checkpointStats(t *testing.T, e *kafkatest.Env, cfg Config, parts int) map[string]Stats {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := checkpoint.OpenExisting(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Stats{}
+	for p := 0; p < parts; p++ {
+		cp, _, err := s.Load(ctx, checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: p})
+		if err != nil || cp == nil {
+			t.Fatalf("partition %d: no checkpoint (%v)", p, err)
+		}
+		pl, err := DescribePayload(cp.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pl.Models {
+			a := out[m.Name]
+			a.Labeled += m.Stats.Labeled
+			a.Mistakes += m.Stats.Mistakes
+			a.SqErr += m.Stats.SqErr
+			out[m.Name] = a
+		}
+	}
+	return out
+}

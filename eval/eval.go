@@ -3,7 +3,9 @@
 // protocol of all four papers, on the same learner code path the stream
 // runtime uses.
 //
-// A run is one pass over one seeded permutation of the dataset. For each
+// A run is one pass over one seeded permutation of the dataset (or, with
+// Config.NoPermute, over the rows in their order: datasets whose order is
+// the experiment, such as dataset.Adversarial's games). For each
 // learner spec (optionally a grid of specs, see Expand) eval runs N
 // permutations, reports the mistake rate (classification, %) or the mean
 // squared error (regression) as mean ± sample standard deviation over the
@@ -53,6 +55,17 @@ type Config struct {
 	Workers int
 	// CurvePoints is the number of points of the learning curves (default 100).
 	CurvePoints int
+	// NoPermute presents the rows in their order in every run instead of a
+	// seeded permutation, for datasets whose order is the experiment (e.g.
+	// the adversarial games of dataset.Adversarial). Runs then differ only
+	// by the learner's seed, unless Sequence is set.
+	NoPermute bool
+	// Sequence, with NoPermute, gives run r its own row sequence (e.g. a new
+	// adversarial game per run), presented in its order; it must return a
+	// dataset with the length and dimension of the one passed to Run, and be
+	// safe for concurrent use (runs execute in parallel). Grid selection
+	// runs (Config.SelectRuns) ask for run numbers from 1<<20 on.
+	Sequence func(run int) (*dataset.Dataset, error)
 	// Progress, if non-nil, receives progress in events.
 	Progress *progress.Bar
 }
@@ -356,8 +369,26 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	if err != nil {
 		return run{}, err
 	}
-	perm := dataset.Permutation(ex.ds.Len(), ex.cfg.Seed, runID)
 	X, Y := ex.ds.X, ex.ds.Y
+	var perm []int
+	if ex.cfg.NoPermute {
+		if ex.cfg.Sequence != nil {
+			seq, err := ex.cfg.Sequence(runID)
+			if err != nil {
+				return run{}, err
+			}
+			if seq.Len() != ex.ds.Len() || seq.Dim != ex.ds.Dim {
+				return run{}, fmt.Errorf("eval: sequence of run %d has %d rows of dimension %d, want %d of %d", runID, seq.Len(), seq.Dim, ex.ds.Len(), ex.ds.Dim)
+			}
+			X, Y = seq.X, seq.Y
+		}
+		perm = make([]int, ex.ds.Len())
+		for i := range perm {
+			perm[i] = i
+		}
+	} else {
+		perm = dataset.Permutation(ex.ds.Len(), ex.cfg.Seed, runID)
+	}
 	curve := make([]float64, len(ex.curveT))
 	k := 0
 	var loss float64

@@ -12,7 +12,7 @@
 // pass, and for pass 0 the same one `okstream eval` uses for its run 0 of
 // that seed. The event is
 //
-//	v    codec.EventVersion
+//	v    1 (2 for feedback events)
 //	id   IDPrefix + "<pass>-<row>"   (unique within one replay, also when looping)
 //	ts   see TimeMode; the Kafka record time is set to the same instant
 //	key  see KeyMode; also the Kafka record key
@@ -69,4 +69,23 @@
 // by a token bucket whose capacity is one such call, so the stream is smooth
 // rather than a burst per second, and a stall is not followed by a catch-up
 // burst: Rate is a ceiling, reached when the brokers keep up.
+//
+// # Event sources and event-time pacing
+//
+// ReplaySource sends any ordered sequence of events (a Source) with the
+// same Writer, keys, ordering, delivery and error handling as Replay, one
+// record per event with the event's key as record key and its ts as record
+// time. StreamConfig.Speedup paces by event time instead of a rate: an
+// event Δ later than the first in event time leaves Δ/Speedup after it
+// (3600: an hour of log per second); 0 sends as fast as possible.
+//
+// KuaiRecSource is the Source of a KuaiRec 2.0 log (package
+// okstream/dataset/kuairec): the interactions in replay order (timestamp,
+// user_id, video_id), keyed by user_id, with the kuairec-v1 features, either
+// labelled (schema version 1 events with y) or as delayed feedback: an
+// impression (version 2, features, no y) at the interaction's time and a
+// label-only feedback event (version 2, ref = the impression's id)
+// play_duration later in event time — so, paced, play_duration / Speedup
+// later in wall time. Its Headers name the feature schema version and the
+// data (kuairec-synthetic/... for a synthetic sample).
 package producer

@@ -163,7 +163,7 @@ func (p *Plan) Event(i int64, now time.Time) codec.Event {
 // event builds event i with the sparse form in the plan's scratch slices.
 func (p *Plan) event(i int64, nowMS int64) codec.Event {
 	_, row := p.Row(i)
-	ev := codec.Event{Version: codec.EventVersion, ID: p.ID(i), Key: p.Key(i)}
+	ev := codec.Event{Version: 1, ID: p.ID(i), Key: p.Key(i)} // v1: readable by every okstream version (v2 is only needed for feedback)
 	ev.TS, ev.HasTS = p.ts(i, row, nowMS)
 	x := p.ds.X[row]
 	if p.cfg.Sparse {

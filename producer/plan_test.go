@@ -157,7 +157,7 @@ func TestPlanEventsDenseSparse(t *testing.T) {
 			if !ev.HasY || ev.Y != ds.Y[row] || !ev.HasTS || ev.TS != now.UnixMilli() || !msg.Time.Equal(now) {
 				t.Fatalf("row %d: y=%v/%v ts=%v/%v", row, ev.HasY, ev.Y, ev.HasTS, ev.TS)
 			}
-			if string(msg.Key) != ev.Key || ev.Key != strconv.Itoa(row) || ev.Version != codec.EventVersion {
+			if string(msg.Key) != ev.Key || ev.Key != strconv.Itoa(row) || ev.Version != 1 {
 				t.Fatalf("row %d: record key %q, event key %q", row, msg.Key, ev.Key)
 			}
 			if sparse {

@@ -190,51 +190,21 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 		return Stats{}, err
 	}
 	c := p.cfg
-	if len(c.Brokers) == 0 {
-		return Stats{}, errors.New("producer: no brokers given (host:port, e.g. localhost:9092)")
-	}
-	if c.Topic == "" {
-		return Stats{}, errors.New("producer: no topic given")
-	}
-	client := &kafka.Client{Addr: kafka.TCP(c.Brokers...), Timeout: metaTimeout}
-	nparts, maxBytes, err := topicInfo(ctx, client, c.Topic, c.Brokers)
+	s, err := openSession(ctx, sessionConfig{
+		brokers: c.Brokers, topic: c.Topic, batchSize: c.BatchSize, batchTimeout: c.BatchTimeout,
+		batchBytes: c.BatchBytes, balancer: c.Balancer, progress: c.Progress, onAck: c.OnAck, clock: c.clock,
+	})
 	if err != nil {
 		return Stats{}, err
 	}
-	batchBytes := c.BatchBytes
-	if batchBytes <= 0 {
-		// kafka-go estimates a record's size a little above its v2 encoding
-		// but does not count the batch header (61 bytes); keep a margin.
-		batchBytes = max(maxBytes-256, 1024)
-	}
-
-	t := &tracker{wake: make(chan struct{}, 1), bar: c.Progress, onAck: c.OnAck, parts: make([]int64, nparts)}
-	perPartition := max(1, (c.BatchSize+nparts-1)/nparts)
-	balancer := c.Balancer
-	if balancer == nil {
-		balancer = kafka.Murmur2Balancer{}
-	}
-	w := &kafka.Writer{
-		Addr:         kafka.TCP(c.Brokers...),
-		Topic:        c.Topic,
-		Balancer:     balancer,
-		RequiredAcks: kafka.RequireAll,
-		BatchSize:    perPartition,
-		BatchBytes:   batchBytes,
-		BatchTimeout: c.BatchTimeout,
-		Async:        true,
-		Completion:   t.complete,
-	}
 
 	clk := c.clock
-	start := clk.Now()
 	chunk := c.BatchSize
 	var pace *pacer
 	if c.Rate > 0 {
 		chunk = pacedChunk(c.Rate, c.BatchSize)
-		pace = newPacer(c.Rate, chunk, start)
+		pace = newPacer(c.Rate, chunk, s.start)
 	}
-	limit := int64(4 * c.BatchSize)
 	msgs := make([]kafka.Message, chunk)
 	ends := make([]int, 2*chunk)
 	perEvent := 64
@@ -258,10 +228,8 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 				}
 			}
 		}
-		if err := t.acquire(ctx, n, limit); err != nil {
-			if err != errWriteFailed {
-				stopErr = err
-			}
+		if err := s.acquire(ctx, n); err != nil {
+			stopErr = err
 			break
 		}
 		// Build the call: all keys and values in one fresh buffer (the
@@ -279,9 +247,9 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 			if berr != nil {
 				break
 			}
-			if size := int64(ve-at) + 64; size > batchBytes {
+			if size := int64(ve-at) + 64; size > s.batchBytes {
 				pass, row := p.Row(i)
-				berr = fmt.Errorf("producer: event %d (pass %d, row %d) is %d bytes, more than the topic accepts in one batch (%d): raise the topic's max.message.bytes, or send sparse events", i, pass, row, ve-at, batchBytes)
+				berr = fmt.Errorf("producer: event %d (pass %d, row %d) is %d bytes, more than the topic accepts in one batch (%d): raise the topic's max.message.bytes, or send sparse events", i, pass, row, ve-at, s.batchBytes)
 				break
 			}
 			ends[2*k], ends[2*k+1] = ks, ve
@@ -289,7 +257,7 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 			msgs[k] = kafka.Message{Time: ts, WriterData: &meta[k]} // Time zero under TimeNone: the client's send time
 		}
 		if berr != nil {
-			t.release(n)
+			s.t.release(n)
 			stopErr = berr
 			break
 		}
@@ -300,54 +268,14 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 			msgs[k].Key, msgs[k].Value = buf[prev:ks:ks], buf[ks:ve:ve]
 			prev = ve
 		}
-		if err := w.WriteMessages(ctx, msgs[:n]...); err != nil {
-			t.release(n)
-			if ctx.Err() != nil {
-				stopErr = ctx.Err()
-			} else {
-				t.mu.Lock()
-				if t.err == nil {
-					t.err = err
-				}
-				t.mu.Unlock()
-			}
+		if err := s.write(ctx, msgs[:n]); err != nil {
+			stopErr = err
 			break
 		}
 		clear(msgs[:n]) // drop references to buf for the GC
 		sent += n
 	}
-
-	// Flush and wait for the acknowledgements; after a cancellation, for at
-	// most DrainTimeout.
-	closed := make(chan struct{})
-	go func() {
-		_ = w.Close()
-		close(closed)
-	}()
-	if ctx.Err() != nil {
-		timer := time.NewTimer(c.DrainTimeout)
-		select {
-		case <-closed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	} else {
-		<-closed
-	}
-	c.Progress.Finish()
-
-	t.mu.Lock()
-	st := Stats{Events: t.acked, Bytes: t.bytes, Labelled: t.labelled, Sent: sent,
-		Partitions: append([]int64(nil), t.parts...), Elapsed: clk.Now().Sub(start)}
-	werr := t.err
-	t.mu.Unlock()
-	switch {
-	case werr != nil:
-		return st, &WriteError{Topic: c.Topic, Brokers: c.Brokers, Acked: st.Events, Err: werr}
-	case stopErr != nil:
-		return st, stopErr
-	}
-	return st, nil
+	return s.close(ctx, sent, stopErr, c.DrainTimeout)
 }
 
 // topicInfo returns the partition count and max.message.bytes of topic,

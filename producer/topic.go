@@ -20,6 +20,12 @@ import (
 // that of the existing topic if there was one, which may differ from
 // partitions — and whether it created the topic.
 func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int) (n int, created bool, err error) {
+	return EnsureTopicConfig(ctx, brokers, topic, partitions, nil)
+}
+
+// EnsureTopicConfig is EnsureTopic with topic configs (e.g. retention.ms)
+// for a topic it creates; an existing topic keeps its configuration.
+func EnsureTopicConfig(ctx context.Context, brokers []string, topic string, partitions int, configs map[string]string) (n int, created bool, err error) {
 	if topic == "" {
 		return 0, false, errors.New("producer: EnsureTopic: no topic name")
 	}
@@ -29,7 +35,7 @@ func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions
 	ctx, cancel := context.WithTimeout(ctx, 2*metaTimeout)
 	defer cancel()
 	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: metaTimeout}
-	created, err = kafkautil.EnsureTopic(ctx, c, kafkautil.TopicSpec{Name: topic, Partitions: partitions})
+	created, err = kafkautil.EnsureTopic(ctx, c, kafkautil.TopicSpec{Name: topic, Partitions: partitions, Configs: configs})
 	if err != nil {
 		return 0, false, fmt.Errorf("producer: could not create topic %q with %d partitions on %s: %w; check that the brokers are reachable and allow creating topics, or create it by hand (kafka-topics.sh --create --topic %s --partitions %d)",
 			topic, partitions, strings.Join(brokers, ","), err, topic, partitions)
@@ -39,6 +45,25 @@ func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions
 		return 0, created, fmt.Errorf("producer: topic %q: reading its partitions: %w", topic, err)
 	}
 	return n, created, nil
+}
+
+// TopicRetention returns a topic's retention.ms (-1: unlimited), or an
+// error if it cannot be read. Replays that stamp records with old event
+// times check it: a broker deletes records older than retention.ms by
+// their record time.
+func TopicRetention(ctx context.Context, brokers []string, topic string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
+	defer cancel()
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: metaTimeout}
+	cfg, err := kafkautil.TopicConfig(ctx, c, topic, "retention.ms")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := cfg["retention.ms"]
+	if !ok {
+		return 0, fmt.Errorf("producer: topic %q: retention.ms not reported", topic)
+	}
+	return strconv.ParseInt(v, 10, 64)
 }
 
 // ReadColumn returns the values of one column of a CSV file, one per row in

@@ -47,6 +47,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	showGrid := fs.Bool("grid", false, "also print every grid point's score")
 	curvePoints := fs.Int("curve-points", 100, "points per learning curve")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	noPermute := fs.Bool("no-permute", false, "present the rows in file order in every run instead of seeded permutations (default for data whose order is the experiment, e.g. --data kuairec:DIR)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -72,7 +73,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints}
+	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered}
 	if !*quiet {
 		total, err := eval.TotalEvents(models, ds.Len(), cfg)
 		if err != nil {

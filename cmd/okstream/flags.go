@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"okstream/dataset"
+	"okstream/dataset/kuairec"
 )
 
 // listFlag is a repeatable string flag.
@@ -71,10 +73,15 @@ type dataFlags struct {
 	scale    string
 	positive string
 	limit    int
+
+	// ordered is set by load when the rows' order is the experiment (a
+	// KuaiRec stream in replay order): callers must not permute them
+	// (eval.Config.NoPermute).
+	ordered bool
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.data, "data", "", "dataset: a file path, or a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+")")
+	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
 	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm or csv")
 	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
 	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
@@ -127,6 +134,12 @@ func (d *dataFlags) options() (string, dataset.Options, error) {
 
 // load reads and preprocesses the dataset for a task.
 func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	if dir, kopts, ok, err := kuairec.ParseDataArg(d.data); ok {
+		if err != nil {
+			return nil, dataset.Scale{}, fmt.Errorf("--data: %w", err)
+		}
+		return d.loadKuaiRec(dir, kopts, classification)
+	}
 	path, opts, err := d.options()
 	if err != nil {
 		return nil, dataset.Scale{}, err
@@ -163,5 +176,43 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 		}
 	}
 	ds.ApplyScale(sc)
+	return ds, sc, nil
+}
+
+// loadKuaiRec builds the dataset of --data kuairec:DIR: the matrix's timed
+// events in replay order (timestamp, user_id, video_id), labelled
+// watch_ratio > threshold (±1), with the kuairec-v1 features (already in
+// [0, 1]; --scale still applies). The rows are in time order, which is the
+// experiment: a permuted evaluation loses it. A synthetic folder is named
+// "kuairec-synthetic/..." in every table.
+func (d *dataFlags) loadKuaiRec(dir string, opts kuairec.Options, classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	switch {
+	case !classification:
+		return nil, dataset.Scale{}, errors.New("--data kuairec:... is a classification stream (labels ±1 from watch_ratio > threshold); use classification models")
+	case d.positive != "":
+		return nil, dataset.Scale{}, errors.New("--positive does not apply to --data kuairec:... (the label is watch_ratio > threshold; set threshold=F in the --data options)")
+	case d.label != "" || d.drop != "" || d.dim != 0 || (d.format != "" && d.format != "auto") || (d.header != "" && d.header != "auto"):
+		return nil, dataset.Scale{}, errors.New("--label, --drop, --dim, --format and --header do not apply to --data kuairec:...")
+	}
+	sc, err := dataset.ParseScale(d.scale)
+	if err != nil {
+		return nil, dataset.Scale{}, fmt.Errorf("--scale: %w", err)
+	}
+	if sc.Targets {
+		return nil, dataset.Scale{}, fmt.Errorf("--scale %s: target scaling (y01/y11) is for regression", d.scale)
+	}
+	if d.limit > 0 && (opts.Limit == 0 || d.limit < opts.Limit) {
+		opts.Limit = d.limit
+	}
+	s, err := kuairec.Open(dir, opts)
+	if err != nil {
+		return nil, dataset.Scale{}, err
+	}
+	ds, err := s.Dataset()
+	if err != nil {
+		return nil, dataset.Scale{}, err
+	}
+	ds.ApplyScale(sc)
+	d.ordered = true
 	return ds, sc, nil
 }

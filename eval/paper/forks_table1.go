@@ -23,8 +23,83 @@ func forksSpec(format string) func(d Dataset) string {
 	return func(d Dataset) string { return fmt.Sprintf(format, d.B, forksSigmaGrid) }
 }
 
-// FOGD and NOGD rows of the FORKS paper's Table 1 (the other seven
-// algorithms are added by the FORKS issue).
+// The rows of the FORKS paper's Table 1: the budgeted kernel-expansion
+// baselines (RBP, BPA-S, Projectron, BOGD), FOGD and NOGD (with the LSOKL
+// toolbox's settings alongside), SkeGD, PROS-N-KONS and FORKS. Paper
+// numbers: spec forks.md §7; reference numbers: the LSOKL toolbox on our
+// files, forks.md Appendix R (5 permutations; w7a: its first 10,000 rows).
+var (
+	algoRBP = Algorithm{
+		Label: "RBP",
+		Spec:  forksSpec("rbp:budget=%d,sigma=%s"),
+		Paper: map[string]*Value{"german": V(38.830, 0.152), "svmguide3": V(29.698, 1.644), "spambase": V(35.461, 0.842), "codrna": V(22.644, 0.262), "w7a": V(5.963, 0.722)},
+		Reference: map[string]*Value{
+			"german/unscaled": V(38.7, -1), "german/scaled": V(36.1, -1), "svmguide3/unscaled": V(30.2, -1),
+			"spambase/unscaled": V(35.6, -1), "spambase/scaled": V(23.4, -1), "codrna/scaled": V(23.9, -1), "w7a/unscaled": V(4.2, -1),
+		},
+		Note: "perceptron; on a mistake at full budget a uniformly random support vector is dropped",
+	}
+	algoBPAS = Algorithm{
+		Label: "BPA-S",
+		Spec:  forksSpec("bpas:budget=%d,c=1,sigma=%s"),
+		Paper: map[string]*Value{"german": V(35.235, 0.944), "svmguide3": V(29.027, 0.732), "spambase": V(34.394, 2.545), "codrna": V(17.029, 0.303), "w7a": V(3.001, 0.045)},
+		Reference: map[string]*Value{
+			"german/unscaled": V(34.0, -1), "german/scaled": V(31.0, -1), "svmguide3/unscaled": V(23.4, -1),
+			"spambase/unscaled": V(32.7, -1), "spambase/scaled": V(17.4, -1), "codrna/scaled": V(13.8, -1), "w7a/unscaled": V(2.8, -1),
+		},
+		Note: "C = 1 (LSOKL)",
+	}
+	algoProjectron = Algorithm{
+		Label: "Projectron",
+		Spec:  forksSpec("projectron:budget=%d,sigma=%s"),
+		Paper: map[string]*Value{"german": V(36.875, 1.403), "svmguide3": V(25.060, 0.373), "spambase": V(32.659, 0.914), "codrna": V(19.257, 4.688), "w7a": V(3.174, 0.014)},
+		Reference: map[string]*Value{
+			"german/unscaled": V(35.6, -1), "german/scaled": V(32.6, -1), "svmguide3/unscaled": V(26.1, -1),
+			"spambase/unscaled": V(33.0, -1), "spambase/scaled": V(15.3, -1), "codrna/scaled": V(9.4, -1),
+		},
+		Note: "budgeted form of the LSOKL toolbox with the δ² ≤ 1e-8 duplicate guard (the toolbox is unstable on w7a)",
+	}
+	algoBOGD = Algorithm{
+		Label: "BOGD",
+		Spec:  forksSpec("bogd:budget=%d,eta=0.2,gamma=10,sigma=%s"),
+		Paper: map[string]*Value{"german": V(33.705, 1.446), "svmguide3": V(29.904, 1.653), "spambase": V(32.859, 0.478), "codrna": V(17.305, 0.146), "w7a": V(3.548, 0.164)},
+		Reference: map[string]*Value{
+			"german/unscaled": V(32.7, -1), "german/scaled": V(30.5, -1), "svmguide3/unscaled": V(24.0, -1),
+			"spambase/unscaled": V(32.9, -1), "spambase/scaled": V(23.5, -1), "codrna/scaled": V(25.5, -1), "w7a/unscaled": V(3.0, -1),
+		},
+		Note: "η = 0.2, γ = 10, λ = 1/N² (LSOKL)",
+	}
+	algoSkeGD = Algorithm{
+		Label: "SkeGD",
+		Spec:  forksSketchSpec("skegd"),
+		Paper: map[string]*Value{"german": V(25.170, 0.391), "svmguide3": V(19.976, 0.105), "spambase": V(32.413, 1.886), "codrna": V(13.274, 0.262), "w7a": V(2.706, 0.335)},
+		Note:  "B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B, D = 1, ρ = ⌊0.3N⌋, η = 0.2, λ = 0.01; exact rank-k SVD each update round, w kept",
+	}
+	algoPROSNKONS = Algorithm{
+		Label: "PROS-N-KONS",
+		Spec:  func(d Dataset) string { return "pros-n-kons:loss=hinge,sigma=" + forksSigmaGrid },
+		Paper: map[string]*Value{"german": V(31.235, 0.939), "svmguide3": V(24.529, 0.561), "spambase": V(32.227, 0.678), "codrna": V(13.387, 0.289), "w7a": V(3.016, 0.007)},
+		Note:  "adaptive dictionary (no cap), the learner's defaults otherwise",
+	}
+	algoFORKS = Algorithm{
+		Label:     "FORKS",
+		Spec:      forksSketchSpec("forks"),
+		Paper:     map[string]*Value{"german": V(26.425, 0.562), "svmguide3": V(19.710, 0.557), "spambase": V(30.662, 0.670), "codrna": V(12.795, 0.360), "w7a": V(2.561, 0.038)},
+		Tolerance: 1.5,
+		Note:      "B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B, D = 1, ρ = ⌊0.3N⌋, α = 0.01, σ_i = 0.5, η_i = 0, λ = 0.01, C = 1, TISVD; acceptance band ±1.5 points (the issue's)",
+	}
+)
+
+// forksSketchSpec is FORKS' or SkeGD's Table 1 spec: the paper's defaults
+// (B̃ = 2B, s_p = B, s_m = 0.2 s_p, k = 0.1B, D = 1, ρ = ⌊θN⌋ with θ = 0.3:
+// eval sets horizon = N) written out.
+func forksSketchSpec(name string) func(d Dataset) string {
+	return func(d Dataset) string {
+		return fmt.Sprintf("%s:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,blocks=1,theta=0.3,sigma=%s",
+			name, d.B, 2*d.B, d.B, d.B/5, d.B/10, forksSigmaGrid)
+	}
+}
+
 var (
 	algoFOGD = Algorithm{
 		Label: "FOGD",
@@ -76,7 +151,7 @@ func init() {
 		Runs:      20,
 		Tolerance: 2.5,
 		Datasets:  forksTable1Datasets,
-		Algos:     []Algorithm{algoFOGD, algoFOGDToolbox, algoNOGD, algoNOGDToolbox},
+		Algos:     []Algorithm{algoRBP, algoBPAS, algoProjectron, algoBOGD, algoFOGD, algoFOGDToolbox, algoNOGD, algoNOGDToolbox, algoSkeGD, algoPROSNKONS, algoFORKS},
 		Intro: `Budget B = 50 for german, svmguide3 and spambase and 100 for codrna and w7a (the
 paper's N ≤ 10,000 rule); hinge loss; σ picked from the paper's grid 2^-5 … 2^7 (step 2^0.5)
 by the lowest mean mistake rate over the same 20 permutations, as the paper did; the mistake
@@ -84,6 +159,24 @@ rate counts every round, Stage 1 included, and a score of exactly 0 as a mistake
 is the LSOKL MATLAB toolbox (the paper's baseline code) run under Octave on our files, 5
 permutations (spec forks.md Appendix R). Rows marked "(toolbox setting)" are not in the
 paper: they use the toolbox's defaults to show where the paper's settings and the toolbox's
-differ.`,
+differ. FORKS and SkeGD use the paper's sketch settings (B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B,
+D = 1, ρ = ⌊0.3N⌋; FORKS α = 0.01, σ_i = 0.5, η_i = 0, λ = 0.01, C = 1); the issue's acceptance
+band for FORKS is ±1.5 points of the paper.`,
+		Discussion: forksTable1Discussion,
 	})
 }
+
+const forksTable1Discussion = `**FORKS and SkeGD against the paper** (measured while implementing them: unscaled files,
+σ from the full grid, 3 permutations on german/svmguide3/spambase, 2 on codrna/w7a): FORKS
+30.53 ± 0.38 / 23.97 ± 0.08 / 33.38 ± 1.61 / 13.32 ± 0.30 / 3.00 ± 0.00 (paper 26.43 / 19.71 /
+30.66 / 12.80 / 2.56) and SkeGD 30.07 / 23.41 / 32.76 / 13.76 / 3.00 (paper 25.17 / 19.98 /
+32.41 / 13.27 / 2.71) on german / svmguide3 / spambase / codrna / w7a. codrna and w7a are
+within the ±1.5-point band, spambase and the two small datasets are not. On german, svmguide3
+and w7a the paper's FORKS, SkeGD and NOGD numbers lie below the majority-class rate of our
+files (30.0, 23.8, 3.0) and below what any kernel learner we have reaches on them: our FORKS,
+SkeGD and NOGD all land at the majority rate ± 1 (the toolbox's NOGD likewise: 30.0, 22.6,
+3.0), and even exact online ridge regression on 100 landmark kernel columns plus a bias gets
+29.5 % on german and 25–30 % on svmguide3. With k = 0.1B = 5 features (B = 50) the second-order
+step has little to work with. Scaling helps where it helps the others: spambase min–max
+scaled, FORKS 21.1 ± 1.3, SkeGD 22.1 ± 2.2. See learner/forks.go and learner/sketchmap.go for
+the decisions on the paper's ambiguities (spec forks.md §8) and their measured effects.`

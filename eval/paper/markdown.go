@@ -2,6 +2,7 @@ package paper
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,16 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", e.Title)
 	fmt.Fprintf(&b, "Paper: %s.\n\n", e.Paper)
+	if e.Custom != nil {
+		fmt.Fprintf(&b, "Regenerate with `%s` (%d run(s), seed %d; took %s on this machine).\n\n",
+			cmdLine, r.Runs, r.Seed, elapsed.Round(time.Second))
+		for _, s := range []string{e.Intro, r.Body, e.Discussion} {
+			if strings.TrimSpace(s) != "" {
+				b.WriteString(strings.TrimSpace(s) + "\n\n")
+			}
+		}
+		return strings.TrimRight(b.String(), "\n") + "\n"
+	}
 	fmt.Fprintf(&b, "Regenerate with `%s` (%d permutations, seed %d; took %s on this machine).\n\n",
 		cmdLine, r.Runs, r.Seed, elapsed.Round(time.Second))
 	if e.Intro != "" {
@@ -67,26 +78,46 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		if res0.Metric == eval.MSE {
 			unit = "MSE"
 		}
+		mse := res0.Metric == eval.MSE
+		dfmt := "%+.2f" // differences: points, or 5 decimals for MSE
+		if mse {
+			dfmt = "%+.5f"
+		}
 		// Header.
 		b.WriteString("| algorithm | paper |")
 		sep := "|---|---|"
 		for _, c := range cells {
 			fmt.Fprintf(&b, " reference (%s) | okstream (%s) | chosen (%s) |", c.Variant, c.Variant, c.Variant)
 			sep += "---|---|---|"
+			if e.SizeColumn != "" {
+				fmt.Fprintf(&b, " %s (%s) |", e.SizeColumn, c.Variant)
+				sep += "---|"
+			}
 		}
 		fmt.Fprintf(&b, " µs/event (%s) | Δ vs paper (%s) | within %s? |\n", cells[0].Variant, cells[0].Variant, tolWord)
 		sep += "---|---|---|"
 		b.WriteString(sep + "\n")
 		for _, a := range e.Algos {
-			fmt.Fprintf(&b, "| %s | %s |", a.Label, a.Paper[dsName].String())
+			fmt.Fprintf(&b, "| %s | %s |", a.Label, a.Paper[dsName].format(mse))
 			for _, c := range cells {
 				m := c.model(a.Label)
 				ref := a.Reference[dsName+"/"+c.Variant]
+				size := ""
+				if e.SizeColumn != "" {
+					size = " – |"
+					if m != nil {
+						size = fmt.Sprintf(" %d |", m.Used)
+					}
+				}
 				if m == nil {
-					b.WriteString(" – | – | – |")
+					ours := "–"
+					if slices.Contains(c.Skipped, a.Label) {
+						ours = "not run"
+					}
+					fmt.Fprintf(&b, " %s | %s | – |%s", ref.format(mse), ours, size)
 					continue
 				}
-				fmt.Fprintf(&b, " %s | %s | %s |", ref.String(), c.Result.FormatMetric(*m), chosenLabel(m))
+				fmt.Fprintf(&b, " %s | %s | %s |%s", ref.format(mse), c.Result.FormatMetric(*m), chosenLabel(m), size)
 			}
 			m0 := cells[0].model(a.Label)
 			if m0 == nil {
@@ -99,7 +130,7 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 				// only run on another preprocessing; compare there.
 				for _, c := range cells[1:] {
 					ref := a.Reference[dsName+"/"+c.Variant]
-					if m := c.model(a.Label); ref != nil && m != nil && e.within(m.Mean, ref.Mean) {
+					if m := c.model(a.Label); ref != nil && m != nil && e.withinFor(a, m.Mean, ref.Mean) {
 						v = Verdict{OK: true, Target: "reference/" + c.Variant, Delta: m.Mean - ref.Mean}
 						break
 					}
@@ -107,18 +138,21 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 			}
 			delta := "–"
 			if p := a.Paper[dsName]; p != nil {
-				delta = fmt.Sprintf("%+.2f", m0.Mean-p.Mean)
+				delta = fmt.Sprintf(dfmt, m0.Mean-p.Mean)
 			}
 			verdict := "–"
 			switch {
 			case v.OK && v.Target == "paper":
 				verdict = "yes (paper)"
 			case v.OK && v.Target == "reference":
-				verdict = fmt.Sprintf("reference (%+.2f)", v.Delta)
+				verdict = fmt.Sprintf("reference ("+dfmt+")", v.Delta)
 			case v.OK:
-				verdict = fmt.Sprintf("no reference run unscaled; %s run matches the reference (%+.2f)", strings.TrimPrefix(v.Target, "reference/"), v.Delta)
+				verdict = fmt.Sprintf("no reference run unscaled; %s run matches the reference ("+dfmt+")", strings.TrimPrefix(v.Target, "reference/"), v.Delta)
 			case a.Paper[dsName] != nil:
 				verdict = "**no**"
+			}
+			if a.Tolerance > 0 && a.Tolerance != e.Tolerance && verdict != "–" {
+				verdict += fmt.Sprintf(" [band ±%g]", a.Tolerance)
 			}
 			if a.Paper[dsName] != nil || a.Reference[dsName+"/"+cells[0].Variant] != nil {
 				verdicts = append(verdicts, verdictRow{a.Label, dsName, v, m0.Mean})
@@ -127,6 +161,17 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		}
 		b.WriteString("\n")
 		_ = unit
+		var notRun []string
+		for _, c := range cells {
+			for _, l := range c.Skipped {
+				if !slices.Contains(notRun, l) {
+					notRun = append(notRun, l)
+				}
+			}
+		}
+		if len(notRun) > 0 {
+			fmt.Fprintf(&b, "Not run (learner not registered in this build): %s.\n\n", strings.Join(notRun, ", "))
+		}
 		var plots []string
 		for _, c := range cells {
 			if c.Plot != "" {

@@ -14,6 +14,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"okstream/dataset"
 )
 
 // Value is a published number (mean ± std); Std < 0 means not given.
@@ -32,6 +34,18 @@ func (v *Value) String() string {
 		return trim(v.Mean)
 	}
 	return trim(v.Mean) + " ± " + trim(v.Std)
+}
+
+// format renders a Value with 5 decimals for MSE tables (where 3 decimals
+// would hide the differences) and as String otherwise.
+func (v *Value) format(mse bool) string {
+	if v == nil || !mse {
+		return v.String()
+	}
+	if v.Std < 0 {
+		return fmt.Sprintf("%.5f", v.Mean)
+	}
+	return fmt.Sprintf("%.5f ± %.5f", v.Mean, v.Std)
 }
 
 func trim(x float64) string {
@@ -59,6 +73,11 @@ type Dataset struct {
 	Variants []Variant
 	Limit    int // first rows only (0: all)
 	Note     string
+	// Game, if set, plays an adversarial game (dataset.Adversarial) on the
+	// (scaled) dataset instead of permuting it: run r gets a fresh game
+	// drawn with its own seed and presents it in order (eval.Config
+	// NoPermute/Sequence); Game.Seed is ignored.
+	Game *dataset.AdversarialGame
 }
 
 // Algorithm is one row of an experiment's table.
@@ -72,6 +91,9 @@ type Algorithm struct {
 	// "title/variant".
 	Reference map[string]*Value
 	Note      string
+	// Tolerance, if > 0, overrides the experiment's acceptance band for
+	// this algorithm (e.g. the issue's ±1.5 points for FORKS).
+	Tolerance float64
 }
 
 // Experiment is a table of a paper.
@@ -90,6 +112,15 @@ type Experiment struct {
 	Relative bool
 	// Discussion is appended after the tables (evidence for misses).
 	Discussion string
+	// SizeColumn, if set, adds a column with this header showing each
+	// model's size (eval's ModelResult.Used: stored examples, dictionary
+	// or features at the end of the first run), e.g. "J".
+	SizeColumn string
+	// Custom, if set, runs an experiment that is not a table of learners
+	// over datasets (e.g. a convergence-rate study) instead of the
+	// dataset loop; it fills Report.Body (markdown) and Report.Data (raw
+	// results for the JSON file).
+	Custom func(e *Experiment, o Options) (*Report, error)
 }
 
 var experiments = map[string]*Experiment{}

@@ -13,6 +13,8 @@ import (
 	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/progress"
+	"okstream/learner"
+	"okstream/learner/rng"
 )
 
 // Options controls a reproduction run.
@@ -36,6 +38,9 @@ type Cell struct {
 	Result  *eval.Result
 	Plot    string // markdown-relative path of the curve plot
 	Command string // the equivalent okstream eval command
+	// Skipped lists the algorithms not run because their learner is not
+	// registered in this build.
+	Skipped []string `json:",omitempty"`
 }
 
 // Report is the outcome of an experiment.
@@ -44,6 +49,9 @@ type Report struct {
 	Runs  int
 	Seed  uint64
 	Cells []Cell
+	// Body and Data are a Custom experiment's markdown and raw results.
+	Body string
+	Data any
 }
 
 func keep(filter []string, name string) bool {
@@ -68,6 +76,10 @@ func (e *Experiment) Run(o Options) (*Report, error) {
 	if seed == 0 {
 		seed = 1
 	}
+	if e.Custom != nil {
+		o.Runs, o.Seed = runs, seed
+		return e.Custom(e, o)
+	}
 	rep := &Report{Exp: e, Runs: runs, Seed: seed}
 	for _, d := range e.Datasets {
 		if !keep(o.Datasets, d.Title) {
@@ -87,18 +99,21 @@ func (e *Experiment) Run(o Options) (*Report, error) {
 	return rep, nil
 }
 
-func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Options) (Cell, error) {
+// load reads a dataset variant as the experiment uses it: the file (or the
+// variant's), the first Limit rows, ±1 labels for classification, the
+// variant's scaling. It returns the data, its scaling and the data key.
+func (e *Experiment) load(d Dataset, v Variant) (*dataset.Dataset, dataset.Scale, string, error) {
 	key := d.Key
 	if v.Data != "" {
 		key = v.Data
 	}
 	path, opts, err := dataset.Resolve(key)
 	if err != nil {
-		return Cell{}, err
+		return nil, dataset.Scale{}, "", err
 	}
 	ds, err := dataset.Load(path, opts)
 	if err != nil {
-		return Cell{}, err
+		return nil, dataset.Scale{}, "", err
 	}
 	if d.Limit > 0 && d.Limit < ds.Len() {
 		idx := make([]int, d.Limit)
@@ -109,21 +124,48 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 	}
 	if e.Task == "classification" {
 		if err := ds.BinaryLabels(nil); err != nil {
-			return Cell{}, err
+			return nil, dataset.Scale{}, "", err
 		}
 	}
 	sc, err := dataset.ParseScale(v.Scale)
 	if err != nil {
-		return Cell{}, err
+		return nil, dataset.Scale{}, "", err
 	}
 	ds.ApplyScale(sc)
-	specs := make([]string, len(e.Algos))
-	labels := make([]string, len(e.Algos))
-	for i, a := range e.Algos {
-		specs[i] = a.Spec(d)
-		labels[i] = a.Label
+	return ds, sc, key, nil
+}
+
+func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Options) (Cell, error) {
+	ds, sc, key, err := e.load(d, v)
+	if err != nil {
+		return Cell{}, err
+	}
+	var specs, labels, skipped []string
+	for _, a := range e.Algos {
+		s := a.Spec(d)
+		if name, _, err := learner.ParseSpec(s); err == nil && learner.Describe(name) == nil {
+			skipped = append(skipped, a.Label) // not in this build: the row shows "not run"
+			continue
+		}
+		specs = append(specs, s)
+		labels = append(labels, a.Label)
+	}
+	if len(specs) == 0 {
+		return Cell{}, fmt.Errorf("none of the experiment's learners is registered in this build")
 	}
 	cfg := eval.Config{Runs: runs, Seed: seed, Workers: o.Workers}
+	if d.Game != nil {
+		base := ds
+		game := func(run int) (*dataset.Dataset, error) {
+			g := *d.Game
+			g.Seed = GameSeed(seed, run)
+			return dataset.Adversarial(base, g)
+		}
+		if ds, err = game(0); err != nil {
+			return Cell{}, err
+		}
+		cfg.NoPermute, cfg.Sequence = true, game
+	}
 	if o.Progress != nil {
 		total, err := eval.TotalEvents(specs, ds.Len(), cfg)
 		if err != nil {
@@ -136,8 +178,11 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		return Cell{}, err
 	}
 	res.Dataset = d.Title + " (" + v.Name + ")"
-	cell := Cell{Dataset: d.Title, Variant: v.Name, Scale: sc.String(), Data: key, Result: res}
+	cell := Cell{Dataset: d.Title, Variant: v.Name, Scale: sc.String(), Data: key, Result: res, Skipped: skipped}
 	var cmd strings.Builder
+	if d.Game != nil {
+		fmt.Fprintf(&cmd, "# adversarial game b=%d,r=%d per run (seed eval/paper.GameSeed(%d, run)) on the rows below;\n# okstream eval has no flag for it yet: build it with dataset.Adversarial\n", d.Game.Blocks, d.Game.Repeats, seed)
+	}
 	fmt.Fprintf(&cmd, "okstream eval --data %s", key)
 	if sc.String() != "none" {
 		fmt.Fprintf(&cmd, " --scale %s", sc)
@@ -161,6 +206,13 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		cell.Plot = filepath.ToSlash(filepath.Join(o.ImgRel, name))
 	}
 	return cell, nil
+}
+
+// GameSeed is the seed of run r's adversarial game in an experiment with
+// base seed seed: a stream of its own, independent of the permutations'
+// (dataset.Permutation) and the learners' seeds.
+func GameSeed(seed uint64, run int) uint64 {
+	return rng.Derive(rng.Derive(seed, 3<<32), uint64(run))
 }
 
 func slug(s string) string {
@@ -213,12 +265,22 @@ func (e *Experiment) within(ours, target float64) bool {
 	return math.Abs(ours-target) <= e.Tolerance
 }
 
+// withinFor is within with the algorithm's own band, if it has one.
+func (e *Experiment) withinFor(a Algorithm, ours, target float64) bool {
+	if a.Tolerance > 0 {
+		c := *e
+		c.Tolerance = a.Tolerance
+		return c.within(ours, target)
+	}
+	return e.within(ours, target)
+}
+
 // Judge returns the verdict for an algorithm on a dataset variant.
 func (e *Experiment) Judge(a Algorithm, ds, variant string, ours float64) Verdict {
-	if p := a.Paper[ds]; p != nil && e.within(ours, p.Mean) {
+	if p := a.Paper[ds]; p != nil && e.withinFor(a, ours, p.Mean) {
 		return Verdict{OK: true, Target: "paper", Delta: ours - p.Mean}
 	}
-	if ref := a.Reference[ds+"/"+variant]; ref != nil && e.within(ours, ref.Mean) {
+	if ref := a.Reference[ds+"/"+variant]; ref != nil && e.withinFor(a, ours, ref.Mean) {
 		return Verdict{OK: true, Target: "reference", Delta: ours - ref.Mean}
 	}
 	if p := a.Paper[ds]; p != nil {
@@ -235,6 +297,12 @@ func (r *Report) WriteJSON(path string) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", " ")
+	if r.Data != nil {
+		if err := enc.Encode(r.Data); err != nil {
+			return err
+		}
+		return os.WriteFile(path, buf.Bytes(), 0o644)
+	}
 	if err := enc.Encode(struct {
 		Experiment string `json:"experiment"`
 		Runs       int    `json:"runs"`

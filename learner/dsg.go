@@ -1,0 +1,592 @@
+package learner
+
+// DSG — doubly stochastic functional gradients.
+//
+// Reference: B. Dai, B. Xie, N. He, Y. Liang, A. Raj, M.-F. Balcan, L. Song,
+// "Scalable Kernel Methods via Doubly Stochastic Gradients", NIPS 2014
+// (long version arXiv 1407.5599), Algorithms 1 (train) and 2 (predict), §4
+// (mini-batches, O(1/t) steps), §7.1 (synthetic kernel ridge regression).
+// Spec: ../shared/spec/dsg.md, §2.4–2.7 (steps, blocks, lazy scale,
+// averaging) and §7.3 (the practical choices).
+//
+// Model: f_t(x) = Σ_{i<K} a_i φ_i(x) with random features φ_i(x) =
+// √2 cos(ω_iᵀx + b_i) (or the pair (cos ω_iᵀx, sin ω_iᵀx), features=cossin),
+// whose (ω_i, b_i) are regenerated from (seed, i) by kernel.Seeded and never
+// stored. Iteration t (one mini-batch of B events) is the paper's step
+// f_{t+1} = (1 − γ_t ν) f_t − γ_t (1/B) Σ_m ℓ'(f_t(x_m), y_m) k̂_t(x_m, ·),
+// with k̂_t the kernel estimate of a block of r NEW features
+// (k̂_t(x,x') = (1/r) Σ_k φ_k(x) φ_k(x')), i.e. the old coefficients shrink
+// by (1 − γ_t ν) and the block's coefficients are
+// a_k = −γ_t/(B·r) Σ_m ℓ'_m φ_k(x_m) (spec §2.5, Algorithm 1B; B = r = 1 is
+// the paper's Algorithm 1).
+//
+// State: the coefficients, the counters (events, iterations, features), the
+// lazy scale, the open batch's gradient accumulator, the averaged
+// coefficients (predict_with=average) and the state of the generator that
+// picks blocks to revisit. Features are never stored: a restore regenerates
+// them and reproduces every score bit for bit.
+//
+// Choices and deviations (spec §7.3 and §9 list the open choices):
+//   - Streaming mini-batches: the B events of a batch are all scored by f_t,
+//     the model at the batch start (predict-then-update holds: a label is
+//     used only after its own prediction). Each event's gradient
+//     contribution ℓ'_m φ_k(x_m) to the pending block is added to an
+//     accumulator when the event arrives, so no event is buffered: the state
+//     holds r (or K) accumulator values instead of B inputs, and the update
+//     at the B-th event is exactly Algorithm 1B's.
+//   - Step size (the paper's theory: γ_t = θ/t with θν ∈ (1,2) ∪ Z+; its
+//     experiments report none): γ_t = max(γ_min, γ0 / (1 + (t−1)/t0)^κ), the
+//     spec's §2.4 schedule with an exponent κ added. Defaults γ0 = 1,
+//     t0 = 100, κ = 1 (O(1/t), as the theory requires, with a bounded first
+//     step), γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
+//     shrink factors 1 − θν/t are ≤ 0, which the lazy scale handles (a zero
+//     factor wipes the older coefficients exactly, as Lemma 8 notes).
+//   - Losses follow the paper's §1.3 table, so square is ½(f−y)² and
+//     squared_hinge ½max(0, 1−yf)² (half of loss.go's versions; γ is
+//     relative to these). Huber uses threshold delta (paper: 1), the
+//     ε-insensitive loss epsilon and the quantile loss tau.
+//   - Regularization ν default 1e-5 (spec §7.3: the paper's 1/n and 1/(100n)
+//     need the unknown stream length; the paper's synthetic run uses 1e-6).
+//   - Lazy rescaling (spec §2.7, the Pegasos trick): a_i = c·s_i with a
+//     global scale c; a step multiplies c by (1 − γ_t ν) and stores new
+//     coefficients divided by c; c is folded into s when |c| < 1e-150.
+//   - Feature cap (max_features = K_max, spec's R_max = 2^14; not in the
+//     paper, which lets the feature count grow with t — its largest runs stop
+//     at 2^20 features without saying what happens next). Once K = K_max no
+//     feature is drawn any more and after_cap decides what a batch updates:
+//     refine (default): every existing coefficient takes the functional step
+//     with the kernel estimated by all K features,
+//     a_i ← (1 − γ_t ν) a_i − γ_t/(B·K) Σ_m ℓ'_m φ_i(x_m) for i < K, which is
+//     random-feature SGD (FOGD-like) warm-started by DSG (spec §7.2–7.3); it
+//     reuses the φ_i(x) computed for the prediction, so it costs O(K) more
+//     per event;
+//     revisit: one existing block, drawn uniformly at batch start by the
+//     model's generator, takes Algorithm 1B's block step again
+//     (a_i ← a_i − γ_t/(B·r) Σ_m ℓ'_m φ_i(x_m) for its features), all
+//     coefficients shrink — the authors' CUDA code's behaviour.
+//     If K_max is not a multiple of r the last block is shorter (its step
+//     uses its own size).
+//     Per-event cost is therefore O(K·(nnz(x)+1)) prediction work plus, before
+//     the cap, O(r·(nnz(x)+1)) for the pending block (skipped when ℓ' = 0),
+//     and O(K) per batch for the shrink/averaging: bounded by K_max.
+//   - Feature cache (not state): regenerating a feature costs d random
+//     draws (logs, square roots, sines) against d multiply-adds for a stored
+//     one, so the frequency vectors and phases of the first
+//     cache_mb·2^20/(8(d+1)) features are kept in memory once generated
+//     (default 256 MB, the spec's suggestion); the rest are regenerated on
+//     every use, as in the paper. Cached and regenerated features go through
+//     the same projection routine, so caching never changes a score.
+//   - Averaged solution (predict_with=average): f̂ = (1/t) Σ_{i=2}^{t+1} f_i,
+//     the average of the iterates after each of the t updates, kept as one
+//     extra coefficient array (O(K) per batch). The paper's
+//     f̂_t = (1/t) Σ_{i=1}^{t} f_i counts the initial f_1 = 0 and not the
+//     newest iterate: a 1/t shift of weights that does not change the rate.
+//     The gradient always uses the last iterate f_t (Algorithm 1); only the
+//     reported score changes.
+//   - Seeds: feature i (global index, block j = features [j·r, (j+1)·r))
+//     comes from its own PCG-DXSM stream rng.Derive(Derive(seed, tag), i)
+//     (kernel.Seeded), so any feature is regenerated in O(d) without the
+//     ones before it; the paper only asks for "seed i". Frequencies,
+//     phases and feature values are bit-identical on every platform (golden
+//     tests in package kernel); the learner's own sums are written without
+//     fusable multiply-adds too, except the logistic loss (math.Exp) and a
+//     κ ∉ {0, ½, 1} (math.Pow), which use the platform's math library.
+//   - cache_mb is neither state nor part of the canonical spec (a Local
+//     parameter): a checkpoint restores into a learner with any cache size,
+//     with bit-identical results (the cache holds exactly the regenerated
+//     values).
+//   - No intercept (the paper has none). Labels/targets are used as given.
+
+import (
+	"fmt"
+	"math"
+
+	"okstream/learner/kernel"
+	"okstream/learner/rng"
+)
+
+func init() {
+	Register(Registration{
+		Name:    "dsg",
+		Summary: "doubly stochastic functional gradients: random features regenerated from seeds, a new feature block per mini-batch, capped",
+		Paper:   "Dai et al., Scalable Kernel Methods via Doubly Stochastic Gradients, NIPS 2014",
+		Params: []ParamDoc{
+			{Name: "kernel", Default: "gaussian", Doc: "gaussian exp(−‖x−y‖²/2σ²), laplacian exp(−‖x−y‖₁/σ), cauchy ∏1/(1+Δ²/σ²), matern (Matérn, length-scale σ)"},
+			{Name: "sigma", Default: "1", Doc: "kernel width σ > 0 (Matérn: length-scale)"},
+			{Name: "smoothness", Default: "1.5", Doc: "Matérn smoothness ν: 0.5, 1.5 or 2.5", When: "kernel=matern"},
+			{Name: "loss", Default: "hinge", Doc: "hinge, squared_hinge, logistic (classification); square (kernel ridge), huber, epsilon_insensitive, quantile (regression); paper §1.3 conventions (½ on square losses)"},
+			{Name: "delta", Default: "1", Doc: "Huber threshold (paper: 1)", When: "loss=huber"},
+			{Name: "epsilon", Default: "0.1", Doc: "width of the ε-insensitive zone (0: least absolute deviation)", When: "loss=epsilon_insensitive"},
+			{Name: "tau", Default: "0.5", Doc: "quantile level τ in (0, 1)", When: "loss=quantile"},
+			{Name: "nu", Default: "1e-5", Doc: "regularization ν (paper: 1e-6 synthetic, 1/n, 1/(100n), 5e-4)"},
+			{Name: "gamma0", Default: "1", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations (spec §2.4)"},
+			{Name: "t0", Default: "100", Doc: "step-size offset t0 in iterations (t0=1, κ=1: the paper's θ/t with θ = gamma0)"},
+			{Name: "kappa", Default: "1", Doc: "step-size decay exponent κ in [0, 1] (1: O(1/t), as the paper's theory)"},
+			{Name: "gamma_min", Default: "0", Doc: "floor on γ_t (for drifting streams)"},
+			{Name: "batch", Default: "64", Doc: "mini-batch size B: events per iteration (spec §7.3; paper 2^6–2^10)"},
+			{Name: "block", Default: "256", Doc: "feature block r: new random features per iteration (spec §7.3; paper 2^5–2^11)"},
+			{Name: "max_features", Default: "16384", Doc: "feature cap K_max (spec R_max = 2^14); memory and per-event time are bounded by it"},
+			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
+			{Name: "features", Default: "cos", Doc: "cos: √2cos(ωᵀx+b) (paper); cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code)"},
+			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
+			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
+			docSeed,
+		},
+		New: newDSG,
+	})
+}
+
+type dsgLoss int
+
+const (
+	dsgHinge dsgLoss = iota + 1
+	dsgSquaredHinge
+	dsgLogistic
+	dsgSquare
+	dsgHuber
+	dsgEpsilon
+	dsgQuantile
+)
+
+var dsgLossNames = []string{"hinge", "squared_hinge", "logistic", "square", "huber", "epsilon_insensitive", "quantile"}
+
+// DSG is the doubly stochastic functional gradient learner. Build it with
+// New("dsg:...").
+type DSG struct {
+	base
+	feat    *kernel.Seeded
+	loss    dsgLoss
+	lossPar float64 // delta, epsilon or tau
+	nu      float64
+	gamma0  float64
+	t0      float64
+	kappa   float64
+	gmin    float64
+	batch   int
+	block   int
+	maxF    int
+	revisit bool
+	stride  int // coefficients per feature: 1 (cos) or 2 (cossin)
+	average bool
+	cacheN  int // features whose frequencies may be cached
+
+	// State.
+	iters   uint64    // completed iterations t
+	inBatch int       // events of the open batch
+	nf      int       // features K in the model
+	scale   float64   // lazy scale c: a = c·coef
+	coef    []float64 // nf·stride stored coefficients
+	avg     []float64 // nf·stride averaged coefficients (true scale), if average
+	accLo   int       // features [accLo, accHi) receive the open batch's gradient
+	accHi   int
+	acc     []float64  // (accHi−accLo)·stride: Σ_m ℓ'_m φ_i(x_m)
+	src     rng.Source // picks the block to revisit
+
+	// Not state.
+	cacheW []float64 // cached frequency vectors, row i = feature i (len nCached·d)
+	cacheB []float64 // cached phases
+	phi    []float64 // scratch: feature values of the current input
+	w      []float64 // scratch: a regenerated frequency vector
+	nz     []int     // scratch: non-zero coordinates of the current input
+}
+
+func newDSG(p *Params, dim int) (Learner, error) {
+	famName := p.Enum("kernel", "gaussian", kernel.FamilyNames()...)
+	sigma := p.Float("sigma", 1, Positive)
+	var smooth float64
+	if famName == "matern" {
+		smooth = p.Float("smoothness", 1.5, func(v float64) (bool, string) {
+			return v == 0.5 || v == 1.5 || v == 2.5, "0.5, 1.5 or 2.5"
+		})
+	}
+	lossName := p.Enum("loss", "hinge", dsgLossNames...)
+	var loss dsgLoss
+	for i, n := range dsgLossNames {
+		if n == lossName {
+			loss = dsgLoss(i + 1)
+		}
+	}
+	var lossPar float64
+	switch loss {
+	case dsgHuber:
+		lossPar = p.Float("delta", 1, Positive)
+	case dsgEpsilon:
+		lossPar = p.Float("epsilon", 0.1, NonNegative)
+	case dsgQuantile:
+		lossPar = p.Float("tau", 0.5, func(v float64) (bool, string) { return v > 0 && v < 1, "in (0, 1)" })
+	}
+	nu := p.Float("nu", 1e-5, NonNegative)
+	gamma0 := p.Float("gamma0", 1, Positive)
+	t0 := p.Float("t0", 100, Positive)
+	kappa := p.Float("kappa", 1, InRange(0, 1))
+	gmin := p.Float("gamma_min", 0, NonNegative)
+	batch := p.Int("batch", 64, InRange(1, 1<<20))
+	block := p.Int("block", 256, InRange(1, 1<<20))
+	maxF := p.Int("max_features", 1<<14, InRange(1, 1<<26))
+	policy := p.Enum("after_cap", "refine", "refine", "revisit")
+	form := p.Enum("features", "cos", "cos", "cossin")
+	predWith := p.Enum("predict_with", "last", "last", "average")
+	cacheMB := p.LocalFloat("cache_mb", 256, NonNegative)
+	seed := p.Uint64("seed", 1)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if maxF < block {
+		return nil, fmt.Errorf("learner dsg: parameter max_features: %d must be >= block (%d)", maxF, block)
+	}
+	fam, err := kernel.ParseFamily(famName)
+	if err != nil {
+		return nil, err
+	}
+	feat, err := kernel.NewSeeded(fam, sigma, smooth, dim, seed)
+	if err != nil {
+		return nil, err
+	}
+	task := Classification
+	if loss >= dsgSquare {
+		task = Regression
+	}
+	stride := 1
+	if form == "cossin" {
+		stride = 2
+	}
+	cacheN := int(math.Min(cacheMB*(1<<20)/float64(8*(dim+1)), float64(maxF)))
+	l := &DSG{
+		base:    newBase(p, dim, task),
+		feat:    feat,
+		loss:    loss,
+		lossPar: lossPar,
+		nu:      nu,
+		gamma0:  gamma0,
+		t0:      t0,
+		kappa:   kappa,
+		gmin:    gmin,
+		batch:   batch,
+		block:   block,
+		maxF:    maxF,
+		revisit: policy == "revisit",
+		stride:  stride,
+		average: predWith == "average",
+		cacheN:  cacheN,
+		scale:   1,
+		w:       make([]float64, dim),
+		nz:      make([]int, 0, dim),
+	}
+	l.src.Seed(rng.Derive(seed, 0xd5a7))
+	return l, nil
+}
+
+// deriv returns ∂ℓ/∂f at (f, y) in the paper's conventions (§1.3).
+func (l *DSG) deriv(f, y float64) float64 {
+	switch l.loss {
+	case dsgHinge:
+		if y*f < 1 {
+			return -y
+		}
+		return 0
+	case dsgSquaredHinge:
+		if m := 1 - float64(y*f); m > 0 {
+			return -y * m
+		}
+		return 0
+	case dsgLogistic:
+		z := y * f
+		if z > 0 {
+			e := math.Exp(-z)
+			return -y * e / (1 + e)
+		}
+		return -y / (1 + math.Exp(z))
+	case dsgSquare:
+		return f - y
+	case dsgHuber:
+		r := f - y
+		if r > l.lossPar {
+			return l.lossPar
+		}
+		if r < -l.lossPar {
+			return -l.lossPar
+		}
+		return r
+	case dsgEpsilon:
+		r := f - y
+		if r > l.lossPar {
+			return 1
+		}
+		if r < -l.lossPar {
+			return -1
+		}
+		return 0
+	case dsgQuantile:
+		if f >= y {
+			return 1 - l.lossPar
+		}
+		return -l.lossPar
+	}
+	panic("learner dsg: unknown loss")
+}
+
+// gamma returns the step size of iteration t ≥ 1.
+func (l *DSG) gamma(t uint64) float64 {
+	u := 1 + float64(t-1)/l.t0
+	var g float64
+	switch l.kappa {
+	case 1:
+		g = l.gamma0 / u
+	case 0.5:
+		g = l.gamma0 / math.Sqrt(u)
+	case 0:
+		g = l.gamma0
+	default:
+		g = l.gamma0 / math.Pow(u, l.kappa)
+	}
+	return math.Max(g, l.gmin)
+}
+
+// ensureCache caches the frequencies of features up to n (within the cache
+// budget) and sizes the scratch feature vector for n features.
+func (l *DSG) ensureCache(n int) {
+	d := l.dim
+	for have := len(l.cacheB); have < n && have < l.cacheN; have++ {
+		start := len(l.cacheW)
+		l.cacheW = append(l.cacheW, l.w...) // grow by d
+		l.cacheB = append(l.cacheB, l.feat.Frequency(l.cacheW[start:start+d], uint64(have)))
+	}
+	if need := n * l.stride; len(l.phi) < need {
+		l.phi = append(l.phi, make([]float64, need-len(l.phi))...)
+	}
+}
+
+// features writes the values of features [lo, hi) at x (non-zero
+// coordinates l.nz) into l.phi[lo·stride : hi·stride].
+func (l *DSG) features(x []float64, lo, hi int) {
+	d := l.dim
+	nc := len(l.cacheB)
+	for i := lo; i < hi; i++ {
+		var w []float64
+		var b float64
+		if i < nc {
+			w, b = l.cacheW[i*d:(i+1)*d], l.cacheB[i]
+		} else {
+			w, b = l.w, l.feat.Frequency(l.w, uint64(i))
+		}
+		if l.stride == 1 {
+			l.phi[i] = kernel.CosFeature(kernel.Project(w, x, l.nz, b))
+		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
+			l.phi[2*i+1], l.phi[2*i] = rng.Sincos(kernel.Project(w, x, l.nz, 0))
+		}
+	}
+}
+
+// scores returns the last iterate's score f_t(x) and the reported score
+// (f_t(x), or the averaged model's with predict_with=average), from the
+// feature values in l.phi.
+func (l *DSG) scores() (f, reported float64) {
+	n := l.nf * l.stride
+	phi := l.phi[:n]
+	var s float64
+	for i, c := range l.coef[:n] {
+		s += float64(c * phi[i])
+	}
+	f = float64(l.scale * s)
+	if !l.average {
+		return f, f
+	}
+	var a float64
+	for i, c := range l.avg[:n] {
+		a += float64(c * phi[i])
+	}
+	return f, a
+}
+
+// Predict returns the score of x: f_t(x), or f̂_t(x) with
+// predict_with=average.
+func (l *DSG) Predict(x []float64) float64 {
+	l.checkDim(x)
+	if l.nf == 0 {
+		return 0
+	}
+	l.ensureCache(l.nf)
+	l.nz = kernel.NonZero(l.nz, x)
+	l.features(x, 0, l.nf)
+	_, r := l.scores()
+	return r
+}
+
+// Learn scores x with the model of the current batch, adds the event's
+// gradient to the batch accumulator, closes the batch (one DSG iteration)
+// at its B-th event, and returns the pre-update score.
+func (l *DSG) Learn(x []float64, y float64) float64 {
+	l.checkDim(x)
+	if l.inBatch == 0 {
+		l.openBatch()
+	}
+	l.ensureCache(max(l.nf, l.accHi))
+	l.nz = kernel.NonZero(l.nz, x)
+	l.features(x, 0, l.nf)
+	f, reported := l.scores()
+	if g := l.deriv(f, y); g != 0 {
+		if l.accHi > l.nf { // the pending new block
+			l.features(x, l.nf, l.accHi)
+		}
+		s := l.stride
+		phi := l.phi[l.accLo*s : l.accHi*s]
+		for i, v := range phi {
+			l.acc[i] += float64(g * v)
+		}
+	}
+	l.inBatch++
+	l.updates++
+	if l.inBatch == l.batch {
+		l.step()
+	}
+	return reported
+}
+
+// openBatch chooses which features the batch's gradient goes to: a new
+// block before the cap; all features (refine) or one random block
+// (revisit) after it.
+func (l *DSG) openBatch() {
+	switch {
+	case l.nf < l.maxF:
+		l.accLo, l.accHi = l.nf, l.nf+min(l.block, l.maxF-l.nf)
+	case l.revisit:
+		nb := (l.nf + l.block - 1) / l.block
+		l.accLo = l.src.IntN(nb) * l.block
+		l.accHi = min(l.accLo+l.block, l.nf)
+	default:
+		l.accLo, l.accHi = 0, l.nf
+	}
+	n := (l.accHi - l.accLo) * l.stride
+	if cap(l.acc) < n {
+		l.acc = make([]float64, n, max(n, l.block*l.stride))
+	}
+	l.acc = l.acc[:n]
+	clear(l.acc)
+}
+
+// step closes the batch: iteration t = iters+1 of Algorithm 1B.
+func (l *DSG) step() {
+	t := l.iters + 1
+	g := l.gamma(t)
+	c := l.scale * (1 - float64(g*l.nu))
+	if math.Abs(c) < 1e-150 { // fold the scale in (exact zeros when 1 − γν = 0)
+		for i := range l.coef {
+			l.coef[i] *= c
+		}
+		c = 1
+	}
+	// Step on the accumulated features, normalized by the number of
+	// features in the kernel estimate (r new ones, or all K when refining).
+	count := l.accHi - l.accLo
+	factor := -g / (float64(l.batch) * float64(count) * c)
+	s := l.stride
+	if l.accLo == l.nf { // a new block
+		for _, a := range l.acc {
+			l.coef = append(l.coef, float64(factor*a))
+		}
+		if l.average {
+			l.avg = append(l.avg, make([]float64, len(l.acc))...)
+		}
+		l.nf = l.accHi
+	} else {
+		dst := l.coef[l.accLo*s : l.accHi*s]
+		for i, a := range l.acc {
+			dst[i] += float64(factor * a)
+		}
+	}
+	l.scale = c
+	l.iters = t
+	if l.average {
+		inv := 1 / float64(t)
+		for i, a := range l.avg {
+			l.avg[i] = a + float64((float64(c*l.coef[i])-a)*inv)
+		}
+	}
+	l.inBatch = 0
+	l.accLo, l.accHi = 0, 0
+	l.acc = l.acc[:0]
+}
+
+// MarshalBinary encodes the coefficients, counters, lazy scale, open batch
+// and generator state (the features are regenerated from the seed).
+func (l *DSG) MarshalBinary() ([]byte, error) {
+	e := l.encoder(8*(len(l.coef)+len(l.avg)+len(l.acc)) + 96)
+	e.U64(l.iters)
+	e.Int(l.inBatch)
+	e.Int(l.nf)
+	e.F64(l.scale)
+	e.F64s(l.coef)
+	e.F64s(l.avg)
+	e.Int(l.accLo)
+	e.Int(l.accHi)
+	e.F64s(l.acc)
+	hi, lo := l.src.State()
+	e.U64(hi)
+	e.U64(lo)
+	return e.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state of an identically configured DSG; on
+// error the learner is unchanged.
+func (l *DSG) UnmarshalBinary(data []byte) error {
+	d, updates := l.decoder(data)
+	iters := d.U64()
+	inBatch := d.Int()
+	nf := d.Int()
+	scale := d.F64()
+	var coef, avg, acc []float64
+	if d.Err() == nil && (nf < 0 || nf > l.maxF || (nf%l.block != 0 && nf != l.maxF)) {
+		d.Fail("dsg feature count %d invalid (block %d, cap %d)", nf, l.block, l.maxF)
+	}
+	if d.Err() == nil && (inBatch < 0 || inBatch >= l.batch) {
+		d.Fail("dsg batch position %d outside [0, %d)", inBatch, l.batch)
+	}
+	if d.Err() == nil && (scale == 0 || math.IsNaN(scale) || math.IsInf(scale, 0)) {
+		d.Fail("dsg scale %v", scale)
+	}
+	coef = d.F64sN(nil, nf*l.stride)
+	nAvg := 0
+	if l.average {
+		nAvg = nf * l.stride
+	}
+	avg = d.F64sN(nil, nAvg)
+	accLo, accHi := d.Int(), d.Int()
+	if d.Err() == nil && !l.validAcc(inBatch, nf, accLo, accHi) {
+		d.Fail("dsg accumulator range [%d, %d) invalid", accLo, accHi)
+	}
+	acc = d.F64sN(nil, max(0, accHi-accLo)*l.stride)
+	hi, lo := d.U64(), d.U64()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	l.updates = updates
+	l.iters, l.inBatch, l.nf, l.scale = iters, inBatch, nf, scale
+	l.coef = append(l.coef[:0], coef...)
+	l.avg = append(l.avg[:0], avg...)
+	l.accLo, l.accHi = accLo, accHi
+	l.acc = append(l.acc[:0], acc...)
+	l.src.Restore(hi, lo)
+	return nil
+}
+
+// validAcc checks an accumulator range against the batch rules.
+func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
+	if inBatch == 0 {
+		return lo == 0 && hi == 0
+	}
+	switch {
+	case nf < l.maxF:
+		return lo == nf && hi == nf+min(l.block, l.maxF-nf)
+	case l.revisit:
+		return lo >= 0 && lo < nf && lo%l.block == 0 && hi == min(lo+l.block, nf)
+	default:
+		return lo == 0 && hi == nf
+	}
+}
+
+// Info reports the feature cap as the budget and K as its use; Bytes
+// counts the coefficients, accumulator, scratch and the frequency cache.
+func (l *DSG) Info() Info {
+	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.cacheW) + cap(l.cacheB) + cap(l.w) + cap(l.nz))
+	return l.info(l.maxF, l.nf, bytes)
+}
