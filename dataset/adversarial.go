@@ -107,3 +107,11 @@ func ParseAdversarialName(name string) (base string, g AdversarialGame, ok bool)
 	}
 	return base, g, true
 }
+
+// AdversarialSeed is the seed of run r's game in an experiment with base
+// seed seed: a stream of its own, independent of the permutations
+// (Permutation) and of the learners' seeds. okstream eval --data german-1
+// and okstream reproduce forks-table2 use it, so they play the same games.
+func AdversarialSeed(seed uint64, run int) uint64 {
+	return rng.Derive(rng.Derive(seed, 3<<32), uint64(run))
+}

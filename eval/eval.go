@@ -116,12 +116,15 @@ type ModelResult struct {
 	// NsPerEvent is the learning loop's time per event (mean over runs).
 	NsPerEvent float64 `json:"ns_per_event"`
 	// Seconds is the mean wall time of one pass.
-	Seconds float64     `json:"seconds"`
-	Budget  int         `json:"budget"`
-	Used    int         `json:"used"`  // at the end of run 0
-	Bytes   int         `json:"bytes"` // model memory at the end of run 0
-	Curve   []Point     `json:"curve"`
-	Grid    []GridPoint `json:"grid,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Budget  int     `json:"budget"`
+	Used    int     `json:"used"` // at the end of run 0
+	// UsedMean is the mean over runs of Used at the end of each run (the
+	// papers' "J" or dictionary size is such a mean).
+	UsedMean float64     `json:"used_mean"`
+	Bytes    int         `json:"bytes"` // model memory at the end of run 0
+	Curve    []Point     `json:"curve"`
+	Grid     []GridPoint `json:"grid,omitempty"`
 }
 
 // Point is one point of a learning curve.
@@ -249,6 +252,9 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 		mr.Seconds, _ = meanStd(sec)
 		mr.Chosen = runs[0].info.Spec
 		mr.Budget, mr.Used, mr.Bytes = runs[0].info.Budget, runs[0].info.Used, runs[0].info.Bytes
+		for _, r := range runs {
+			mr.UsedMean += float64(r.info.Used) / float64(len(runs))
+		}
 		for k, t := range curveT {
 			vals := make([]float64, len(runs))
 			for i, r := range runs {

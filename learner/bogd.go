@@ -49,7 +49,6 @@ import (
 	"math"
 
 	"okstream/learner/kernel"
-	"okstream/learner/rng"
 )
 
 func init() {
@@ -74,16 +73,13 @@ func init() {
 
 // BOGD is bounded online gradient descent. Build it with New("bogd:...").
 type BOGD struct {
-	base
+	randomBudget
 	kern    kernel.Kernel
 	loss    Loss
-	budget  int
 	eta     float64
 	lambda  float64
 	gamma   float64
 	clipAll bool // clip=coef
-	set     budgetSV
-	rnd     *rng.Source
 }
 
 func newBOGD(p *Params, dim int) (Learner, error) {
@@ -103,16 +99,13 @@ func newBOGD(p *Params, dim int) (Learner, error) {
 		return nil, err
 	}
 	return &BOGD{
-		base:    newBase(p, dim, Classification),
-		kern:    kern,
-		loss:    loss,
-		budget:  budget,
-		eta:     eta,
-		lambda:  lambda,
-		gamma:   gamma,
-		clipAll: clip == "coef",
-		set:     newBudgetSV(dim, budget),
-		rnd:     rng.New(seed),
+		randomBudget: newRandomBudget(newBase(p, dim, Classification), dim, budget, seed),
+		kern:         kern,
+		loss:         loss,
+		eta:          eta,
+		lambda:       lambda,
+		gamma:        gamma,
+		clipAll:      clip == "coef",
 	}, nil
 }
 
@@ -176,32 +169,4 @@ func (l *BOGD) bound() {
 	if m > c {
 		l.set.scale(c / m)
 	}
-}
-
-// MarshalBinary encodes the support vectors, their coefficients and the
-// generator state.
-func (l *BOGD) MarshalBinary() ([]byte, error) {
-	e := l.encoder(8*(len(l.set.sv.Data())+l.set.len()) + 32)
-	l.set.encode(e)
-	encodeRNG(e, l.rnd)
-	return e.Bytes(), nil
-}
-
-// UnmarshalBinary restores a state of an identically configured BOGD.
-func (l *BOGD) UnmarshalBinary(data []byte) error {
-	d, updates := l.decoder(data)
-	st := decodeBudgetSV(d, l.dim, l.budget)
-	hi, lo := d.U64(), d.U64()
-	if err := d.Done(); err != nil {
-		return err
-	}
-	l.set.install(st)
-	l.rnd.Restore(hi, lo)
-	l.updates = updates
-	return nil
-}
-
-// Info reports the budget B and the number of stored examples.
-func (l *BOGD) Info() Info {
-	return l.info(l.budget, l.set.len(), l.set.bytes()+16)
 }

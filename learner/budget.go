@@ -112,3 +112,45 @@ func encodeRNG(e *state.Encoder, r *rng.Source) {
 	e.U64(hi)
 	e.U64(lo)
 }
+
+// randomBudget is the state RBP and BOGD share: a budget of support vectors
+// with coefficients and the seeded generator that picks which one to
+// discard, with their marshalling and Info.
+type randomBudget struct {
+	base
+	budget int
+	set    budgetSV
+	rnd    *rng.Source
+}
+
+func newRandomBudget(b base, dim, budget int, seed uint64) randomBudget {
+	return randomBudget{base: b, budget: budget, set: newBudgetSV(dim, budget), rnd: rng.New(seed)}
+}
+
+// MarshalBinary encodes the support vectors, their coefficients and the
+// generator state.
+func (l *randomBudget) MarshalBinary() ([]byte, error) {
+	e := l.encoder(8*(len(l.set.sv.Data())+l.set.len()) + 32)
+	l.set.encode(e)
+	encodeRNG(e, l.rnd)
+	return e.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state of an identically configured learner.
+func (l *randomBudget) UnmarshalBinary(data []byte) error {
+	d, updates := l.decoder(data)
+	st := decodeBudgetSV(d, l.dim, l.budget)
+	hi, lo := d.U64(), d.U64()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	l.set.install(st)
+	l.rnd.Restore(hi, lo)
+	l.updates = updates
+	return nil
+}
+
+// Info reports the budget B and the number of stored examples.
+func (l *randomBudget) Info() Info {
+	return l.info(l.budget, l.set.len(), l.set.bytes()+16)
+}

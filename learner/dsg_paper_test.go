@@ -9,86 +9,18 @@ import (
 	"math"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
+	"okstream/dataset"
 	"okstream/learner/kernel"
 	"okstream/learner/rng"
 )
 
-// dsgSynthetic draws n points of the paper's §7.1 problem:
-// x ~ U[−5,5]², y = cos(0.5π‖x‖)·exp(−0.1π‖x‖) + 0.1e, e ~ N(0,1). It
-// returns the inputs, the noisy labels and the noise-free targets.
-func dsgSynthetic(src *rng.Source, n int) (xs [][]float64, ys, fs []float64) {
-	for i := 0; i < n; i++ {
-		x := []float64{10*src.Float64() - 5, 10*src.Float64() - 5}
-		r := math.Hypot(x[0], x[1])
-		f := math.Cos(0.5*math.Pi*r) * math.Exp(-0.1*math.Pi*r)
-		xs = append(xs, x)
-		fs = append(fs, f)
-		ys = append(ys, f+0.1*src.Normal())
-	}
-	return xs, ys, fs
-}
-
-// dsgRegularizedOptimum returns f*_ν at the points tx: the minimizer over
-// the RKHS of ½E(f(x)−y)² + (ν/2)‖f‖², i.e. (C + ν)⁻¹C f_true, with the
-// expectation over U[−5,5]² replaced by a g×g midpoint grid (kernel ridge
-// regression on the grid with noise-free targets and regularization g²ν).
-// For σ ≈ 0.5 the 32×32 grid is within 1e-8 (mean squared) of the 64×64 one.
-func dsgRegularizedOptimum(sigma, nu float64, g int, tx [][]float64) []float64 {
-	n := g * g
-	h := 10 / float64(g)
-	pts := make([][]float64, 0, n)
-	ft := make([]float64, 0, n)
-	for i := 0; i < g; i++ {
-		for j := 0; j < g; j++ {
-			x := []float64{-5 + h*(float64(i)+0.5), -5 + h*(float64(j)+0.5)}
-			r := math.Hypot(x[0], x[1])
-			pts = append(pts, x)
-			ft = append(ft, math.Cos(0.5*math.Pi*r)*math.Exp(-0.1*math.Pi*r))
-		}
-	}
-	k := kernel.MustNew(kernel.Gaussian, sigma, 0, 0)
-	K := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.Eval(pts[i], pts[j])
-			if i == j {
-				v += float64(n) * nu
-			}
-			K.SetSym(i, j, v)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(K) {
-		panic("kernel matrix not positive definite")
-	}
-	var alpha mat.VecDense
-	if err := ch.SolveVecTo(&alpha, mat.NewVecDense(n, ft)); err != nil {
-		panic(err)
-	}
-	out := make([]float64, len(tx))
-	for i, x := range tx {
-		for j, p := range pts {
-			out[i] += alpha.AtVec(j) * k.Eval(p, x)
-		}
-	}
-	return out
-}
-
-// §7.1 / Fig. 4(2), Thm 4 and Cor. 11: the averaged solution
-// f̂_t = (1/t)Σ f_i converges to the optimum f*_ν at rate O(1/t). Setting:
-// the paper's data, Gaussian kernel with σ = 0.1 × median pairwise
-// distance (0.50), square loss, and the theory's step γ_t = θ/(t+t0−1)
-// with θν = 2 (Thm 4 allows θν ∈ (1,2) ∪ Z+); scaled down to B = r = 32 and
-// t ≤ 300 iterations, with ν = 0.05 so that θ = 40 is a usable step (the
-// paper's ν = 1e-6 would need θ ≥ 10⁶; see docs/results.md, dsg-synthetic).
-// The fitted log-log slope of ‖f̂_t − f*_ν‖² (mean over 150 test points)
-// against t over two decades, t ∈ [3, 300], must lie in [−1.3, −0.7].
 func TestDSGSec71AveragedSolutionConvergesAtOneOverT(t *testing.T) {
 	const sigma, nu, B = 0.5, 0.05, 32
-	tx, _, _ := dsgSynthetic(rng.New(2), 150)
-	fstar := dsgRegularizedOptimum(sigma, nu, 32, tx)
+	tx, _, _ := dataset.Ridge2D(rng.New(2), 150)
+	fstar, err := dataset.Ridge2DOptimum(sigma, nu, 32, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	spec := fmt.Sprintf("dsg:loss=square,sigma=%g,nu=%g,batch=%d,block=%d,max_features=%d,gamma0=10,t0=4,predict_with=average", sigma, nu, B, B, 300*B)
 	l, err := New(spec, 2)
 	if err != nil {
@@ -99,7 +31,7 @@ func TestDSGSec71AveragedSolutionConvergesAtOneOverT(t *testing.T) {
 	var errs []float64
 	next := 3.0
 	for it := 1; it <= 300; it++ {
-		xs, ys, _ := dsgSynthetic(train, B)
+		xs, ys, _ := dataset.Ridge2D(train, B)
 		for i := range xs {
 			l.Learn(xs[i], ys[i])
 		}
@@ -114,7 +46,7 @@ func TestDSGSec71AveragedSolutionConvergesAtOneOverT(t *testing.T) {
 			next *= math.Pow(10, 0.25)
 		}
 	}
-	slope := logLogSlope(ts, errs)
+	slope := dataset.LogLogSlope(ts, errs, ts[0], ts[len(ts)-1])
 	t.Logf("t = %v\n‖f̂_t − f*‖² = %.3g\nfitted slope %.3f", ts, errs, slope)
 	if ts[len(ts)-1] < 100*ts[0] {
 		t.Fatalf("fit spans %d..%d, less than two decades", ts[0], ts[len(ts)-1])
@@ -122,19 +54,6 @@ func TestDSGSec71AveragedSolutionConvergesAtOneOverT(t *testing.T) {
 	if slope < -1.3 || slope > -0.7 {
 		t.Fatalf("log-log slope of the averaged solution's error is %.3f, want O(1/t): within [−1.3, −0.7]", slope)
 	}
-}
-
-func logLogSlope(xs []int, ys []float64) float64 {
-	var sx, sy, sxx, sxy float64
-	n := float64(len(xs))
-	for i, x := range xs {
-		lx, ly := math.Log(float64(x)), math.Log(ys[i])
-		sx += lx
-		sy += ly
-		sxx += lx * lx
-		sxy += lx * ly
-	}
-	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
 
 // refDSG is a literal transcription of Algorithm 1 with mini-batches and

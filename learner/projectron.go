@@ -34,21 +34,21 @@ package learner
 //     f = 0, y = +1 (e.g. the first round).
 //   - κ(x, x) is evaluated per example; the toolbox reuses the first
 //     example's value for all (identical for shift-invariant kernels).
-//   - K_SV⁻¹ is kept explicitly and grown by bordering, as in the paper and
-//     the toolbox (O(B²) per mistake). TODO: switch to the shared Cholesky
-//     growth of learner/linalg once it lands (d* by two triangular solves,
-//     δ² = κ(x, x) − ‖L⁻¹k‖², numerically better than an explicit inverse);
-//     projectronInverse below is the one place to change. The inverse is
-//     part of the marshalled state, so recovery does not recompute it.
+//   - The paper and the toolbox keep K_SV⁻¹ explicitly and grow it by
+//     bordering; we keep the Cholesky factor L of K_SV instead (the shared
+//     linalg.Cholesky, grown by one row per stored example): δ² = κ(x, x) −
+//     ‖L⁻¹k‖² and d* = L⁻ᵀ(L⁻¹k), the same O(B²) per mistake and
+//     numerically better than an explicit inverse. L is part of the
+//     marshalled state, so recovery does not recompute it.
 //   - There is no loss parameter: the Projectron is mistake driven.
 
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"math"
 
 	"okstream/learner/kernel"
+	"okstream/learner/linalg"
 )
 
 func init() {
@@ -71,8 +71,9 @@ type Projectron struct {
 	budget int
 	eps    float64
 	set    budgetSV
-	inv    projectronInverse
-	dstar  []float64 // scratch, cap budget
+	chol   *linalg.Cholesky // of the stored examples' Gram matrix
+	lk     []float64        // scratch: L⁻¹k, cap budget
+	dstar  []float64        // scratch: d* = K⁻¹k, cap budget
 }
 
 func newProjectron(p *Params, dim int) (Learner, error) {
@@ -88,7 +89,8 @@ func newProjectron(p *Params, dim int) (Learner, error) {
 		budget: budget,
 		eps:    eps,
 		set:    newBudgetSV(dim, budget),
-		inv:    newProjectronInverse(budget),
+		chol:   linalg.NewCholesky(budget),
+		lk:     make([]float64, budget),
 		dstar:  make([]float64, budget),
 	}, nil
 }
@@ -108,23 +110,31 @@ func (l *Projectron) Learn(x []float64, y float64) float64 {
 		return f
 	}
 	k := l.set.row()
-	d := l.inv.apply(l.dstar, k)
-	delta2 := l.kern.Diag(x) - dot(k, d)
+	n := len(k)
+	lk := l.lk[:n]
+	delta2 := l.chol.ProjectionResidual(lk, k, l.kern.Diag(x))
 	if l.set.full() || delta2 <= l.eps {
+		d := l.dstar[:n]
+		l.chol.SolveLT(d, lk) // d* = K⁻¹k
 		axpy(y, d, l.set.a)
 		return f
 	}
-	l.inv.border(d, delta2)
+	if err := l.chol.Append(lk, math.Sqrt(delta2)); err != nil {
+		return f // not reachable for δ² > eps ≥ 0 and finite inputs
+	}
 	l.set.add(x, y)
 	return f
 }
 
-// MarshalBinary encodes the support vectors, their coefficients and K⁻¹.
+// MarshalBinary encodes the support vectors, their coefficients and the
+// Cholesky factor of their Gram matrix (lower triangle, row by row).
 func (l *Projectron) MarshalBinary() ([]byte, error) {
 	n := l.set.len()
-	e := l.encoder(8*(len(l.set.sv.Data())+n+n*n) + 16)
+	e := l.encoder(8*(len(l.set.sv.Data())+n+n*(n+1)/2) + 16)
 	l.set.encode(e)
-	e.F64s(l.inv.m[:n*n])
+	for i := 0; i < n; i++ {
+		e.F64s(l.chol.Row(i))
+	}
 	return e.Bytes(), nil
 }
 
@@ -133,76 +143,27 @@ func (l *Projectron) UnmarshalBinary(data []byte) error {
 	d, updates := l.decoder(data)
 	st := decodeBudgetSV(d, l.dim, l.budget)
 	n := len(st.a)
-	inv := d.F64sN(nil, n*n)
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = d.F64sN(nil, i+1)
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
+	chol := linalg.NewCholesky(l.budget)
+	for _, r := range rows {
+		if err := chol.Append(r[:len(r)-1], r[len(r)-1]); err != nil {
+			return fmt.Errorf("learner projectron: state has an invalid Cholesky factor: %w", err)
+		}
+	}
 	l.set.install(st)
-	l.inv.n = n
-	copy(l.inv.m, inv)
+	l.chol = chol
 	l.updates = updates
 	return nil
 }
 
 // Info reports the budget B and the number of stored examples.
 func (l *Projectron) Info() Info {
-	return l.info(l.budget, l.set.len(), l.set.bytes()+8*(len(l.inv.m)+cap(l.dstar)))
-}
-
-// projectronInverse is the inverse K⁻¹ of the n×n Gram matrix of the stored
-// examples, grown by one row and column per stored example. It is stored
-// compactly as an n×n row-major matrix in m (capacity B×B), so the layout
-// changes as n grows; that costs O(n²) per growth, which the bordering
-// update costs anyway.
-type projectronInverse struct {
-	n int
-	m []float64 // n×n row-major in m[:n*n]; len B×B
-}
-
-func newProjectronInverse(budget int) projectronInverse {
-	return projectronInverse{m: make([]float64, budget*budget)}
-}
-
-// apply writes K⁻¹v into dst[:n] and returns it (n = len(v)).
-func (p *projectronInverse) apply(dst, v []float64) []float64 {
-	n := p.n
-	if len(v) != n {
-		panic(fmt.Sprintf("learner: projectron inverse of order %d applied to a vector of length %d", n, len(v)))
-	}
-	dst = dst[:n]
-	if n > 0 {
-		blas64.Implementation().Dgemv(blas.NoTrans, n, n, 1, p.m, n, v, 1, 0, dst, 1)
-	}
-	return dst
-}
-
-// border grows K⁻¹ from order n to n+1 for a new example with
-// d = K⁻¹k (length n) and δ² = κ(x, x) − kᵀd > 0:
-//
-//	K⁻¹ ← [[K⁻¹ + d dᵀ/δ², −d/δ²], [−dᵀ/δ², 1/δ²]].
-//
-// d must not alias p.m.
-func (p *projectronInverse) border(d []float64, delta2 float64) {
-	n := p.n
-	m := n + 1
-	// Move rows from the n-stride to the (n+1)-stride layout, last row first
-	// so that nothing is overwritten before it is read.
-	for i := n - 1; i >= 0; i-- {
-		copy(p.m[i*m:i*m+n], p.m[i*n:(i+1)*n])
-	}
-	s := 1 / delta2
-	for i := 0; i < n; i++ {
-		row := p.m[i*m : (i+1)*m]
-		di := d[i] * s
-		for j := 0; j < n; j++ {
-			row[j] += di * d[j]
-		}
-		row[n] = -di
-	}
-	last := p.m[n*m : (n+1)*m]
-	for j := 0; j < n; j++ {
-		last[j] = -d[j] * s
-	}
-	last[n] = s
-	p.n = m
+	n := l.set.len()
+	return l.info(l.budget, n, l.set.bytes()+8*(l.budget*l.budget+cap(l.lk)+cap(l.dstar)))
 }

@@ -31,7 +31,6 @@ package learner
 
 import (
 	"okstream/learner/kernel"
-	"okstream/learner/rng"
 )
 
 func init() {
@@ -48,11 +47,8 @@ func init() {
 
 // RBP is the random budget perceptron. Build it with New("rbp:...").
 type RBP struct {
-	base
-	kern   kernel.Kernel
-	budget int
-	set    budgetSV
-	rnd    *rng.Source
+	randomBudget
+	kern kernel.Kernel
 }
 
 func newRBP(p *Params, dim int) (Learner, error) {
@@ -63,11 +59,8 @@ func newRBP(p *Params, dim int) (Learner, error) {
 		return nil, err
 	}
 	return &RBP{
-		base:   newBase(p, dim, Classification),
-		kern:   kern,
-		budget: budget,
-		set:    newBudgetSV(dim, budget),
-		rnd:    rng.New(seed),
+		randomBudget: newRandomBudget(newBase(p, dim, Classification), dim, budget, seed),
+		kern:         kern,
 	}, nil
 }
 
@@ -91,32 +84,4 @@ func (l *RBP) Learn(x []float64, y float64) float64 {
 		l.set.add(x, y)
 	}
 	return f
-}
-
-// MarshalBinary encodes the support vectors, their coefficients and the
-// generator state.
-func (l *RBP) MarshalBinary() ([]byte, error) {
-	e := l.encoder(8*(len(l.set.sv.Data())+l.set.len()) + 32)
-	l.set.encode(e)
-	encodeRNG(e, l.rnd)
-	return e.Bytes(), nil
-}
-
-// UnmarshalBinary restores a state of an identically configured RBP.
-func (l *RBP) UnmarshalBinary(data []byte) error {
-	d, updates := l.decoder(data)
-	st := decodeBudgetSV(d, l.dim, l.budget)
-	hi, lo := d.U64(), d.U64()
-	if err := d.Done(); err != nil {
-		return err
-	}
-	l.set.install(st)
-	l.rnd.Restore(hi, lo)
-	l.updates = updates
-	return nil
-}
-
-// Info reports the budget B and the number of stored examples.
-func (l *RBP) Info() Info {
-	return l.info(l.budget, l.set.len(), l.set.bytes()+16)
 }

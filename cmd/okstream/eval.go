@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/progress"
 	"okstream/learner"
@@ -69,11 +70,20 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	df.seed = *seed
 	ds, _, err := df.load(probe.Info().Task == learner.Classification)
 	if err != nil {
 		return fail(err)
 	}
 	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered}
+	if df.game != nil { // a new adversarial game per run, as okstream reproduce forks-table2 plays them
+		base, game := df.gameBase, *df.game
+		cfg.Sequence = func(run int) (*dataset.Dataset, error) {
+			g := game
+			g.Seed = dataset.AdversarialSeed(*seed, run)
+			return dataset.Adversarial(base, g)
+		}
+	}
 	if !*quiet {
 		total, err := eval.TotalEvents(models, ds.Len(), cfg)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,14 @@ type dataFlags struct {
 	positive string
 	limit    int
 
+	// game is set by load for an adversarial dataset name (german-1,
+	// codrna-2, ...): the base dataset and the game, to be replayed with a
+	// new seed per run (dataset.AdversarialSeed).
+	game     *dataset.AdversarialGame
+	gameBase *dataset.Dataset
+	// seed seeds the adversarial game of run 0 (commands set it from their
+	// --seed).
+	seed uint64
 	// ordered is set by load when the rows' order is the experiment (a
 	// KuaiRec stream in replay order): callers must not permute them
 	// (eval.Config.NoPermute).
@@ -90,6 +99,11 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.scale, "scale", "none", "min-max scaling: none, minmax11 (features to [-1,1]), minmax01 ([0,1]), plus y01/y11 for regression targets, e.g. minmax11+y01")
 	fs.StringVar(&d.positive, "positive", "", "classification: the label value mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values)")
 	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // options resolves --data to a path and turns the format flags into
@@ -134,6 +148,26 @@ func (d *dataFlags) options() (string, dataset.Options, error) {
 
 // load reads and preprocesses the dataset for a task.
 func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	if base, g, ok := dataset.ParseAdversarialName(d.data); ok && !isFile(d.data) {
+		if _, isShared := dataset.Shared[base]; isShared {
+			if !classification {
+				return nil, dataset.Scale{}, fmt.Errorf("--data %s is an adversarial classification game; use classification models", d.data)
+			}
+			bd := *d
+			bd.data = base
+			ds, sc, err := bd.load(true)
+			if err != nil {
+				return nil, dataset.Scale{}, err
+			}
+			g.Seed = dataset.AdversarialSeed(d.seed, 0)
+			game, err := dataset.Adversarial(ds, g)
+			if err != nil {
+				return nil, dataset.Scale{}, err
+			}
+			d.game, d.gameBase, d.ordered = &g, ds, true
+			return game, sc, nil
+		}
+	}
 	if dir, kopts, ok, err := kuairec.ParseDataArg(d.data); ok {
 		if err != nil {
 			return nil, dataset.Scale{}, fmt.Errorf("--data: %w", err)

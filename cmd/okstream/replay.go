@@ -259,6 +259,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail(2, err)
 	}
 	df.limit = 0 // --limit counts events here; the whole file is loaded and scaled
+	df.seed = f.seed
 	ds, _, err := df.load(f.classification)
 	if err != nil {
 		if f.classification && strings.Contains(err.Error(), "not binary") {

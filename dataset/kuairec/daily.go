@@ -258,36 +258,10 @@ func (dr *DailyReader) Next(d *DailyRow) error {
 // ReadDaily reads a whole item_daily_features.csv.
 func ReadDaily(path string) ([]DailyRow, DailyFormat, error) {
 	dr, err := OpenDaily(path)
-	if err != nil {
-		return nil, DailyFormat{}, err
-	}
-	defer dr.Close()
-	var out []DailyRow
-	for {
-		var d DailyRow
-		err := dr.Next(&d)
-		if errors.Is(err, io.EOF) {
-			return out, dr.Format(), nil
-		}
-		if err != nil {
-			return nil, DailyFormat{}, err
-		}
-		out = append(out, d)
-	}
+	return readAll[DailyRow, DailyFormat](dr, err)
 }
 
 // WriteDaily writes item_daily_features.csv.
 func WriteDaily(w io.Writer, rows []DailyRow, f DailyFormat) error {
-	b := appendHeader(nil, DailyColumns)
-	for i := range rows {
-		b = AppendDaily(b, &rows[i], f)
-		if len(b) > 1<<20 {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
-	}
-	_, err := w.Write(b)
-	return err
+	return writeRows(w, DailyColumns, rows, f, AppendDaily)
 }

@@ -231,36 +231,10 @@ func (m *MatrixReader) Line() int { return m.r.start }
 // ReadMatrix reads a whole matrix file.
 func ReadMatrix(path string) ([]Interaction, MatrixFormat, error) {
 	m, err := OpenMatrix(path)
-	if err != nil {
-		return nil, MatrixFormat{}, err
-	}
-	defer m.Close()
-	var out []Interaction
-	for {
-		var it Interaction
-		err := m.Next(&it)
-		if errors.Is(err, io.EOF) {
-			return out, m.Format(), nil
-		}
-		if err != nil {
-			return nil, MatrixFormat{}, err
-		}
-		out = append(out, it)
-	}
+	return readAll[Interaction, MatrixFormat](m, err)
 }
 
 // WriteMatrix writes rows as a matrix file (header first).
 func WriteMatrix(w io.Writer, rows []Interaction, f MatrixFormat) error {
-	b := appendHeader(nil, MatrixColumns)
-	for i := range rows {
-		b = AppendInteraction(b, &rows[i], f)
-		if len(b) > 1<<20 {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
-	}
-	_, err := w.Write(b)
-	return err
+	return writeRows(w, MatrixColumns, rows, f, AppendInteraction)
 }

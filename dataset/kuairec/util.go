@@ -3,6 +3,7 @@ package kuairec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"okstream/dataset"
@@ -85,4 +86,49 @@ func appendHeader(b []byte, cols []string) []byte {
 		b = appendField(b, c)
 	}
 	return append(b, '\n')
+}
+
+// rowReader is a streaming reader of one file's rows.
+type rowReader[R, F any] interface {
+	Next(*R) error
+	Format() F
+	Close() error
+}
+
+// readAll reads every row of a reader just opened (err is the open's).
+func readAll[R, F any, T rowReader[R, F]](r T, err error) ([]R, F, error) {
+	var zero F
+	if err != nil {
+		return nil, zero, err
+	}
+	defer r.Close()
+	var out []R
+	for {
+		var row R
+		err := r.Next(&row)
+		if errors.Is(err, io.EOF) {
+			return out, r.Format(), nil
+		}
+		if err != nil {
+			return nil, zero, err
+		}
+		out = append(out, row)
+	}
+}
+
+// writeRows writes the header and the rows with app, in chunks of about
+// 1 MiB.
+func writeRows[R, F any](w io.Writer, cols []string, rows []R, f F, app func([]byte, *R, F) []byte) error {
+	b := appendHeader(nil, cols)
+	for i := range rows {
+		b = app(b, &rows[i], f)
+		if len(b) > 1<<20 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	_, err := w.Write(b)
+	return err
 }

@@ -5,18 +5,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/progress"
 	"okstream/learner"
-	"okstream/learner/kernel"
 	"okstream/learner/rng"
 )
 
@@ -114,77 +112,6 @@ TestDSGSec71AveragedSolutionConvergesAtOneOverT (slope −0.885 over t ∈ [3, 3
 	})
 }
 
-func dsgTarget(x []float64) float64 {
-	r := math.Hypot(x[0], x[1])
-	return math.Cos(0.5*math.Pi*r) * math.Exp(-0.1*math.Pi*r)
-}
-
-func dsgDraw(src *rng.Source, n int) (xs [][]float64, ys []float64) {
-	for i := 0; i < n; i++ {
-		x := []float64{10*src.Float64() - 5, 10*src.Float64() - 5}
-		xs = append(xs, x)
-		ys = append(ys, dsgTarget(x)+0.1*src.Normal())
-	}
-	return xs, ys
-}
-
-// dsgMedianDistance is the median of the pairwise Euclidean distances of
-// n points of the synthetic distribution (the paper's median trick).
-func dsgMedianDistance(seed uint64, n int) float64 {
-	xs, _ := dsgDraw(rng.New(seed), n)
-	ds := make([]float64, 0, n*(n-1)/2)
-	for i := range xs {
-		for j := i + 1; j < len(xs); j++ {
-			ds = append(ds, math.Hypot(xs[i][0]-xs[j][0], xs[i][1]-xs[j][1]))
-		}
-	}
-	sort.Float64s(ds)
-	return ds[len(ds)/2]
-}
-
-// dsgOptimum returns f*_ν at tx: kernel ridge regression on a g×g midpoint
-// grid of [−5,5]² with noise-free targets and regularization g²ν, i.e. the
-// minimizer of ½E(f−f_true)² + (ν/2)‖f‖² with E the grid quadrature.
-func dsgOptimum(sigma, nu float64, g int, tx [][]float64) ([]float64, error) {
-	n := g * g
-	h := 10 / float64(g)
-	pts := make([][]float64, 0, n)
-	ft := make([]float64, 0, n)
-	for i := 0; i < g; i++ {
-		for j := 0; j < g; j++ {
-			x := []float64{-5 + h*(float64(i)+0.5), -5 + h*(float64(j)+0.5)}
-			pts = append(pts, x)
-			ft = append(ft, dsgTarget(x))
-		}
-	}
-	k := kernel.MustNew(kernel.Gaussian, sigma, 0, 0)
-	K := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.Eval(pts[i], pts[j])
-			if i == j {
-				v += float64(n) * nu
-			}
-			K.SetSym(i, j, v)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(K) {
-		return nil, fmt.Errorf("dsg-synthetic: grid kernel matrix not positive definite (ν = %g)", nu)
-	}
-	var alpha mat.VecDense
-	if err := ch.SolveVecTo(&alpha, mat.NewVecDense(n, ft)); err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(tx))
-	for i, x := range tx {
-		for j, p := range pts {
-			out[i] += alpha.AtVec(j) * k.Eval(p, x)
-		}
-	}
-	return out, nil
-}
-
 // dsgLogTimes returns the distinct iteration counts round(10^(k/8)) ≤ T.
 func dsgLogTimes(T int) []int {
 	var out []int
@@ -203,31 +130,14 @@ func dsgLogTimes(T int) []int {
 	return out
 }
 
-// dsgSlope is the least-squares slope of log y on log t over t ∈ [lo, hi].
-func dsgSlope(ts []int, ys []float64, lo, hi int) float64 {
-	var sx, sy, sxx, sxy, n float64
-	for i, t := range ts {
-		if t < lo || t > hi || !(ys[i] > 0) {
-			continue
-		}
-		lx, ly := math.Log(float64(t)), math.Log(ys[i])
-		sx += lx
-		sy += ly
-		sxx += lx * lx
-		sxy += lx * ly
-		n++
-	}
-	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
-}
-
 func runDSGSynthetic(e *Experiment, o Options) (*Report, error) {
 	runs, seed := o.Runs, o.Seed
-	median := dsgMedianDistance(rng.Derive(seed, 1), 2000)
+	median := dataset.Ridge2DMedianDistance(rng.Derive(seed, 1), 2000)
 	sigma := 0.1 * median
-	tx, _ := dsgDraw(rng.New(rng.Derive(seed, 2)), dsgSynthTest)
+	tx, _, _ := dataset.Ridge2D(rng.New(rng.Derive(seed, 2)), dsgSynthTest)
 	truth := make([]float64, len(tx))
 	for i, x := range tx {
-		truth[i] = dsgTarget(x)
+		truth[i] = dataset.Ridge2DTarget(x)
 	}
 	res := &dsgSynthResult{Experiment: e.ID, Runs: runs, Seed: seed, Sigma: sigma, Median: median,
 		Batch: dsgSynthB, Block: dsgSynthB, Iterations: dsgSynthT, TestPoints: dsgSynthTest, Grid: dsgSynthGrid,
@@ -248,7 +158,7 @@ func runDSGSynthetic(e *Experiment, o Options) (*Report, error) {
 		s.T = ts
 		s.ErrOpt = make([]float64, len(ts))
 		s.ErrTrue = make([]float64, len(ts))
-		fstar, err := dsgOptimum(sigma, s.Nu, dsgSynthGrid, tx)
+		fstar, err := dataset.Ridge2DOptimum(sigma, s.Nu, dsgSynthGrid, tx)
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +179,7 @@ func runDSGSynthetic(e *Experiment, o Options) (*Report, error) {
 			data := rng.New(rng.Derive(seed, 100+uint64(run)))
 			k := 0
 			for it := 1; it <= dsgSynthT; it++ {
-				xs, ys := dsgDraw(data, dsgSynthB)
+				xs, ys, _ := dataset.Ridge2D(data, dsgSynthB)
 				for i := range xs {
 					l.Learn(xs[i], ys[i])
 				}
@@ -288,8 +198,8 @@ func runDSGSynthetic(e *Experiment, o Options) (*Report, error) {
 				k++
 			}
 		}
-		s.Slope = dsgSlope(ts, s.ErrOpt, dsgSynthFit0, dsgSynthT)
-		s.SlopeTrue = dsgSlope(ts, s.ErrTrue, dsgSynthFit0, dsgSynthT)
+		s.Slope = dataset.LogLogSlope(ts, s.ErrOpt, dsgSynthFit0, dsgSynthT)
+		s.SlopeTrue = dataset.LogLogSlope(ts, s.ErrTrue, dsgSynthFit0, dsgSynthT)
 	}
 	bar.Finish()
 	res.Series = series

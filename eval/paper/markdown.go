@@ -106,7 +106,7 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 				if e.SizeColumn != "" {
 					size = " – |"
 					if m != nil {
-						size = fmt.Sprintf(" %d |", m.Used)
+						size = fmt.Sprintf(" %.1f |", m.UsedMean)
 					}
 				}
 				if m == nil {

@@ -113,8 +113,8 @@ type Experiment struct {
 	// Discussion is appended after the tables (evidence for misses).
 	Discussion string
 	// SizeColumn, if set, adds a column with this header showing each
-	// model's size (eval's ModelResult.Used: stored examples, dictionary
-	// or features at the end of the first run), e.g. "J".
+	// model's size (eval's ModelResult.UsedMean: stored examples,
+	// dictionary or features at the end of a run, mean over runs), e.g. "J".
 	SizeColumn string
 	// Custom, if set, runs an experiment that is not a table of learners
 	// over datasets (e.g. a convergence-rate study) instead of the

@@ -14,7 +14,6 @@ import (
 	"okstream/eval"
 	"okstream/internal/progress"
 	"okstream/learner"
-	"okstream/learner/rng"
 )
 
 // Options controls a reproduction run.
@@ -181,7 +180,14 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 	cell := Cell{Dataset: d.Title, Variant: v.Name, Scale: sc.String(), Data: key, Result: res, Skipped: skipped}
 	var cmd strings.Builder
 	if d.Game != nil {
-		fmt.Fprintf(&cmd, "# adversarial game b=%d,r=%d per run (seed eval/paper.GameSeed(%d, run)) on the rows below;\n# okstream eval has no flag for it yet: build it with dataset.Adversarial\n", d.Game.Blocks, d.Game.Repeats, seed)
+		switch g := *d.Game; {
+		case g.Blocks == dataset.AdversarialGame1.Blocks && g.Repeats == dataset.AdversarialGame1.Repeats:
+			key += "-1" // okstream eval plays the same game per run (dataset.AdversarialSeed)
+		case g.Blocks == dataset.AdversarialGame2.Blocks && g.Repeats == dataset.AdversarialGame2.Repeats:
+			key += "-2"
+		default:
+			fmt.Fprintf(&cmd, "# adversarial game b=%d,r=%d per run (seed dataset.AdversarialSeed(%d, run)) on the rows below;\n# okstream eval --data NAME-1|NAME-2 plays the paper's two games only\n", g.Blocks, g.Repeats, seed)
+		}
 	}
 	fmt.Fprintf(&cmd, "okstream eval --data %s", key)
 	if sc.String() != "none" {
@@ -211,9 +217,7 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 // GameSeed is the seed of run r's adversarial game in an experiment with
 // base seed seed: a stream of its own, independent of the permutations'
 // (dataset.Permutation) and the learners' seeds.
-func GameSeed(seed uint64, run int) uint64 {
-	return rng.Derive(rng.Derive(seed, 3<<32), uint64(run))
-}
+func GameSeed(seed uint64, run int) uint64 { return dataset.AdversarialSeed(seed, run) }
 
 func slug(s string) string {
 	s = strings.ToLower(s)
