@@ -175,7 +175,9 @@ func checkRecords(t *testing.T, e *kafkatest.Env, topic string, evs []codec.Even
 // error stops the replay after what was read, and is returned.
 func TestReplaySourceFast(t *testing.T) {
 	e := kafkatest.New(t)
-	base := time.Now().UnixMilli()
+	// Hourly events ending now: a real broker refuses record times more than
+	// log.message.timestamp.after.max.ms (1 h since Kafka 4.0) in the future.
+	base := time.Now().UnixMilli() - 26*3_600_000
 	evs := timedEvents(25, 4, base, func(int) int64 { return 3_600_000 })
 	topic := e.Name("src-fast")
 	e.CreateTopic(t, topic, 3, map[string]string{"retention.ms": "-1"})

@@ -32,6 +32,7 @@ the raw JSON results. The section replaces the experiment's previous one in
 	fs := newFlagSet("reproduce", synopsis, examples, stderr)
 	runs := fs.Int("runs", 0, "permutations (0: the paper's number)")
 	seed := fs.Uint64("seed", 1, "base seed")
+	selectRuns := fs.Int("select-runs", 0, "pick grid winners on this many separate permutations (0: the experiment's choice, -1: on the reported runs)")
 	workers := fs.Int("workers", 0, "runs in parallel (0: all CPUs)")
 	datasets := fs.String("datasets", "", "comma-separated dataset titles to run (default: all)")
 	variants := fs.String("variants", "", "comma-separated variants to run, e.g. unscaled (default: all)")
@@ -56,7 +57,11 @@ the raw JSON results. The section replaces the experiment's previous one in
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 2
 	}
-	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers}
+	if *selectRuns < -1 {
+		fmt.Fprintf(stderr, "okstream reproduce: --select-runs %d: use a count ≥ 1, 0 for the experiment's choice or -1 for the reported runs\n", *selectRuns)
+		return 2
+	}
+	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers, SelectRuns: *selectRuns}
 	if *datasets != "" {
 		o.Datasets = strings.Split(*datasets, ",")
 	}
@@ -83,6 +88,9 @@ the raw JSON results. The section replaces the experiment's previous one in
 	cmdLine := "okstream reproduce " + id
 	if *runs > 0 {
 		cmdLine += fmt.Sprintf(" --runs %d", *runs)
+	}
+	if *selectRuns != 0 {
+		cmdLine += fmt.Sprintf(" --select-runs %d", *selectRuns)
 	}
 	if *seed != 1 {
 		cmdLine += fmt.Sprintf(" --seed %d", *seed)

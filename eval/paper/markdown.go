@@ -27,8 +27,12 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		}
 		return strings.TrimRight(b.String(), "\n") + "\n"
 	}
-	fmt.Fprintf(&b, "Regenerate with `%s` (%d permutations, seed %d; took %s on this machine).\n\n",
-		cmdLine, r.Runs, r.Seed, elapsed.Round(time.Second))
+	sel := ""
+	if len(r.Cells) > 0 && r.Cells[0].Result != nil && r.Cells[0].Result.SelectRuns > 0 {
+		sel = fmt.Sprintf("; grid values chosen on %d separate permutations, then reported on the %d", r.Cells[0].Result.SelectRuns, r.Runs)
+	}
+	fmt.Fprintf(&b, "Regenerate with `%s` (%d permutations, seed %d%s; took %s on this machine).\n\n",
+		cmdLine, r.Runs, r.Seed, sel, elapsed.Round(time.Second))
 	if e.Intro != "" {
 		b.WriteString(strings.TrimSpace(e.Intro) + "\n\n")
 	}

@@ -98,14 +98,19 @@ type Algorithm struct {
 
 // Experiment is a table of a paper.
 type Experiment struct {
-	ID       string
-	Title    string
-	Paper    string
-	Task     string // "classification" or "regression"
-	Runs     int
-	Intro    string
-	Datasets []Dataset
-	Algos    []Algorithm
+	ID    string
+	Title string
+	Paper string
+	Task  string // "classification" or "regression"
+	Runs  int
+	// SelectRuns, if > 0, picks each grid's winner on this many separate
+	// permutations (eval.Config.SelectRuns) instead of on the reported
+	// runs: the reported mean is then not biased by the selection, and a
+	// 25-value σ grid costs SelectRuns×25 + Runs runs instead of Runs×25.
+	SelectRuns int
+	Intro      string
+	Datasets   []Dataset
+	Algos      []Algorithm
 	// Tolerance is the acceptance band of the issue (e.g. 2.5 points).
 	Tolerance float64
 	// Relative makes the tolerance relative (fraction of the target).

@@ -18,14 +18,18 @@ import (
 
 // Options controls a reproduction run.
 type Options struct {
-	Runs     int      // permutations (0: the experiment's)
-	Seed     uint64   // base seed (0: 1)
-	Workers  int      // parallel runs (0: all CPUs)
-	Datasets []string // restrict to these dataset titles (nil: all)
-	Variants []string // restrict to these variant names (nil: all)
-	ImgDir   string   // where plots go ("" = no plots)
-	ImgRel   string   // how the markdown refers to ImgDir
-	Progress io.Writer
+	Runs int // permutations (0: the experiment's)
+	// SelectRuns overrides the experiment's SelectRuns: > 0 picks grid
+	// winners on that many separate permutations, < 0 on the reported
+	// runs themselves, 0 keeps the experiment's choice.
+	SelectRuns int
+	Seed       uint64   // base seed (0: 1)
+	Workers    int      // parallel runs (0: all CPUs)
+	Datasets   []string // restrict to these dataset titles (nil: all)
+	Variants   []string // restrict to these variant names (nil: all)
+	ImgDir     string   // where plots go ("" = no plots)
+	ImgRel     string   // how the markdown refers to ImgDir
+	Progress   io.Writer
 }
 
 // Cell is the outcome of one (dataset, variant).
@@ -152,7 +156,7 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 	if len(specs) == 0 {
 		return Cell{}, fmt.Errorf("none of the experiment's learners is registered in this build")
 	}
-	cfg := eval.Config{Runs: runs, Seed: seed, Workers: o.Workers}
+	cfg := eval.Config{Runs: runs, Seed: seed, Workers: o.Workers, SelectRuns: e.selectRuns(o)}
 	if d.Game != nil {
 		base := ds
 		game := func(run int) (*dataset.Dataset, error) {
@@ -197,6 +201,9 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		fmt.Fprintf(&cmd, " --limit %d", d.Limit)
 	}
 	fmt.Fprintf(&cmd, " --runs %d --seed %d", runs, seed)
+	if cfg.SelectRuns > 0 {
+		fmt.Fprintf(&cmd, " --select-runs %d", cfg.SelectRuns)
+	}
 	for _, s := range specs {
 		fmt.Fprintf(&cmd, " \\\n    --model '%s'", s)
 	}
@@ -212,6 +219,17 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		cell.Plot = filepath.ToSlash(filepath.Join(o.ImgRel, name))
 	}
 	return cell, nil
+}
+
+// selectRuns resolves Options.SelectRuns against the experiment's.
+func (e *Experiment) selectRuns(o Options) int {
+	switch {
+	case o.SelectRuns > 0:
+		return o.SelectRuns
+	case o.SelectRuns < 0:
+		return 0
+	}
+	return e.SelectRuns
 }
 
 // GameSeed is the seed of run r's adversarial game in an experiment with
