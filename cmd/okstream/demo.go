@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +19,7 @@ import (
 	"okstream/codec"
 	"okstream/consumer"
 	"okstream/dataset"
+	"okstream/dataset/kuairec"
 	"okstream/eval"
 	"okstream/internal/kafkautil"
 	"okstream/internal/progress"
@@ -31,6 +34,7 @@ func init() {
 }
 
 const demoSynopsis = `demo [flags]
+   or: okstream demo --data kuairec:DIR --feedback [flags]
 
 Starts an embedded Kafka-protocol broker on 127.0.0.1 (nothing to install),
 replays a built-in synthetic nonlinear stream (or --data FILE) as msgpack events
@@ -38,13 +42,43 @@ into a partitioned topic, and runs the okstream consumer with two models (a
 champion and a challenger) on it, with live progress. Half way through it kills
 the consumer abruptly — no final checkpoint — and starts a new one, which
 restores every partition from its last checkpoint and reprocesses the events
-after it. It ends with a report: each model's progressive mistake rate,
-throughput, checkpoints written, the recovery time, and a check that the final
-models are bit-identical to an uninterrupted offline replay.`
+after it. It ends with a report: each model's progressive mistake rate, computed
+from the prediction topic (re-emitted records counted once) and checked against
+the models' own statistics, throughput, checkpoints written, the recovery time,
+and a check that the final models are bit-identical to an uninterrupted offline
+replay.
+
+With --feedback and --data kuairec:DIR (a KuaiRec 2.0 folder, or a SYNTHETIC
+sample from okstream kuairec-gen, labelled as such), the demo shows delayed
+feedback: every interaction is replayed, keyed by user and in time order, as an
+impression (features, no label) followed, play_duration later in event time, by
+a label-only feedback event. The consumer scores each impression at once, keeps
+it (--feedback-buffer, --feedback-max-age) until its feedback arrives, then
+learns from it and publishes an outcome record carrying the impression's score
+and the label: the mistake rates come from these outcome records, and the
+offline replay is fed the same (impression, feedback) sequence per partition.
+The whole stream is replayed once, as fast as possible, into an input topic
+without time-based retention (the records carry the log's 2020 event times).`
 
 const demoExamples = `  okstream demo
   okstream demo --events 200000 --partitions 8
-  okstream demo --data cod-rna --scale minmax01 --model champion=fogd:sigma=0.5,budget=100 --model challenger=nogd:sigma=0.5,budget=100`
+  okstream demo --data cod-rna --scale minmax01 --model champion=fogd:sigma=0.5,budget=100 --model challenger=nogd:sigma=0.5,budget=100
+
+  # Delayed feedback on a SYNTHETIC KuaiRec sample:
+  okstream kuairec-gen --out /tmp/kr --users 150 --videos 300 --seed 1 --quiet
+  okstream demo --data kuairec:/tmp/kr --feedback --model forks=forks:sigma=2,budget=100 --model nogd=nogd:sigma=2,budget=100`
+
+// feedbackOnly are the demo flags that apply only with --feedback, and
+// plainOnly those that do not apply with it.
+var (
+	feedbackOnly = []string{"feedback-buffer", "feedback-max-age"}
+	plainOnly    = [][2]string{
+		{"events", "the whole KuaiRec stream is replayed once; limit the interactions with --limit N"},
+		{"rate", "the stream is replayed as fast as possible"},
+		{"seed", "the events are keyed by user, in time order"},
+		{"scale", "the kuairec-v1 features are already in [0, 1]"},
+	}
+)
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoSynopsis, demoExamples, stderr)
@@ -59,6 +93,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic stream and the replay")
 	brokers := fs.String("brokers", "", "use these brokers instead of the embedded one")
 	verbose := fs.Bool("v", false, "log the runtime's messages")
+	feedback := fs.Bool("feedback", false, "delayed feedback (needs --data kuairec:DIR): each interaction becomes an impression (no label) and, play_duration later in event time, a label-only feedback event")
+	feedbackBuffer := fs.Int("feedback-buffer", 100000, "with --feedback: impressions kept per partition awaiting their feedback")
+	feedbackMaxAge := fs.Duration("feedback-max-age", 24*time.Hour, "with --feedback: evict impressions older than this, in event time")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -66,6 +103,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "okstream demo: "+format+"\n", a...)
 		return 1
 	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "okstream demo: "+format+"\n", a...)
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if len(models) == 0 {
 		models = listFlag{"champion=fogd:sigma=1,budget=100", "challenger=nogd:sigma=1,budget=100"}
 	}
@@ -79,22 +122,37 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// The data.
-	var ds *dataset.Dataset
+	var src *demoSource
 	var err error
-	name := "synthetic"
-	if df.data != "" {
-		if ds, _, err = df.load(true); err != nil {
+	if *feedback {
+		if _, _, ok, _ := kuairec.ParseDataArg(df.data); !ok {
+			return usageErr("--feedback needs KuaiRec data: add --data kuairec:DIR, a KuaiRec 2.0 folder (or a SYNTHETIC sample: okstream kuairec-gen --out DIR --users 150 --videos 300 --quiet)")
+		}
+		for _, f := range plainOnly {
+			if set[f[0]] {
+				return usageErr("--%s does not apply with --feedback: %s", f[0], f[1])
+			}
+		}
+		switch {
+		case *feedbackBuffer < 1:
+			return usageErr("--feedback-buffer %d: keep at least 1 impression per partition (default 100000)", *feedbackBuffer)
+		case *feedbackMaxAge <= 0:
+			return usageErr("--feedback-max-age %s: give a duration > 0 of event time, e.g. 24h", *feedbackMaxAge)
+		}
+		if src, err = feedbackDemoSource(&df); err != nil {
+			return usageErr("%v", err)
+		}
+	} else {
+		for _, name := range feedbackOnly {
+			if set[name] {
+				return usageErr("--%s applies only with --feedback (and --data kuairec:DIR): add --feedback, or drop --%s", name, name)
+			}
+		}
+		if src, err = plainDemoSource(&df, *events, *seed, *rate); err != nil {
 			return fail("%v", err)
 		}
-		name = ds.Name
-	} else {
-		ds = syntheticStream(*events, *seed)
 	}
-	total := int64(ds.Len())
-	loop := false
-	if df.data != "" && *events > 0 {
-		total, loop = int64(*events), *events > ds.Len()
-	}
+	total := src.total
 
 	// The broker.
 	addrs := strings.Split(*brokers, ",")
@@ -106,16 +164,19 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		defer c.Close()
 		addrs = c.ListenAddrs()
 	}
-	fmt.Fprintf(stdout, "okstream demo: broker %s; %d events (%s, d = %d) into %d partitions; models:", strings.Join(addrs, ","), total, name, ds.Dim, *partitions)
+	fmt.Fprintf(stdout, "okstream demo: broker %s; %d events (%s, d = %d) into %d partitions; models:", strings.Join(addrs, ","), total, src.describe, src.dim, *partitions)
 	for _, m := range ms {
 		fmt.Fprintf(stdout, " %s=%s", m.Name, m.Spec)
 	}
 	fmt.Fprintln(stdout)
+	if src.synthetic {
+		fmt.Fprintln(stdout, syntheticNote)
+	}
 
 	ctx := context.Background()
 	suffix := fmt.Sprintf("%d", time.Now().UnixNano()%1e6)
 	input := "demo-events-" + suffix
-	if _, _, err := producer.EnsureTopic(ctx, addrs, input, *partitions); err != nil {
+	if _, _, err := producer.EnsureTopicConfig(ctx, addrs, input, *partitions, src.topicConfigs); err != nil {
 		return fail("%v", err)
 	}
 	logw := io.Discard
@@ -124,10 +185,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := consumer.Config{
-		Brokers: addrs, Group: "demo-" + suffix, Input: input, Models: ms, Dim: ds.Dim,
+		Brokers: addrs, Group: "demo-" + suffix, Input: input, Models: ms, Dim: src.dim,
 		Checkpoints: "demo-checkpoints-" + suffix, CheckpointEvery: max(1000, int(total)/(20**partitions)),
 		CheckpointInterval: 2 * time.Second, CreateTopics: true, Logger: log,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, FetchMaxWait: 100 * time.Millisecond,
+	}
+	if *feedback {
+		cfg.FeedbackBuffer, cfg.FeedbackMaxAge = *feedbackBuffer, *feedbackMaxAge
 	}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
@@ -138,7 +202,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	var replayStats producer.Stats
 	go func() {
 		var err error
-		replayStats, err = producer.Replay(ctx, ds, producer.Config{Brokers: addrs, Topic: input, Seed: *seed, Rate: *rate, Loop: loop, Limit: total, Keys: producer.KeyRandom})
+		replayStats, err = src.replay(ctx, addrs, input)
 		replayDone <- err
 	}()
 
@@ -193,7 +257,98 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	elapsed := time.Since(start)
-	return finishDemo(stdout, stderr, cfg, p, done, bar, ds.Dim, total, elapsed, recovery, restoreTime, checkpoints, replayStats)
+	if err := <-replayDone; err != nil { // every event is in: the replay has returned, or is returning
+		return fail("replay: %v", err)
+	}
+	r := demoReport{cfg: cfg, src: src, total: total, elapsed: elapsed, recovery: recovery, restoreTime: restoreTime,
+		checkpoints: checkpoints, replay: replayStats}
+	return finishDemo(stdout, stderr, r, p, done, bar)
+}
+
+// syntheticNote is printed for SYNTHETIC KuaiRec data.
+const syntheticNote = "  (SYNTHETIC data from okstream kuairec-gen, not the real KuaiRec logs)"
+
+// demoSource is what the demo replays into its input topic.
+type demoSource struct {
+	describe     string // the data, for the first line
+	dim          int
+	total        int64 // records the replay writes
+	synthetic    bool  // SYNTHETIC KuaiRec data
+	feedback     bool  // impressions and delayed feedback events
+	topicConfigs map[string]string
+	replay       func(ctx context.Context, brokers []string, topic string) (producer.Stats, error)
+	// summary describes a finished replay.
+	summary func(producer.Stats) string
+}
+
+// plainDemoSource is the built-in synthetic stream, or --data, replayed as
+// labelled events with random keys.
+func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*demoSource, error) {
+	var ds *dataset.Dataset
+	if df.data != "" {
+		var err error
+		if ds, _, err = df.load(true); err != nil {
+			return nil, err
+		}
+	} else {
+		ds = syntheticStream(events, seed)
+	}
+	total := int64(ds.Len())
+	loop := false
+	if df.data != "" && events > 0 {
+		total, loop = int64(events), events > ds.Len()
+	}
+	return &demoSource{
+		describe: ds.Name, dim: ds.Dim, total: total,
+		synthetic: strings.HasPrefix(ds.Name, "kuairec-synthetic/"),
+		replay: func(ctx context.Context, brokers []string, topic string) (producer.Stats, error) {
+			return producer.Replay(ctx, ds, producer.Config{Brokers: brokers, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom})
+		},
+		summary: producer.Stats.String,
+	}, nil
+}
+
+// feedbackDemoSource is --data kuairec:DIR replayed with delayed feedback:
+// an impression per interaction and, play_duration later in event time, its
+// feedback event, keyed by user, as fast as possible.
+func feedbackDemoSource(df *dataFlags) (*demoSource, error) {
+	dir, opts, _, err := kuairec.ParseDataArg(df.data)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	if df.label != "" || df.drop != "" || df.dim != 0 || df.positive != "" || df.format != "auto" || df.header != "auto" {
+		return nil, errors.New("--label, --drop, --dim, --positive, --format and --header do not apply to --data kuairec:...")
+	}
+	if df.limit < 0 {
+		return nil, fmt.Errorf("--limit %d: give a number of interactions > 0, or 0 for all", df.limit)
+	}
+	if df.limit > 0 && (opts.Limit == 0 || df.limit < opts.Limit) {
+		opts.Limit = df.limit
+	}
+	s, err := kuairec.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Events) == 0 {
+		return nil, fmt.Errorf("%s: %s has no timed events", s.Dir.Data, s.Matrix)
+	}
+	src, err := producer.NewKuaiRecSource(s, producer.KuaiRecConfig{Mode: producer.KuaiRecFeedback})
+	if err != nil {
+		return nil, err
+	}
+	return &demoSource{
+		describe: fmt.Sprintf("%d interactions of %s, each an impression then its feedback", len(s.Events), s.Name()),
+		dim:      s.Features.Dim(), total: src.Len(), synthetic: s.Dir.Synthetic, feedback: true,
+		// The records carry the log's event times (2020): no time-based
+		// retention, or the broker may delete them at once.
+		topicConfigs: map[string]string{"retention.ms": "-1"},
+		replay: func(ctx context.Context, brokers []string, topic string) (producer.Stats, error) {
+			return producer.ReplaySource(ctx, src, producer.StreamConfig{Brokers: brokers, Topic: topic, Headers: src.Headers()})
+		},
+		summary: func(st producer.Stats) string {
+			return fmt.Sprintf("%s: %d impressions, %d feedback events (play_duration later in event time)", st, src.Impressions, src.Feedback)
+		},
+	}, nil
 }
 
 // startDemoPipeline starts a consumer in the background.
@@ -246,7 +401,18 @@ func aggregate(p *consumer.Pipeline) map[string]consumer.Stats {
 	return agg
 }
 
-func finishDemo(stdout, stderr io.Writer, cfg consumer.Config, p *consumer.Pipeline, done chan error, bar *demoBar, dim int, total int64, elapsed, recovery, restoreTime time.Duration, ckptBefore int, rs producer.Stats) int {
+// demoReport is what finishDemo reports besides the final pipeline.
+type demoReport struct {
+	cfg                            consumer.Config
+	src                            *demoSource
+	total                          int64
+	elapsed, recovery, restoreTime time.Duration
+	checkpoints                    int // written by the killed consumer
+	replay                         producer.Stats
+}
+
+func finishDemo(stdout, stderr io.Writer, r demoReport, p *consumer.Pipeline, done chan error, bar *demoBar) int {
+	cfg := r.cfg
 	agg := aggregate(p)
 	if c, ok := stoppers.Load(p); ok {
 		c.(context.CancelFunc)()
@@ -260,42 +426,80 @@ func finishDemo(stdout, stderr io.Writer, cfg consumer.Config, p *consumer.Pipel
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
-	preds, _ := kafkautil.Partitions(ctx, client, cfg.Output)
-	var predRecords int64
-	for q := 0; q < preds; q++ {
-		first, end, err := kafkautil.Offsets(ctx, client, cfg.Output, q)
-		if err == nil {
-			predRecords += end - first
+	preds, err := readTopic(ctx, client, cfg.Output, -1)
+	if err != nil {
+		fmt.Fprintf(stderr, "okstream demo: reading the prediction topic: %v\n", err)
+		return 1
+	}
+	metrics, distinct, dups, err := predictionMetrics(preds)
+	if err != nil {
+		fmt.Fprintf(stderr, "okstream demo: %v\n", err)
+		return 1
+	}
+	exact, why := verifyExact(ctx, client, cfg, r.src.dim)
+	ok := true
+
+	fmt.Fprintf(stdout, "\nResult after %d events (%.1f s, %.0f events/s end to end including the crash and recovery):\n", r.total, r.elapsed.Seconds(), float64(r.total)/r.elapsed.Seconds())
+	from := "every event's prediction record with its label"
+	if r.src.feedback {
+		from = "the outcome records, i.e. each impression's decision against its delayed label"
+	}
+	fmt.Fprintf(stdout, "  progressive mistake rate computed from the prediction topic %s (%s; re-emitted records counted once):\n", cfg.Output, from)
+	byName := map[string]*modelMetrics{}
+	for _, m := range metrics {
+		byName[m.name] = m
+	}
+	for _, m := range cfg.Models {
+		mm, s := byName[m.Name], agg[m.Name]
+		if mm == nil {
+			mm = &modelMetrics{name: m.Name}
+		}
+		if mm.classify {
+			fmt.Fprintf(stdout, "  %-12s progressive mistake rate %6.2f%%  (%d mistakes in %d labelled events)\n", m.Name, 100*float64(mm.mistakes)/math.Max(1, float64(mm.labeled)), mm.mistakes, mm.labeled)
+		} else {
+			fmt.Fprintf(stdout, "  %-12s progressive MSE %.5g  (%d labelled events)\n", m.Name, mm.sqerr/math.Max(1, float64(mm.labeled)), mm.labeled)
+		}
+		if uint64(mm.labeled) != s.Labeled || (mm.classify && uint64(mm.mistakes) != s.Mistakes) {
+			fmt.Fprintf(stdout, "  %-12s DISAGREES with the model's own statistics (checkpointed): %d mistakes in %d labelled events\n", m.Name, s.Mistakes, s.Labeled)
+			ok = false
 		}
 	}
-	exact, why := verifyExact(ctx, client, cfg, dim)
-
-	fmt.Fprintf(stdout, "\nResult after %d events (%.1f s, %.0f events/s end to end including the crash and recovery):\n", total, elapsed.Seconds(), float64(total)/elapsed.Seconds())
-	names := make([]string, 0, len(agg))
-	for _, m := range cfg.Models {
-		names = append(names, m.Name)
+	if ok {
+		fmt.Fprintln(stdout, "  (the same counts as the models' own checkpointed statistics ✓)")
 	}
-	for _, n := range names {
-		s := agg[n]
-		fmt.Fprintf(stdout, "  %-12s progressive mistake rate %6.2f%%  (%d mistakes in %d labelled events)\n", n, 100*s.MistakeRate(), s.Mistakes, s.Labeled)
+	if r.src.synthetic {
+		fmt.Fprintln(stdout, syntheticNote)
 	}
-	fmt.Fprintf(stdout, "  replay: %s\n", rs)
-	fmt.Fprintf(stdout, "  checkpoints written: %d (%.1f KiB on average)\n", ckptBefore+tot.Checkpoints, float64(tot.CheckpointBytes)/math.Max(1, float64(tot.Checkpoints))/1024)
-	if recovery > 0 {
-		fmt.Fprintf(stdout, "  recovery after the kill: %s to resume (restoring all partitions took %s)\n", recovery.Round(time.Millisecond), restoreTime.Round(time.Millisecond))
-		fmt.Fprintf(stdout, "  prediction records: %d for %d events (%d re-emitted after the kill, byte-identical)\n", predRecords, total, predRecords-total)
+	fmt.Fprintf(stdout, "  replay: %s\n", r.src.summary(r.replay))
+	fmt.Fprintf(stdout, "  checkpoints written: %d (%.1f KiB on average)\n", r.checkpoints+tot.Checkpoints, float64(tot.CheckpointBytes)/math.Max(1, float64(tot.Checkpoints))/1024)
+	if r.recovery > 0 {
+		fmt.Fprintf(stdout, "  recovery after the kill: %s to resume (restoring all partitions took %s)\n", r.recovery.Round(time.Millisecond), r.restoreTime.Round(time.Millisecond))
+	}
+	fmt.Fprintf(stdout, "  prediction records: %d for %d events (%d re-emitted after the kill, counted once)\n", len(preds), r.total, dups)
+	if int64(distinct) != r.total {
+		fmt.Fprintf(stdout, "  %d of the %d events have no prediction record (dead-lettered?)\n", r.total-int64(distinct), r.total)
+		ok = false
 	}
 	if exact {
 		fmt.Fprintln(stdout, "  exact recovery: every partition's final models are bit-identical to an uninterrupted offline replay ✓")
 	} else {
 		fmt.Fprintf(stdout, "  exact recovery: NOT VERIFIED: %s\n", why)
+		if r.src.feedback {
+			fmt.Fprintln(stdout, "  (the offline replay keeps every impression until its feedback: a --feedback-buffer or --feedback-max-age small enough to evict impressions makes the runtime differ)")
+		}
+		ok = false
+	}
+	if !ok {
 		return 1
 	}
 	return 0
 }
 
 // verifyExact compares each partition's final checkpoint with an offline
-// replay of the partition's events.
+// replay of the partition's events. eval.ReplayEvents learns from labelled
+// events and from feedback events (with their impression's features), and
+// only scores the others: for a stream without feedback events it is
+// eval.Replay.
 func verifyExact(ctx context.Context, client *kafka.Client, cfg consumer.Config, dim int) (bool, string) {
 	store, err := checkpoint.OpenExisting(ctx, checkpoint.Config{Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Client: client})
 	if err != nil {
@@ -310,15 +514,13 @@ func verifyExact(ctx context.Context, client *kafka.Client, cfg consumer.Config,
 		if err != nil {
 			return false, err.Error()
 		}
-		var xs [][]float64
-		var ys []float64
-		var lab []bool
+		var evs []codec.Event
 		for _, r := range recs {
 			ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: dim})
 			if err != nil {
 				continue
 			}
-			xs, ys, lab = append(xs, ev.Dense(nil, dim)), append(ys, ev.Y), append(lab, ev.HasY)
+			evs = append(evs, ev)
 		}
 		cp, _, err := store.Load(ctx, checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: q})
 		if err != nil || cp == nil {
@@ -330,7 +532,7 @@ func verifyExact(ctx context.Context, client *kafka.Client, cfg consumer.Config,
 		}
 		saved := pl.Models
 		for i, m := range cfg.Models {
-			_, l, err := eval.Replay(m.Spec, dim, xs, ys, lab)
+			_, l, err := eval.ReplayEvents(m.Spec, dim, evs)
 			if err != nil {
 				return false, err.Error()
 			}

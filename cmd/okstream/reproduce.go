@@ -36,6 +36,7 @@ the raw JSON results. The section replaces the experiment's previous one in
 	workers := fs.Int("workers", 0, "runs in parallel (0: all CPUs)")
 	datasets := fs.String("datasets", "", "comma-separated dataset titles to run (default: all)")
 	variants := fs.String("variants", "", "comma-separated variants to run, e.g. unscaled (default: all)")
+	data := fs.String("data", "", "forks-kuairec: a KuaiRec 2.0 folder (kuairec[,OPT...]:DIR or DIR; default: a SYNTHETIC sample generated on the fly)")
 	out := fs.String("out", "docs/results.md", "markdown file whose section is replaced")
 	img := fs.String("img", "docs/img", "directory for the plots")
 	jsonDir := fs.String("json", "docs/data", "directory for the raw JSON results")
@@ -62,6 +63,7 @@ the raw JSON results. The section replaces the experiment's previous one in
 		return 2
 	}
 	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers, SelectRuns: *selectRuns}
+	o.Data = *data
 	if *datasets != "" {
 		o.Datasets = strings.Split(*datasets, ",")
 	}
@@ -100,6 +102,9 @@ the raw JSON results. The section replaces the experiment's previous one in
 	}
 	if *variants != "" {
 		cmdLine += " --variants " + *variants
+	}
+	if *data != "" {
+		cmdLine += " --data " + *data
 	}
 	md := rep.Markdown(cmdLine, time.Since(start))
 	if *printOnly {

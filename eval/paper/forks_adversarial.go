@@ -47,7 +47,9 @@ func forksAdvAlgos(T int, paper map[string]map[string]*Value) []Algorithm {
 			return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, d.B/10, forksSigmaGrid)
 		}, Paper: paper["NOGD"], Note: "k = 0.1B"},
 		{Label: "SkeGD", Spec: sketch("skegd"), Paper: paper["SkeGD"], Note: fmt.Sprintf("s_p = 0.75B, s_m = 0.2s_p, k = 0.1B, ρ = %d", rho)},
-		{Label: "PROS-N-KONS", Spec: func(d Dataset) string { return "pros-n-kons:loss=hinge,sigma=" + forksSigmaGrid }, Paper: paper["PROS-N-KONS"], Note: "adaptive dictionary"},
+		{Label: "PROS-N-KONS", Spec: func(d Dataset) string {
+			return fmt.Sprintf("pros-n-kons:loss=hinge,bmax=%d,sigma=%s", d.B, prosnkonsSigmaGrid)
+		}, Paper: paper["PROS-N-KONS"], Note: "adaptive dictionary capped at B = 200, every other σ of the grid (as in Table 1, for running time)"},
 		{Label: "FORKS", Spec: sketch("forks"), Paper: paper["FORKS"], Tolerance: 1.5, Note: fmt.Sprintf("s_p = 0.75B, s_m = 0.2s_p, k = 0.1B, ρ = %d", rho)},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/progress"
 	"okstream/learner"
@@ -90,6 +91,84 @@ type sweepPoint struct {
 	Std        float64 `json:"mistake_std"`
 	Runs       int     `json:"runs"`
 	N          int     `json:"n"`
+	// Won holds a grid's winning values (a grid spec only).
+	Won map[string]string `json:"won,omitempty"`
+}
+
+// sweepAlgo is one line of a budget sweep: Spec builds the learner spec at
+// budget B; Once marks a learner whose size does not depend on B (run at
+// the first budget only and shown as a single point, like the paper's
+// budgeted PROS-N-KONS with B_max = 100).
+type sweepAlgo struct {
+	Label string
+	Spec  func(B int) string
+	Once  bool
+}
+
+// sweepAlgos binds an experiment's algorithms to one dataset entry.
+func sweepAlgos(algos []Algorithm, d Dataset) []sweepAlgo {
+	out := make([]sweepAlgo, len(algos))
+	for i, a := range algos {
+		a := a
+		out[i] = sweepAlgo{Label: a.Label, Spec: func(B int) string { db := d; db.B = B; return a.Spec(db) }}
+	}
+	return out
+}
+
+func sweepLabels(algos []sweepAlgo) []string {
+	out := make([]string, len(algos))
+	for i, a := range algos {
+		out[i] = a.Label
+	}
+	return out
+}
+
+// runSweep runs every algorithm at every budget over ds with cfg (one
+// eval.Run per budget, the given Workers), and returns one point per
+// (B, algorithm) and the labels of algorithms not registered in this
+// build. what names the sweep in progress bars and errors.
+func runSweep(ds *dataset.Dataset, budgets []int, algos []sweepAlgo, cfg eval.Config, o Options, what string) ([]sweepPoint, []string, error) {
+	var pts []sweepPoint
+	var skipped []string
+	for bi, B := range budgets {
+		var specs, labels []string
+		for _, a := range algos {
+			if a.Once && bi > 0 {
+				continue
+			}
+			s := a.Spec(B)
+			if name, _, err := learner.ParseSpec(s); err == nil && learner.Describe(name) == nil {
+				if !contains(skipped, a.Label) {
+					skipped = append(skipped, a.Label)
+				}
+				continue
+			}
+			specs, labels = append(specs, s), append(labels, a.Label)
+		}
+		if len(specs) == 0 {
+			if bi == 0 {
+				return nil, skipped, fmt.Errorf("%s: none of the learners is registered in this build", what)
+			}
+			continue
+		}
+		c := cfg
+		if o.Progress != nil {
+			total, err := eval.TotalEvents(specs, ds.Len(), c)
+			if err != nil {
+				return nil, skipped, err
+			}
+			c.Progress = progress.New(o.Progress, fmt.Sprintf("%s B=%d", what, B), total, "events")
+		}
+		res, err := eval.Run(ds, specs, labels, c)
+		if err != nil {
+			return nil, skipped, fmt.Errorf("%s B=%d: %w", what, B, err)
+		}
+		for i, m := range res.Models {
+			pts = append(pts, sweepPoint{B: B, Algorithm: m.Label, Spec: specs[i],
+				UsPerEvent: m.NsPerEvent / 1e3, Seconds: m.Seconds, Mistake: m.Mean, Std: m.Std, Runs: res.Runs, N: res.N, Won: m.Won})
+		}
+	}
+	return pts, skipped, nil
 }
 
 // runBudgetSweep is the Custom runner of a timing experiment: for each
@@ -112,40 +191,18 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
 			}
-			var cellPts []sweepPoint
-			for _, B := range forksSweepBudgets {
-				db := d
-				db.B = B
-				var specs, labels []string
-				for _, a := range e.Algos {
-					s := a.Spec(db)
-					if name, _, err := learner.ParseSpec(s); err == nil && learner.Describe(name) == nil {
-						if !contains(skipped, a.Label) {
-							skipped = append(skipped, a.Label)
-						}
-						continue
-					}
-					specs, labels = append(specs, s), append(labels, a.Label)
+			algos := sweepAlgos(e.Algos, d)
+			cellPts, sk, err := runSweep(ds, forksSweepBudgets, algos, eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}, o, fmt.Sprintf("%s %s/%s", e.ID, d.Title, v.Name))
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range sk {
+				if !contains(skipped, l) {
+					skipped = append(skipped, l)
 				}
-				if len(specs) == 0 {
-					return nil, fmt.Errorf("%s: none of the experiment's learners is registered in this build", e.ID)
-				}
-				cfg := eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}
-				if o.Progress != nil {
-					total, err := eval.TotalEvents(specs, ds.Len(), cfg)
-					if err != nil {
-						return nil, err
-					}
-					cfg.Progress = progress.New(o.Progress, fmt.Sprintf("%s %s/%s B=%d", e.ID, d.Title, v.Name, B), total, "events")
-				}
-				res, err := eval.Run(ds, specs, labels, cfg)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s/%s B=%d: %w", e.ID, d.Title, v.Name, B, err)
-				}
-				for i, m := range res.Models {
-					cellPts = append(cellPts, sweepPoint{Dataset: d.Title, Variant: v.Name, B: B, Algorithm: m.Label, Spec: specs[i],
-						UsPerEvent: m.NsPerEvent / 1e3, Seconds: m.Seconds, Mistake: m.Mean, Std: m.Std, Runs: res.Runs, N: res.N})
-				}
+			}
+			for i := range cellPts {
+				cellPts[i].Dataset, cellPts[i].Variant = d.Title, v.Name
 			}
 			points = append(points, cellPts...)
 			plotPath := ""
@@ -154,12 +211,19 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 				if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
 					return nil, err
 				}
-				if err := plotSweep(cellPts, e.Algos, fmt.Sprintf("%s (%s), n = %d — time per event vs budget", d.Title, v.Name, ds.Len()), filepath.Join(o.ImgDir, name)); err != nil {
+				if err := plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), n = %d — time per event vs budget", d.Title, v.Name, ds.Len()), filepath.Join(o.ImgDir, name)); err != nil {
 					return nil, err
 				}
 				plotPath = filepath.ToSlash(filepath.Join(o.ImgRel, name))
 			}
-			writeSweepTables(&body, d, v, ds.Len(), cellPts, e.Algos, plotPath)
+			fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
+			if d.Note != "" {
+				body.WriteString(d.Note + ".\n\n")
+			}
+			writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false)
+			if plotPath != "" {
+				fmt.Fprintf(&body, "![%s %s time per event against B](%s)\n\n", d.Title, v.Name, plotPath)
+			}
 		}
 	}
 	if len(skipped) > 0 {
@@ -193,23 +257,25 @@ func sweepLookup(pts []sweepPoint, B int, algo string) *sweepPoint {
 	return nil
 }
 
-// writeSweepTables renders one dataset variant: µs/event and mistake rate
-// per budget and algorithm, and the fitted log–log slope (cost ∝ B^slope).
-func writeSweepTables(b *strings.Builder, d Dataset, v Variant, n int, pts []sweepPoint, algos []Algorithm, plotPath string) {
-	fmt.Fprintf(b, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, n, d.Sigma)
-	if d.Note != "" {
-		b.WriteString(d.Note + ".\n\n")
-	}
+// writeSweepTables renders a sweep: µs/event (with the fitted log–log
+// slope, cost ∝ B^slope, if slope) and mistake rate per budget and
+// algorithm — mistake rate first if mistakesFirst; "–" where an algorithm
+// has no point at that budget.
+func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, labels []string, slope, mistakesFirst bool) {
 	var present []string
-	for _, a := range algos {
+	for _, l := range labels {
 		for _, p := range pts {
-			if p.Algorithm == a.Label {
-				present = append(present, a.Label)
+			if p.Algorithm == l {
+				present = append(present, l)
 				break
 			}
 		}
 	}
-	for _, what := range []string{"µs/event", "mistake %"} {
+	tables := []string{"µs/event", "mistake %"}
+	if mistakesFirst {
+		tables[0], tables[1] = tables[1], tables[0]
+	}
+	for _, what := range tables {
 		b.WriteString("| B |")
 		sep := "|---|"
 		for _, a := range present {
@@ -217,7 +283,7 @@ func writeSweepTables(b *strings.Builder, d Dataset, v Variant, n int, pts []swe
 			sep += "---|"
 		}
 		b.WriteString("\n" + sep + "\n")
-		for _, B := range forksSweepBudgets {
+		for _, B := range budgets {
 			fmt.Fprintf(b, "| %d |", B)
 			for _, a := range present {
 				p := sweepLookup(pts, B, a)
@@ -232,17 +298,18 @@ func writeSweepTables(b *strings.Builder, d Dataset, v Variant, n int, pts []swe
 			}
 			b.WriteString("\n")
 		}
-		if what == "µs/event" {
+		if what == "µs/event" && slope {
 			b.WriteString("| slope of log(µs/event) on log B |")
 			for _, a := range present {
-				fmt.Fprintf(b, " %.2f |", sweepSlope(pts, a))
+				if sl := sweepSlope(pts, a); math.IsNaN(sl) {
+					b.WriteString(" – |")
+				} else {
+					fmt.Fprintf(b, " %.2f |", sl)
+				}
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
-	}
-	if plotPath != "" {
-		fmt.Fprintf(b, "![%s %s time per event against B](%s)\n\n", d.Title, v.Name, plotPath)
 	}
 }
 
@@ -275,7 +342,7 @@ func sweepSlope(pts []sweepPoint, algo string) float64 {
 
 // plotSweep draws µs/event against B on log–log axes, one line per
 // algorithm.
-func plotSweep(pts []sweepPoint, algos []Algorithm, title, path string) error {
+func plotSweep(pts []sweepPoint, labels []string, title, path string) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "budget B"
@@ -284,26 +351,39 @@ func plotSweep(pts []sweepPoint, algos []Algorithm, title, path string) error {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
 	p.Legend.Left = true
-	for i, a := range algos {
-		var xy plotter.XYs
-		for _, q := range pts {
-			if q.Algorithm == a.Label && q.UsPerEvent > 0 {
-				xy = append(xy, plotter.XY{X: float64(q.B), Y: q.UsPerEvent})
-			}
-		}
-		if len(xy) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		line.Color = eval.Palette[i%len(eval.Palette)]
-		line.Width = vg.Points(1.5)
-		points.Color = line.Color
-		p.Add(line, points)
-		p.Legend.Add(a.Label, line, points)
+	if err := addSweepLines(p, pts, labels, func(q sweepPoint) (float64, float64, bool) {
+		return float64(q.B), q.UsPerEvent, q.UsPerEvent > 0
+	}); err != nil {
+		return err
 	}
 	p.Add(plotter.NewGrid())
 	return eval.SavePlot(p, path, 7, 4.5)
+}
+
+// addSweepLines adds one line with points per label (colours by label
+// index, as every okstream plot) through the points xy maps to plot
+// coordinates (ok false: left out).
+func addSweepLines(p *plot.Plot, pts []sweepPoint, labels []string, xy func(sweepPoint) (x, y float64, ok bool)) error {
+	for i, label := range labels {
+		var line plotter.XYs
+		for _, q := range pts {
+			if x, y, ok := xy(q); ok && q.Algorithm == label {
+				line = append(line, plotter.XY{X: x, Y: y})
+			}
+		}
+		if len(line) == 0 {
+			continue
+		}
+		l, points, err := plotter.NewLinePoints(line)
+		if err != nil {
+			return err
+		}
+		l.Color = eval.Palette[i%len(eval.Palette)]
+		l.Width = vg.Points(1.5)
+		points.Color = l.Color
+		points.Radius = vg.Points(3)
+		p.Add(l, points)
+		p.Legend.Add(label, l, points)
+	}
+	return nil
 }

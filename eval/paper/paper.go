@@ -121,6 +121,9 @@ type Experiment struct {
 	// model's size (eval's ModelResult.UsedMean: stored examples,
 	// dictionary or features at the end of a run, mean over runs), e.g. "J".
 	SizeColumn string
+	// AcceptsData marks an experiment that can run on a user's copy of its
+	// data (Options.Data, reproduce --data).
+	AcceptsData bool
 	// Custom, if set, runs an experiment that is not a table of learners
 	// over datasets (e.g. a convergence-rate study) instead of the
 	// dataset loop; it fills Report.Body (markdown) and Report.Data (raw

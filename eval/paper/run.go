@@ -30,6 +30,9 @@ type Options struct {
 	ImgDir     string   // where plots go ("" = no plots)
 	ImgRel     string   // how the markdown refers to ImgDir
 	Progress   io.Writer
+	// Data overrides an experiment's data (only experiments with
+	// AcceptsData, e.g. a KuaiRec 2.0 folder for forks-kuairec).
+	Data string
 }
 
 // Cell is the outcome of one (dataset, variant).
@@ -78,6 +81,9 @@ func (e *Experiment) Run(o Options) (*Report, error) {
 	seed := o.Seed
 	if seed == 0 {
 		seed = 1
+	}
+	if o.Data != "" && !e.AcceptsData {
+		return nil, fmt.Errorf("%s: takes no --data (its datasets are part of its definition)", e.ID)
 	}
 	if e.Custom != nil {
 		o.Runs, o.Seed = runs, seed
