@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"okstream/learner"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,4 +174,17 @@ func TestREADMEDocumentsRunFlags(t *testing.T) {
 			t.Errorf("README's configuration reference lacks --%s", fl.Name)
 		}
 	})
+}
+
+// Every registered learner has a row in the README's learners table.
+func TestREADMEListsEveryLearner(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range learner.Names() {
+		if !strings.Contains(string(b), "| `"+name+"` |") {
+			t.Errorf("README's learners table lacks %s", name)
+		}
+	}
 }
