@@ -79,7 +79,7 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 			f = m.l.Learn(x, y)
 			m.updates++
 			m.stats.Labeled++
-			if m.classify && f*y <= 0 {
+			if m.classify && learner.Mistake(f, y) {
 				m.stats.Mistakes++
 			}
 			m.stats.SqErr += (f - y) * (f - y)
@@ -117,7 +117,7 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		m.l.Learn(im.x, y)
 		m.updates++
 		m.stats.Labeled++
-		if m.classify && f*y <= 0 {
+		if m.classify && learner.Mistake(f, y) {
 			m.stats.Mistakes++
 		}
 		m.stats.SqErr += (f - y) * (f - y)

@@ -121,10 +121,13 @@ type ModelResult struct {
 	Used    int     `json:"used"` // at the end of run 0
 	// UsedMean is the mean over runs of Used at the end of each run (the
 	// papers' "J" or dictionary size is such a mean).
-	UsedMean float64     `json:"used_mean"`
-	Bytes    int         `json:"bytes"` // model memory at the end of run 0
-	Curve    []Point     `json:"curve"`
-	Grid     []GridPoint `json:"grid,omitempty"`
+	UsedMean float64 `json:"used_mean"`
+	// NonFinite is the number of NaN/±Inf scores over the reported runs:
+	// > 0 means the model diverged (its scores count as mistakes).
+	NonFinite int         `json:"non_finite,omitempty"`
+	Bytes     int         `json:"bytes"` // model memory at the end of run 0
+	Curve     []Point     `json:"curve"`
+	Grid      []GridPoint `json:"grid,omitempty"`
 }
 
 // Point is one point of a learning curve.
@@ -143,11 +146,14 @@ type GridPoint struct {
 
 // run is the outcome of one pass.
 type run struct {
-	metric  float64
-	curve   []float64
-	ns      float64
-	seconds float64
-	info    learner.Info
+	metric float64
+	// nonFinite counts NaN or ±Inf scores (a diverged model); they count
+	// as mistakes (classification) and make the MSE non-finite.
+	nonFinite int
+	curve     []float64
+	ns        float64
+	seconds   float64
+	info      learner.Info
 }
 
 // Run evaluates each spec (label i from labels, if given) on ds. Labels of
@@ -254,6 +260,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 		mr.Budget, mr.Used, mr.Bytes = runs[0].info.Budget, runs[0].info.Used, runs[0].info.Bytes
 		for _, r := range runs {
 			mr.UsedMean += float64(r.info.Used) / float64(len(runs))
+			mr.NonFinite += r.nonFinite
 		}
 		for k, t := range curveT {
 			vals := make([]float64, len(runs))
@@ -398,13 +405,17 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	curve := make([]float64, len(ex.curveT))
 	k := 0
 	var loss float64
+	nonFinite := 0
 	const chunk = 4096
 	start := time.Now()
 	for t, idx := range perm {
 		y := Y[idx]
 		f := l.Learn(X[idx], y)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			nonFinite++
+		}
 		if ex.task == learner.Classification {
-			if f*y <= 0 {
+			if learner.Mistake(f, y) {
 				loss++
 			}
 		} else {
@@ -428,7 +439,7 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	if ex.task == learner.Classification {
 		m = 100 * loss / n
 	}
-	return run{metric: m, curve: curve, ns: float64(el.Nanoseconds()) / n, seconds: el.Seconds(), info: l.Info()}, nil
+	return run{metric: m, nonFinite: nonFinite, curve: curve, ns: float64(el.Nanoseconds()) / n, seconds: el.Seconds(), info: l.Info()}, nil
 }
 
 // curveTimes returns up to p increasing event counts ending at n.

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -173,4 +174,57 @@ func TestTotalEvents(t *testing.T) {
 		t.Fatalf("TotalEvents = %d, %v", n, err)
 	}
 	_ = strconv.Itoa
+}
+
+// A diverged model (NaN/Inf scores) is counted, reported, and its NaN
+// scores count as mistakes — not as correct answers, which is what a bare
+// score*y <= 0 test would make of them.
+func TestDivergedModelCountsAsMistakes(t *testing.T) {
+	if !learner.Mistake(math.NaN(), 1) || !learner.Mistake(math.NaN(), -1) || learner.Mistake(0.5, 1) || !learner.Mistake(0, 1) {
+		t.Fatal("learner.Mistake: NaN and 0 must be mistakes, a right sign must not")
+	}
+	ds := synth(400, false)
+	res, err := Run(ds, []string{"fogd:loss=squared_hinge,eta=1e12,sigma=0.1,budget=20", "fogd:sigma=1,budget=20"}, nil, Config{Runs: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, good := res.Models[0], res.Models[1]
+	if bad.NonFinite == 0 || good.NonFinite != 0 {
+		t.Fatalf("non-finite scores: diverging model %d, stable model %d", bad.NonFinite, good.NonFinite)
+	}
+	if min := 100 * float64(bad.NonFinite) / float64(ds.Len()); bad.Mean < min {
+		t.Fatalf("mistake rate %.2f%% below the share of NaN scores %.2f%%", bad.Mean, min)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "diverged") {
+		t.Fatalf("table does not warn:\n%s", b.String())
+	}
+}
+
+// A NaN metric (a diverged grid value) is written to JSON as null instead of
+// failing the whole report; finite values are unchanged.
+func TestJSONWithNonFiniteMetrics(t *testing.T) {
+	res := &Result{Models: []ModelResult{{Label: "m", Mean: math.NaN(), Std: 0.5, PerRun: []float64{math.Inf(1), 2},
+		Curve: []Point{{T: 1, Mean: math.NaN()}}, Grid: []GridPoint{{Mean: math.NaN(), Std: 1}}}}}
+	var b strings.Builder
+	if err := res.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Models []struct {
+			Mean   *float64   `json:"mean"`
+			Std    *float64   `json:"std"`
+			PerRun []*float64 `json:"per_run"`
+			Grid   []struct {
+				Mean *float64 `json:"mean"`
+			} `json:"grid"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &back); err != nil {
+		t.Fatal(err)
+	}
+	m := back.Models[0]
+	if m.Mean != nil || m.Std == nil || *m.Std != 0.5 || m.PerRun[0] != nil || *m.PerRun[1] != 2 || m.Grid[0].Mean != nil {
+		t.Fatalf("round trip: %s", b.String())
+	}
 }

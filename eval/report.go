@@ -36,7 +36,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%d\t%d\t%.1f\t%s\n", m.Label, r.FormatMetric(m), m.NsPerEvent/1e3, m.Budget, m.Used, float64(m.Bytes)/1024, chosen)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range r.Models {
+		if m.NonFinite > 0 {
+			fmt.Fprintf(w, "warning: %s diverged: %d non-finite scores (NaN/Inf), counted as mistakes; lower the step (eta) or change the loss\n", m.Label, m.NonFinite)
+		}
+	}
+	return nil
 }
 
 // WriteJSON writes the result as indented JSON.

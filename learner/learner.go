@@ -80,7 +80,11 @@ type Info struct {
 }
 
 // Mistake reports whether score is a mistake on label y under the
-// classification rule sign(score), with a score of exactly 0 a mistake.
+// classification rule sign(score), with a score of exactly 0 a mistake —
+// and a NaN score too (a diverged model must not count as right; codec's
+// Decision maps NaN to 0 for the same reason). Every mistake count in
+// okstream (eval, the consumer's statistics, the perceptron updates) uses
+// this rule.
 func Mistake(score, y float64) bool {
-	return score*y <= 0
+	return !(score*y > 0)
 }
