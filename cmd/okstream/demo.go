@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -316,16 +315,7 @@ func feedbackDemoSource(df *dataFlags) (*demoSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
 	}
-	if df.label != "" || df.drop != "" || df.dim != 0 || df.positive != "" || df.format != "auto" || df.header != "auto" {
-		return nil, errors.New("--label, --drop, --dim, --positive, --format and --header do not apply to --data kuairec:...")
-	}
-	if df.limit < 0 {
-		return nil, fmt.Errorf("--limit %d: give a number of interactions > 0, or 0 for all", df.limit)
-	}
-	if df.limit > 0 && (opts.Limit == 0 || df.limit < opts.Limit) {
-		opts.Limit = df.limit
-	}
-	s, err := kuairec.Open(dir, opts)
+	s, err := df.openKuaiRec(dir, opts)
 	if err != nil {
 		return nil, err
 	}

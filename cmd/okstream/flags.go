@@ -220,13 +220,8 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 // experiment: a permuted evaluation loses it. A synthetic folder is named
 // "kuairec-synthetic/..." in every table.
 func (d *dataFlags) loadKuaiRec(dir string, opts kuairec.Options, classification bool) (*dataset.Dataset, dataset.Scale, error) {
-	switch {
-	case !classification:
+	if !classification {
 		return nil, dataset.Scale{}, errors.New("--data kuairec:... is a classification stream (labels ±1 from watch_ratio > threshold); use classification models")
-	case d.positive != "":
-		return nil, dataset.Scale{}, errors.New("--positive does not apply to --data kuairec:... (the label is watch_ratio > threshold; set threshold=F in the --data options)")
-	case d.label != "" || d.drop != "" || d.dim != 0 || (d.format != "" && d.format != "auto") || (d.header != "" && d.header != "auto"):
-		return nil, dataset.Scale{}, errors.New("--label, --drop, --dim, --format and --header do not apply to --data kuairec:...")
 	}
 	sc, err := dataset.ParseScale(d.scale)
 	if err != nil {
@@ -235,10 +230,7 @@ func (d *dataFlags) loadKuaiRec(dir string, opts kuairec.Options, classification
 	if sc.Targets {
 		return nil, dataset.Scale{}, fmt.Errorf("--scale %s: target scaling (y01/y11) is for regression", d.scale)
 	}
-	if d.limit > 0 && (opts.Limit == 0 || d.limit < opts.Limit) {
-		opts.Limit = d.limit
-	}
-	s, err := kuairec.Open(dir, opts)
+	s, err := d.openKuaiRec(dir, opts)
 	if err != nil {
 		return nil, dataset.Scale{}, err
 	}
@@ -249,4 +241,22 @@ func (d *dataFlags) loadKuaiRec(dir string, opts kuairec.Options, classification
 	ds.ApplyScale(sc)
 	d.ordered = true
 	return ds, sc, nil
+}
+
+// openKuaiRec opens the KuaiRec folder of --data kuairec[,OPT...]:DIR for
+// eval and demo alike: it refuses the file-format flags, which do
+// not apply to it, and lets --limit N lower the folder's limit=N option.
+func (d *dataFlags) openKuaiRec(dir string, opts kuairec.Options) (*kuairec.Stream, error) {
+	switch {
+	case d.positive != "":
+		return nil, errors.New("--positive does not apply to --data kuairec:... (the label is watch_ratio > threshold; set threshold=F in the --data options)")
+	case d.label != "" || d.drop != "" || d.dim != 0 || (d.format != "" && d.format != "auto") || (d.header != "" && d.header != "auto"):
+		return nil, errors.New("--label, --drop, --dim, --format and --header do not apply to --data kuairec:...")
+	case d.limit < 0:
+		return nil, fmt.Errorf("--limit %d: give a number of interactions > 0, or 0 for all", d.limit)
+	}
+	if d.limit > 0 && (opts.Limit == 0 || d.limit < opts.Limit) {
+		opts.Limit = d.limit
+	}
+	return kuairec.Open(dir, opts)
 }

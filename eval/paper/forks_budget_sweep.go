@@ -109,7 +109,6 @@ type sweepAlgo struct {
 func sweepAlgos(algos []Algorithm, d Dataset) []sweepAlgo {
 	out := make([]sweepAlgo, len(algos))
 	for i, a := range algos {
-		a := a
 		out[i] = sweepAlgo{Label: a.Label, Spec: func(B int) string { db := d; db.B = B; return a.Spec(db) }}
 	}
 	return out
