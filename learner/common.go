@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"okstream/learner/kernel"
+	"okstream/learner/linalg"
 	"okstream/learner/state"
 )
 
@@ -96,16 +97,8 @@ func readEta(p *Params, loss Loss) float64 {
 	return p.Float("eta", 0.2, Positive)
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
+// dot and axpy are linalg's (one implementation, so a score computed in a
+// learner and in a linalg routine is the same floating-point expression).
+func dot(a, b []float64) float64 { return linalg.Dot(a, b) }
 
-func axpy(alpha float64, x, y []float64) {
-	for i, v := range x {
-		y[i] += alpha * v
-	}
-}
+func axpy(alpha float64, x, y []float64) { linalg.Axpy(alpha, x, y) }

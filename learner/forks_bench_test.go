@@ -27,7 +27,10 @@ func BenchmarkForksLearn(b *testing.B) {
 func BenchmarkForksRegularRound(b *testing.B) {
 	for _, name := range []string{"forks", "skegd"} {
 		for _, d := range []int{8, 123} {
-			for _, B := range []int{50, 100, 200, 400} {
+			for _, B := range []int{50, 100, 200, 400, 1000} {
+				if B == 1000 && d != 8 {
+					continue
+				}
 				spec := fmt.Sprintf("%s:sigma=2,budget=%d,rho=1000000000", name, B)
 				b.Run(fmt.Sprintf("%s/d=%d/B=%d", name, d, B), func(b *testing.B) { benchLearner(b, spec, d, false) })
 			}

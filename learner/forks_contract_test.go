@@ -13,18 +13,18 @@ import (
 // streams. They use k = s_m: with k < s_m the rank-k truncation of Φ_pp
 // discards landmark directions and the synthetic circle is not learnt
 // clearly (ratio to the trivial predictor 0.97 at k = 20, s_m = 30). FORKS
-// uses λ = 0 here: λ = 0.01 in the preconditioned gradient decays w by
-// λ/α = 1 per step in directions an epoch has not seen (ratio 0.82 vs 0.69;
-// see forks.go). SkeGD uses carry=transfer (0.75 vs 0.96 with keep: an SVD
+// runs with its default λ = 0: λ = 0.01 in the preconditioned gradient
+// decays w by λ/α = 1 per step in directions an epoch has not seen (ratio
+// 0.82 vs 0.69; see forks.go); the λ > 0 path is in forksPhaseSpecs. SkeGD uses carry=transfer (0.75 vs 0.96 with keep: an SVD
 // recomputed from scratch scrambles the coordinates w refers to).
 const forksContractBase = "sigma=1.2,budget=30,buffer=60,sp=60,sm=30,k=30,rho=300"
 
 func init() {
 	b := forksContractBase
 	addContractSpecs(
-		"forks:"+b+",lambda=0",
-		"forks:"+b+",lambda=0,loss=squared_hinge,ons_sigma=0.1",
-		"forks:"+b+",lambda=0,decomp=svd,max_stored=100,landmarks=replace,warm=lsq",
+		"forks:"+b,
+		"forks:"+b+",loss=squared_hinge,ons_sigma=0.1",
+		"forks:"+b+",decomp=svd,max_stored=100,landmarks=replace,warm=lsq",
 		"forks:"+b+",loss=square",
 		"skegd:"+b+",carry=transfer",
 		"skegd:"+b+",carry=transfer,loss=squared_hinge,eta=0.05,decomp=rsvd",
@@ -36,7 +36,7 @@ func init() {
 // ρ, so that a 400-event stream crosses INIT and dozens of update rounds
 // (and, with max_stored, the replacement path).
 var forksPhaseSpecs = []string{
-	"forks:sigma=1,budget=10,sm=4,k=3,rho=7",
+	"forks:sigma=1,budget=10,sm=4,k=3,rho=7,lambda=0.01",
 	"forks:sigma=1,budget=10,sm=4,k=3,rho=7,literal=true,ons_eta_schedule=sqrt,new_inverse=false",
 	"forks:sigma=1,budget=10,sp=10,sm=4,k=3,blocks=2,rho=5,max_stored=24,landmarks=replace,warm=lsq,stage1_lambda=0.1",
 	"forks:sigma=1,budget=10,sm=4,k=3,rho=6,decomp=svd,max_stored=25",

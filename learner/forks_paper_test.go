@@ -459,7 +459,8 @@ func TestForksRho(t *testing.T) {
 }
 
 // §5 defaults: B̃ = 2B, s_p = B, s_m = 0.2 s_p, k = 0.1B, D = 1, α = 0.01,
-// σ_i = 0.5, η_i = 0, λ = 0.01, η = 0.2, C = 1, hinge loss; SkeGD the same
+// σ_i = 0.5, η_i = 0, η = 0.2, C = 1, hinge loss, and λ = 0 (Eq. 10 as
+// written; forks.go [9]); SkeGD the same
 // sketch settings with the exact SVD and no reset.
 func TestForksSec5Defaults(t *testing.T) {
 	l, _ := New("forks:budget=50", 3)
@@ -468,7 +469,7 @@ func TestForksSec5Defaults(t *testing.T) {
 	if o.buffer != 100 || o.sp != 50 || o.sm != 10 || o.k != 5 || o.blocks != 1 || o.decomp != decompTISVD || o.eta != 0.2 || o.maxStored != 0 {
 		t.Fatalf("sketch defaults %+v", o)
 	}
-	if f.alpha != 0.01 || f.onsSigma != 0.5 || f.onsEta != 0 || f.lambda != 0.01 || f.c != 1 || f.loss != Hinge || !f.newInv || f.literal {
+	if f.alpha != 0.01 || f.onsSigma != 0.5 || f.onsEta != 0 || f.lambda != 0 || f.c != 1 || f.loss != Hinge || !f.newInv || f.literal {
 		t.Fatalf("FORKS defaults %+v", f)
 	}
 	s, _ := New("skegd:budget=200,sp=150", 3)

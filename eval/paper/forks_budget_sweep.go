@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,15 +20,18 @@ import (
 
 // The budget sweep: time per event of FORKS, SkeGD, NOGD and PROS-N-KONS
 // against the budget B, the paper's claim that FORKS' cost is linear in B
-// (§3.5: O(s_m k + k²) per regular round, s_m, k ∝ B; update rounds
-// O(μ + s_p k² + s_m s_p k + k³)) while budgeted PROS-N-KONS is O(B²) per
-// step (§3.5) — the paper's Fig. 5b shows the KuaiRec version, which we do
-// not have the data for. A timing experiment: every (B, algorithm) pair is
-// one eval.Run with one worker (so per-event times are not inflated by a
-// parallel run's memory traffic), fixed σ (no grid), the dataset's own
-// permutations; it records B, µs/event (learning loop only: Stage 1, INIT
-// and update rounds included) and the mistake rate, and writes a markdown
-// table and a log–log plot.
+// (§3.5: O(s_m k + k²) ≤ O(Bk + k²) per regular round — linear for a fixed
+// k, quadratic at the experiments' k = 0.1B, so both regimes are run;
+// update rounds O(μ + s_p k² + s_m s_p k + k³)) while budgeted PROS-N-KONS
+// is O(B²) per step (§3.5) — the paper's Fig. 5b shows the KuaiRec
+// version, which we do not have the data for. A timing experiment: every
+// (regime, B, algorithm) triple is one eval.Run with one worker (so
+// per-event times are not inflated by a parallel run's memory traffic),
+// fixed σ (no grid), the dataset's own permutations; it records B,
+// µs/event (learning loop only: Stage 1, INIT and update rounds included),
+// the steady-state µs/event of the regular rounds (steadyUsPerEvent) and
+// the mistake rate, and writes markdown tables and a log–log plot per
+// regime.
 
 var forksSweepBudgets = []int{50, 100, 200, 300, 400, 500, 700, 1000}
 
@@ -49,6 +53,39 @@ var forksSweepAlgos = []Algorithm{
 	}},
 }
 
+// forksSweepFixedK is the rank of the fixed-rank regime: the paper's k at
+// B = 100 (Table 1's large datasets).
+const forksSweepFixedK = 10
+
+// forksSweepAlgosFixedK: the regime of the paper's complexity claim
+// (§3.5: a regular round costs O(s_m k + k²) ≤ O(Bk + k²), "linear time
+// complexity w.r.t. the budget", i.e. with k held fixed): s_p, s_m and B̃
+// scale with B as above, k = 10 at every B; NOGD with the same k.
+var forksSweepAlgosFixedK = []Algorithm{
+	{Label: "FORKS", Spec: func(d Dataset) string {
+		return fmt.Sprintf("forks:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, forksSweepFixedK, d.Sigma)
+	}},
+	{Label: "SkeGD", Spec: func(d Dataset) string {
+		return fmt.Sprintf("skegd:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, forksSweepFixedK, d.Sigma)
+	}},
+	{Label: "NOGD", Spec: func(d Dataset) string {
+		return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, forksSweepFixedK, d.Sigma)
+	}},
+}
+
+// sweepRegime is one way of sizing the learners with B.
+type sweepRegime struct {
+	Slug, Title, Note string
+	Algos             []Algorithm
+}
+
+var forksSweepRegimes = []sweepRegime{
+	{Slug: "ratios", Title: "the paper's ratios (k = 0.1B, s_m = 0.2B, s_p = B)", Algos: forksSweepAlgos,
+		Note: "The experiments' setting. The regular round is O(s_m d + s_m k + k²) = O(B²) here (k² = B²/100), so the per-event time cannot be linear in B at large B; FORKS' constant is small enough that the quadratic term only shows from B ≈ 300 on."},
+	{Slug: "fixed-k", Title: fmt.Sprintf("fixed rank k = %d (s_m = 0.2B, s_p = B)", forksSweepFixedK), Algos: forksSweepAlgosFixedK,
+		Note: "The setting of the paper's complexity claim (§3.5: O(s_m k + k²) ≤ O(Bk + k²) per regular round, \"linear time complexity w.r.t. the budget\"): only s_m, s_p and the buffer grow with B. PROS-N-KONS has no rank parameter; its numbers are in the table above."},
+}
+
 func init() {
 	register(&Experiment{
 		ID:    "forks-budget-sweep",
@@ -62,18 +99,25 @@ func init() {
 		},
 		Algos: forksSweepAlgos,
 		Intro: `Per-event time of the learning loop (Stage 1, INIT and the update rounds included, I/O
-excluded) for B = 50, 100, 200, 300, 400, 500, 700, 1000 at the paper's ratios (FORKS and
-SkeGD: B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B, ρ = ⌊0.3N⌋; NOGD: k = 0.1B; PROS-N-KONS: at
-most B dictionary atoms), hinge loss, one fixed σ, runs executed one at a time (one worker).
-The paper claims FORKS' cost is linear in B and budgeted PROS-N-KONS' quadratic (§3.5); its
-Fig. 5b shows this on KuaiRec, which we do not have. Times depend on the machine and its
-load; compare the slopes. What the amortized time contains: FORKS' and SkeGD's regular rounds
-cost O(s_m d + s_m k + k²), linear in B, but INIT (a B̃×B̃ Gram matrix and one full SVD of
-the s_p×s_p Φ_pp, O(B³)) and the three update rounds of ρ = ⌊0.3N⌋ (Φ_pm^† is an O(s_p s_m²)
-SVD; SkeGD's exact SVD is O(s_p³)) are spread over the stream, and from s_p ≈ 128 on gonum's
-LAPACK switches to its blocked, parallel path; on a 60,000-event stream they dominate for
-large B. PROS-N-KONS' time flattens once its dictionary stops growing (its mistake rate is
-constant from B = 400 on: the cap no longer binds).`,
+excluded) for B = 50, 100, 200, 300, 400, 500, 700, 1000, hinge loss, one fixed σ, runs
+executed one at a time (one worker), in two regimes: the paper's ratios (FORKS and SkeGD:
+B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B, ρ = ⌊0.3N⌋; NOGD: k = 0.1B; PROS-N-KONS: at most B
+dictionary atoms), and a fixed rank k = 10 with everything else as before. The paper claims
+FORKS' cost is linear in B and budgeted PROS-N-KONS' quadratic (§3.5: O(s_m k + k²) ≤
+O(Bk + k²) per regular round — linear in B for a fixed k); its Fig. 5b shows this on KuaiRec,
+which we do not have. Each regime has two time tables. "µs/event" is the whole pass
+amortized over the 59,535 events. "steady µs/event" is the regular-round cost the paper
+analyses: the second half of one permutation with the update rounds switched off (ρ = 10⁹),
+so INIT and Stage 1 are behind and no update round falls inside. The amortized time also
+contains one-off costs that are cubic in B and spread over the stream: INIT (a B̃×B̃ Gram
+matrix, the exact top-k of the s_p×s_p Φ_pp — one tridiagonal reduction, 0.5 s at s_p =
+1000 — and Φ_pm^†) and the three update rounds (Φ_pm^†, an O(s_p s_m²) SVD, 80 ms at s_p =
+1000; the paper's update-round cost O(μ + s_p k² + s_m s_p k + k³) has no such term, but it
+does not say how Z = Φ_pm^† V Σ^{1/2} is obtained). SkeGD recomputes an exact top-k of Φ_pp
+every update round. Times depend on the machine and its load; compare the slopes.
+PROS-N-KONS' time flattens once its dictionary stops growing (its mistake rate is constant
+from B = 400 on: the cap no longer binds).`,
+
 		Custom: runBudgetSweep,
 	})
 }
@@ -82,15 +126,19 @@ constant from B = 400 on: the cap no longer binds).`,
 type sweepPoint struct {
 	Dataset    string  `json:"dataset"`
 	Variant    string  `json:"variant"`
+	Regime     string  `json:"regime,omitempty"` // forks-budget-sweep: how the learners are sized with B
 	B          int     `json:"budget"`
 	Algorithm  string  `json:"algorithm"`
 	Spec       string  `json:"spec"`
 	UsPerEvent float64 `json:"us_per_event"`
-	Seconds    float64 `json:"seconds_per_pass"`
-	Mistake    float64 `json:"mistake_rate_pct"`
-	Std        float64 `json:"mistake_std"`
-	Runs       int     `json:"runs"`
-	N          int     `json:"n"`
+	// SteadyUs (forks-budget-sweep): µs/event over the second half of one
+	// permutation with update rounds disabled — the regular-round cost.
+	SteadyUs float64 `json:"steady_us_per_event,omitempty"`
+	Seconds  float64 `json:"seconds_per_pass"`
+	Mistake  float64 `json:"mistake_rate_pct"`
+	Std      float64 `json:"mistake_std"`
+	Runs     int     `json:"runs"`
+	N        int     `json:"n"`
 	// Won holds a grid's winning values (a grid spec only).
 	Won map[string]string `json:"won,omitempty"`
 }
@@ -190,38 +238,46 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
 			}
-			algos := sweepAlgos(e.Algos, d)
-			cellPts, sk, err := runSweep(ds, forksSweepBudgets, algos, eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}, o, fmt.Sprintf("%s %s/%s", e.ID, d.Title, v.Name))
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range sk {
-				if !contains(skipped, l) {
-					skipped = append(skipped, l)
-				}
-			}
-			for i := range cellPts {
-				cellPts[i].Dataset, cellPts[i].Variant = d.Title, v.Name
-			}
-			points = append(points, cellPts...)
-			plotPath := ""
-			if o.ImgDir != "" {
-				name := fmt.Sprintf("%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name))
-				if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
-					return nil, err
-				}
-				if err := plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), n = %d — time per event vs budget", d.Title, v.Name, ds.Len()), filepath.Join(o.ImgDir, name)); err != nil {
-					return nil, err
-				}
-				plotPath = filepath.ToSlash(filepath.Join(o.ImgRel, name))
-			}
 			fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
 			if d.Note != "" {
 				body.WriteString(d.Note + ".\n\n")
 			}
-			writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false)
-			if plotPath != "" {
-				fmt.Fprintf(&body, "![%s %s time per event against B](%s)\n\n", d.Title, v.Name, plotPath)
+			for _, rg := range forksSweepRegimes {
+				algos := sweepAlgos(rg.Algos, d)
+				cellPts, sk, err := runSweep(ds, forksSweepBudgets, algos, eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}, o, fmt.Sprintf("%s %s/%s %s", e.ID, d.Title, v.Name, rg.Slug))
+				if err != nil {
+					return nil, err
+				}
+				for _, l := range sk {
+					if !contains(skipped, l) {
+						skipped = append(skipped, l)
+					}
+				}
+				for i := range cellPts {
+					cellPts[i].Dataset, cellPts[i].Variant, cellPts[i].Regime = d.Title, v.Name, rg.Slug
+					us, err := steadyUsPerEvent(ds, cellPts[i].Spec, o.Seed)
+					if err != nil {
+						return nil, fmt.Errorf("%s %s B=%d steady state: %w", e.ID, cellPts[i].Algorithm, cellPts[i].B, err)
+					}
+					cellPts[i].SteadyUs = us
+				}
+				points = append(points, cellPts...)
+				plotPath := ""
+				if o.ImgDir != "" {
+					name := fmt.Sprintf("%s-%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name), rg.Slug)
+					if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
+						return nil, err
+					}
+					if err := plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), %s", d.Title, v.Name, rg.Slug), filepath.Join(o.ImgDir, name)); err != nil {
+						return nil, err
+					}
+					plotPath = filepath.ToSlash(filepath.Join(o.ImgRel, name))
+				}
+				fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
+				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false)
+				if plotPath != "" {
+					fmt.Fprintf(&body, "![%s %s time per event against B, %s](%s)\n\n", d.Title, v.Name, rg.Slug, plotPath)
+				}
 			}
 		}
 	}
@@ -236,6 +292,44 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 		Points     []sweepPoint `json:"points"`
 	}{e.ID, o.Runs, o.Seed, points}
 	return rep, nil
+}
+
+// steadyColumn heads the steady-state table of a sweep.
+const steadyColumn = "steady µs/event"
+
+// steadyUsPerEvent returns the mean time of Learn, in µs, over the second
+// half of permutation 0 of ds, for spec with update rounds disabled
+// (FORKS and SkeGD: rho = 10⁹): the regular-round cost the paper's §3.5
+// analyses (O(s_m k + k²)), without Stage 1, INIT and the update rounds,
+// which fall in the first half or are switched off. One pass, one
+// goroutine; the learner does not allocate there, so the time is the
+// arithmetic's.
+func steadyUsPerEvent(ds *dataset.Dataset, spec string, seed uint64) (float64, error) {
+	name, _, err := learner.ParseSpec(spec)
+	if err != nil {
+		return 0, err
+	}
+	if name == "forks" || name == "skegd" {
+		spec += ",rho=1000000000"
+	}
+	l, err := learner.New(spec, ds.Dim)
+	if err != nil {
+		return 0, err
+	}
+	perm := dataset.Permutation(ds.Len(), seed, 0)
+	half := len(perm) / 2
+	var t0 time.Time
+	for i, j := range perm {
+		if i == half {
+			t0 = time.Now()
+		}
+		l.Learn(ds.X[j], ds.Y[j])
+	}
+	n := len(perm) - half
+	if n == 0 {
+		return 0, nil
+	}
+	return float64(time.Since(t0).Nanoseconds()) / 1e3 / float64(n), nil
 }
 
 func contains(list []string, s string) bool {
@@ -274,6 +368,12 @@ func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, label
 	if mistakesFirst {
 		tables[0], tables[1] = tables[1], tables[0]
 	}
+	for _, p := range pts {
+		if p.SteadyUs > 0 {
+			tables = append(tables[:1], append([]string{steadyColumn}, tables[1:]...)...)
+			break
+		}
+	}
 	for _, what := range tables {
 		b.WriteString("| B |")
 		sep := "|---|"
@@ -291,16 +391,24 @@ func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, label
 					b.WriteString(" – |")
 				case what == "µs/event":
 					fmt.Fprintf(b, " %.2f |", p.UsPerEvent)
+				case what == steadyColumn && p.SteadyUs > 0:
+					fmt.Fprintf(b, " %.2f |", p.SteadyUs)
+				case what == steadyColumn:
+					b.WriteString(" – |")
 				default:
 					fmt.Fprintf(b, " %.3f ± %.3f |", p.Mistake, p.Std)
 				}
 			}
 			b.WriteString("\n")
 		}
-		if what == "µs/event" && slope {
+		if (what == "µs/event" || what == steadyColumn) && slope {
+			metric := func(p sweepPoint) float64 { return p.UsPerEvent }
+			if what == steadyColumn {
+				metric = func(p sweepPoint) float64 { return p.SteadyUs }
+			}
 			b.WriteString("| slope of log(µs/event) on log B |")
 			for _, a := range present {
-				if sl := sweepSlope(pts, a); math.IsNaN(sl) {
+				if sl := sweepSlope(pts, a, metric); math.IsNaN(sl) {
 					b.WriteString(" – |")
 				} else {
 					fmt.Fprintf(b, " %.2f |", sl)
@@ -312,13 +420,14 @@ func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, label
 	}
 }
 
-// sweepSlope is the least-squares slope of log(µs/event) against log B.
-func sweepSlope(pts []sweepPoint, algo string) float64 {
+// sweepSlope is the least-squares slope of log(metric) against log B
+// (metric: µs/event, or the steady-state µs/event).
+func sweepSlope(pts []sweepPoint, algo string, metric func(sweepPoint) float64) float64 {
 	var xs, ys []float64
 	for _, p := range pts {
-		if p.Algorithm == algo && p.UsPerEvent > 0 {
+		if v := metric(p); p.Algorithm == algo && v > 0 {
 			xs = append(xs, math.Log(float64(p.B)))
-			ys = append(ys, math.Log(p.UsPerEvent))
+			ys = append(ys, math.Log(v))
 		}
 	}
 	if len(xs) < 2 {
@@ -355,6 +464,12 @@ func plotSweep(pts []sweepPoint, labels []string, title, path string) error {
 	}); err != nil {
 		return err
 	}
+	// The steady-state (regular-round) times, dashed, where measured.
+	if err := addSweepLinesStyled(p, pts, labels, func(q sweepPoint) (float64, float64, bool) {
+		return float64(q.B), q.SteadyUs, q.SteadyUs > 0
+	}, " (steady)", []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
+		return err
+	}
 	p.Add(plotter.NewGrid())
 	return eval.SavePlot(p, path, 7, 4.5)
 }
@@ -363,6 +478,12 @@ func plotSweep(pts []sweepPoint, labels []string, title, path string) error {
 // index, as every okstream plot) through the points xy maps to plot
 // coordinates (ok false: left out).
 func addSweepLines(p *plot.Plot, pts []sweepPoint, labels []string, xy func(sweepPoint) (x, y float64, ok bool)) error {
+	return addSweepLinesStyled(p, pts, labels, xy, "", nil)
+}
+
+// addSweepLinesStyled is addSweepLines with a legend suffix and a dash
+// pattern (nil: solid).
+func addSweepLinesStyled(p *plot.Plot, pts []sweepPoint, labels []string, xy func(sweepPoint) (x, y float64, ok bool), suffix string, dashes []vg.Length) error {
 	for i, label := range labels {
 		var line plotter.XYs
 		for _, q := range pts {
@@ -379,10 +500,11 @@ func addSweepLines(p *plot.Plot, pts []sweepPoint, labels []string, xy func(swee
 		}
 		l.Color = eval.Palette[i%len(eval.Palette)]
 		l.Width = vg.Points(1.5)
+		l.Dashes = dashes
 		points.Color = l.Color
 		points.Radius = vg.Points(3)
 		p.Add(l, points)
-		p.Legend.Add(label, l, points)
+		p.Legend.Add(label+suffix, l, points)
 	}
 	return nil
 }

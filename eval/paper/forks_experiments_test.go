@@ -149,12 +149,13 @@ func TestForksGameCellsPlayOneGamePerRun(t *testing.T) {
 	}
 }
 
-// The budget sweep runs every budget with one worker and reports µs/event
-// and mistakes per (B, algorithm), a slope, a plot and the raw points.
+// The budget sweep runs every budget with one worker in both regimes (the
+// paper's ratios and fixed k) and reports µs/event and mistakes per
+// (regime, B, algorithm), a slope, a plot per regime and the raw points.
 func TestForksBudgetSweepRunner(t *testing.T) {
 	path := forksToyFile(t, 400)
 	saved := forksSweepBudgets
-	forksSweepBudgets = []int{10, 20}
+	forksSweepBudgets = []int{50, 60}
 	defer func() { forksSweepBudgets = saved }()
 	e := &Experiment{ID: "toy-sweep", Task: "classification", Runs: 1,
 		Datasets: []Dataset{{Key: path, Title: "toy", Sigma: "0.7", Variants: []Variant{{Name: "raw", Scale: "none"}}}},
@@ -170,24 +171,37 @@ func TestForksBudgetSweepRunner(t *testing.T) {
 		Seed       uint64       `json:"seed"`
 		Points     []sweepPoint `json:"points"`
 	}).Points
-	registered := 0
-	for _, a := range forksSweepAlgos {
-		if name, _, _ := learner.ParseSpec(a.Spec(Dataset{B: 10, Sigma: "1"})); learner.Describe(name) != nil {
-			registered++
+	want := map[string]int{}
+	for _, rg := range forksSweepRegimes {
+		for _, a := range rg.Algos {
+			if name, _, _ := learner.ParseSpec(a.Spec(Dataset{B: 50, Sigma: "1"})); learner.Describe(name) != nil {
+				want[rg.Slug] += 2 // budgets
+			}
 		}
 	}
-	if len(pts) != 2*registered {
-		t.Fatalf("%d points, want 2 budgets × %d algorithms", len(pts), registered)
-	}
+	got := map[string]int{}
 	for _, p := range pts {
-		if !(p.UsPerEvent > 0) || p.N != 400 || p.Runs != 1 {
+		got[p.Regime]++
+		if !(p.UsPerEvent > 0) || !(p.SteadyUs > 0) || p.N != 400 || p.Runs != 1 {
 			t.Fatalf("bad point %+v", p)
 		}
+		if p.Regime == "fixed-k" && p.Algorithm == "FORKS" && !strings.Contains(p.Spec, fmt.Sprintf(",k=%d,", forksSweepFixedK)) {
+			t.Fatalf("fixed-k point with spec %s", p.Spec)
+		}
 	}
-	if !strings.Contains(rep.Body, "| 20 |") || !strings.Contains(rep.Body, "slope") || !strings.Contains(rep.Body, "img/toy-sweep-toy-raw.png") {
+	if len(got) != len(want) || got["ratios"] != want["ratios"] || got["fixed-k"] != want["fixed-k"] {
+		t.Fatalf("points per regime %v, want %v", got, want)
+	}
+	if !strings.Contains(rep.Body, "| 60 |") || !strings.Contains(rep.Body, "slope") || !strings.Contains(rep.Body, "fixed rank k = 10") || !strings.Contains(rep.Body, steadyColumn) {
 		t.Fatalf("body:\n%s", rep.Body)
 	}
-	if _, err := os.Stat(filepath.Join(img, "toy-sweep-toy-raw.png")); err != nil {
-		t.Fatal(err)
+	for _, rg := range forksSweepRegimes {
+		name := "toy-sweep-toy-raw-" + rg.Slug + ".png"
+		if !strings.Contains(rep.Body, "img/"+name) {
+			t.Fatalf("body lacks %s:\n%s", name, rep.Body)
+		}
+		if _, err := os.Stat(filepath.Join(img, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -22,8 +22,8 @@ const eps = 0x1p-52
 //
 //	u := A⁻¹g;  h := gᵀu;  A⁻¹ ← A⁻¹ − (s / (1 + s·h)) u uᵀ
 //
-// u (length k, caller-provided scratch) receives the old A⁻¹g and h = gᵀA⁻¹g
-// is returned; the new inverse applied to g is u / (1 + s·h), which the ONS
+// u (length k, caller-provided scratch) receives the old A⁻¹g (to within
+// 2 ulp when k ≥ blasMin) and h = gᵀA⁻¹g is returned; the new inverse applied to g is u / (1 + s·h), which the ONS
 // step v = w − A⁻¹g needs (forks.md §2.7).
 //
 // Guarantees: every entry (i, j) and (j, i) is updated by the same floating
@@ -52,6 +52,17 @@ func ShermanMorrison(ainv []float64, k int, s float64, g, u []float64) (h float6
 		return h, ErrNotPositiveDefinite
 	}
 	c := s / den
+	if k >= blasMin && c != 0 {
+		// A⁻¹ −= c u uᵀ as −sign(c)·(r u)(r u)ᵀ with r = √|c|: Dger forms
+		// each entry from (±r u_i)(r u_j), the same product for (i, j) and
+		// (j, i), so symmetry stays exact. u is scaled back afterwards (to
+		// within 2 ulp of A⁻¹g).
+		r := math.Sqrt(math.Abs(c))
+		blasImpl.Dscal(k, r, u, 1)
+		blasImpl.Dger(k, k, -math.Copysign(1, c), u, 1, u, 1, ainv, k)
+		blasImpl.Dscal(k, 1/r, u, 1)
+		return h, nil
+	}
 	for i := range k {
 		ui := u[i]
 		row := ainv[i*k : i*k+k]

@@ -16,7 +16,7 @@ import (
 // QR iteration) does not converge. It is rare and means the input is
 // pathological (in practice: not finite); the destination is left unchanged
 // by the routines that say so.
-var ErrNoConvergence = errors.New("linalg: SVD did not converge")
+var ErrNoConvergence = errors.New("linalg: SVD or eigendecomposition did not converge")
 
 // ErrNotFinite is returned when an input holds NaN or ±Inf. Routines that
 // return it leave their destination or receiver unchanged.
@@ -106,7 +106,7 @@ type TruncSVD struct {
 	U, S, V          []float64
 
 	work SVDWork
-	y, z []float64 // RandomizedSVD scratch
+	y, z []float64 // RandomizedSVD and TruncatedSymPSD scratch
 }
 
 // Reset sizes f for an m×n matrix of rank k, reusing its storage. The
@@ -192,6 +192,47 @@ func TruncatedSVD(dst *TruncSVD, a []float64, m, n, k int) error {
 		return ErrNoConvergence
 	}
 	dst.setFromThin(u, s, vt, m, n, min(m, n), k)
+	return nil
+}
+
+// TruncatedSymPSD writes into dst the best rank-k approximation of the
+// symmetric positive semi-definite n×n row-major a (only the upper triangle
+// is read; a is not modified) from its k largest eigenpairs (SymTopK): U = V
+// = the eigenvectors, S = the eigenvalues, descending, with negative ones
+// (round-off on a PSD matrix) set to 0. For a PSD matrix this is the same
+// factorization TruncatedSVD computes (up to signs and rotations within
+// clusters of equal values) at about a fifth of the cost: SymTopK is one
+// tridiagonal reduction plus O(n²k), where the full SVD accumulates all n
+// singular vectors (n = 1000, k = 100: 0.55 s against 2.1–3.7 s). FORKS'
+// and SkeGD's Φ_pp = S_pᵀ K S_p is PSD by construction. For an indefinite
+// matrix the result is not the best rank-k approximation (that needs the
+// largest |λ|); use TruncatedSVD.
+//
+// work may be nil (scratch is then allocated). Panics unless 1 ≤ k ≤ n or
+// on a short a; returns ErrNotFinite or ErrNoConvergence with dst
+// unchanged.
+func TruncatedSymPSD(dst *TruncSVD, a []float64, n, k int, work *SymTopKWork) error {
+	if len(a) < n*n {
+		panic(fmt.Sprintf("linalg: TruncatedSymPSD: len(a)=%d < %d²", len(a), n))
+	}
+	if k < 1 || k > n {
+		panic(fmt.Sprintf("linalg: TruncatedSymPSD: rank %d outside [1, %d]", k, n))
+	}
+	if work == nil {
+		work = new(SymTopKWork)
+	}
+	vals := grow(dst.z, k)
+	vecs := grow(dst.y, n*k)
+	dst.z, dst.y = vals, vecs
+	if err := SymTopK(vals, vecs, a, n, k, work); err != nil {
+		return err
+	}
+	dst.Reset(n, n, k)
+	for j := range k {
+		dst.S[j] = max(vals[j], 0)
+	}
+	copy(dst.U, vecs[:n*k])
+	copy(dst.V, vecs[:n*k])
 	return nil
 }
 

@@ -251,3 +251,92 @@ func TestMatVecAndMul(t *testing.T) {
 		t.Fatal("Symmetrize")
 	}
 }
+
+// The dense helpers take gonum's BLAS kernels from length blasMin on and
+// plain loops below: both paths agree with a direct sum.
+func TestDenseHelpersBothPaths(t *testing.T) {
+	src := rng.New(74)
+	for _, sz := range [][2]int{{3, 4}, {5, blasMin - 1}, {7, blasMin}, {blasMin + 3, 37}, {64, 5}} {
+		m, n := sz[0], sz[1]
+		a := randn(src, m*n)
+		x, z := randn(src, n), randn(src, m)
+		y, w := make([]float64, m), make([]float64, n)
+		MatVec(y, a, m, n, x)
+		MatTVec(w, a, m, n, z)
+		// entry (i, j) of A is a[i*n+j]; of Aᵀ, a[j*n+i].
+		for _, c := range []struct {
+			name       string
+			rows, cols int
+			at         func(i, j int) float64
+			in, out    []float64
+		}{
+			{"MatVec", m, n, func(i, j int) float64 { return a[i*n+j] }, x, y},
+			{"MatTVec", n, m, func(i, j int) float64 { return a[j*n+i] }, z, w},
+		} {
+			for i := range c.rows {
+				var s float64
+				for j := range c.cols {
+					s += c.at(i, j) * c.in[j]
+				}
+				if math.Abs(c.out[i]-s) > 1e-13 {
+					t.Fatalf("%s %d×%d entry %d: %g want %g", c.name, m, n, i, c.out[i], s)
+				}
+			}
+		}
+		var s float64
+		for j := range n {
+			s += x[j] * a[j]
+		}
+		if d := Dot(x, a); math.Abs(d-s) > 1e-13 {
+			t.Fatalf("Dot n=%d: %g want %g", n, d, s)
+		}
+		yy := append([]float64(nil), a[:n]...)
+		Axpy(-0.5, x, yy)
+		for j := range n {
+			if want := a[j] - 0.5*x[j]; math.Abs(yy[j]-want) > 1e-15 {
+				t.Fatalf("Axpy n=%d", n)
+			}
+		}
+	}
+}
+
+// On PSD matrices TruncatedSymPSD gives the best rank-k approximation, as
+// the full SVD does: same values, same reconstruction, orthonormal U = V,
+// also when the rank is below k (duplicate points).
+func TestTruncatedSymPSD_MatchesTruncatedSVD(t *testing.T) {
+	src := rng.New(75)
+	for _, tc := range []struct{ n, d, k, dup int }{{40, 3, 4, 1}, {120, 5, 12, 1}, {90, 2, 30, 3}} {
+		pts := randn(src, (tc.n/tc.dup)*tc.d)
+		x := make([]float64, 0, tc.n*tc.d)
+		for len(x) < tc.n*tc.d {
+			x = append(x, pts...)
+		}
+		a := gramOf(x[:tc.n*tc.d], tc.n, tc.d, 1.5)
+		var f, g TruncSVD
+		if err := TruncatedSymPSD(&f, a, tc.n, tc.k, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := TruncatedSVD(&g, a, tc.n, tc.n, tc.k); err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.k {
+			if math.Abs(f.S[i]-g.S[i]) > 1e-12*g.S[0] {
+				t.Errorf("n=%d k=%d: value %d: %g, SVD %g", tc.n, tc.k, i, f.S[i], g.S[i])
+			}
+		}
+		rf, rg := make([]float64, tc.n*tc.n), make([]float64, tc.n*tc.n)
+		f.Reconstruct(rf)
+		g.Reconstruct(rg)
+		if e := diffFro(rf, rg) / fro(a); e > 1e-10 {
+			t.Errorf("n=%d k=%d: reconstructions differ by %.2g (relative)", tc.n, tc.k, e)
+		}
+		if e := orthErr(f.V, tc.n, tc.k); e > 1e-12 {
+			t.Errorf("n=%d k=%d: VᵀV − I = %.2g", tc.n, tc.k, e)
+		}
+		for i := range f.U {
+			if f.U[i] != f.V[i] {
+				t.Fatalf("U ≠ V")
+			}
+		}
+	}
+}
