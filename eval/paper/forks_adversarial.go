@@ -68,15 +68,17 @@ paper's grid per algorithm on 3 separate games, then reported on 20 others. The 
 are drawn or whether its 20 runs replay one game (spec forks.md §8 item 19); its time
 column is not reproduced (see the µs/event column).`
 
-const forksAdvDiscussion = `**Reading the table** (measured while implementing FORKS: σ from the full grid, 2 runs).
-FORKS: codrna-1 7.90 ± 0.65 (unscaled) / 7.16 ± 1.36 (scaled), german-1 7.63 ± 1.00 / 5.77 ±
-0.44, codrna-2 4.29 ± 0.12, german-2 3.72 ± 0.56 (unscaled) — within 1.5 points of the paper
-except german-1 unscaled (+2.5). FORKS' Stage-2 mistakes on these games sit at the game's
-floor — one coin flip on the first round of each block, then none: the ONS step after a
+const forksAdvDiscussion = `**Reading the table.** FORKS (unscaled) is within 1.5 points of the paper on codrna-1, codrna-2
+and german-2 and 2.7 above it on german-1. FORKS' Stage-2 mistakes on these games sit at the
+game's floor — one coin flip on the first round of each block, then none: the ONS step after a
 mistake moves the score past the margin at once, and the reset every ρ rounds keeps the
 curvature matrix from stiffening. Most of the rest is Stage 1: kernel OGD over the first ~740
 rounds (until 2B = 400 examples with non-zero loss are buffered) makes ~21 % mistakes on
-german-1 at σ = 2^4. NOGD (27–29 %, 16 % on the r = 20 games) matches the paper; SkeGD (22–26 %,
+german-1 at σ = 2^4. Ending Stage 1 at |SV| = B = 200 instead (Algorithm 1 and §3.4 read
+literally; §5 sets the buffer to 2B, which we follow) gives german-1 6.6 ± 0.3 and codrna-1
+6.6 ± 0.1 (5 games, σ from 3 grid points around the pick; paper 5.1 and 6.8), but it does not
+help on Table 1 (german 31.4 vs 30.9, codrna 14.8 vs 13.0), so the default stays B̃ = 2B
+("buffer" sets it). NOGD (27–29 %, 16 % on the r = 20 games) matches the paper; SkeGD (22–26 %,
 12–13 %) is worse than the paper's on german (11.0, 5.7): its w is kept across update rounds,
 where an exact SVD recomputed from scratch changes the coordinates w refers to; carry=reset
 gives 15.1 % on german-1 at σ = 2^4. BOGD with a narrow kernel (σ ≤ 2^0.5) memorizes each
