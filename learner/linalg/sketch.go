@@ -271,7 +271,8 @@ func SampleColumns(src *rng.Source, n, sm int) []int {
 // Φ_pm ≤ tol are treated as 0 (tol < 0: PinvTol default); negative sigma
 // entries are clamped to 0. Returns the numerical rank of Φ_pm.
 //
-// Cost O(s_p s_m min(s_p, s_m) + s_m s_p k). work may be nil (allocates);
+// Φ_pm^† is applied, never formed (PinvApply: QR of Φ_pm, SVD of the
+// s_m×s_m R). Cost O(s_p s_m² + s_p s_m k + s_m³) for s_p ≥ s_m. work may be nil (allocates);
 // with a reused work, repeated calls do not allocate. Panics on a shape
 // mismatch; returns ErrNotFinite or ErrNoConvergence (z unchanged).
 func SketchedNystromMap(z, phiPM []float64, sp, sm int, v, sigma []float64, k int, tol float64, work *SVDWork) (rank int, err error) {
@@ -281,12 +282,10 @@ func SketchedNystromMap(z, phiPM []float64, sp, sm int, v, sigma []float64, k in
 	if work == nil {
 		work = new(SVDWork)
 	}
-	work.pinv = grow(work.pinv, sm*sp)
-	rank, err = Pinv(work.pinv, phiPM, sp, sm, tol, work)
+	rank, err = PinvApply(z, phiPM, sp, sm, v, k, tol, work)
 	if err != nil {
 		return 0, err
 	}
-	mulNN(z, work.pinv, v, sm, sp, k)
 	for i := range sm {
 		for j := range k {
 			z[i*k+j] *= sqrtNonNeg(sigma[j])

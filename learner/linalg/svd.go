@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -29,7 +30,8 @@ var ErrNotFinite = errors.New("linalg: input is not finite")
 // use.
 type SVDWork struct {
 	a, u, vt, s, work []float64
-	pinv              []float64  // Pinv result scratch for SketchedNystromMap
+	pinv              []float64  // Pinv result scratch (PinvApply with m < n)
+	qr, bq, r         []float64  // PinvApply: QR of a, QᵀB, R
 	tau               []float64  // Householder scalars (RandomizedSVD)
 	lm, ln, lwork     int        // dims of the cached workspace query
 	q                 [1]float64 // workspace-query answer (a field: a local would escape)
@@ -376,6 +378,89 @@ func Pinv(dst, a []float64, m, n int, tol float64, work *SVDWork) (rank int, err
 
 // sqrtNonNeg is √max(x, 0): singular values are ≥ 0 but a caller-provided Σ
 // might carry −0 or rounding noise.
+// PinvApply writes into the n×k row-major dst the product A^†B of the
+// Moore–Penrose pseudo-inverse of the m×n row-major a and the m×k row-major
+// b, with Pinv's tolerance (tol < 0: PinvTol), and returns the numerical
+// rank. It never forms A^†. For m ≥ n (FORKS' tall Φ_pm, s_p × s_m) it
+// factors A = QR (Householder), forms QᵀB (first n rows) without forming
+// Q, takes the SVD R = U S Vᵀ of the n×n R (the singular values of A) and
+// returns V S^† (Uᵀ QᵀB): the same product as Pinv(a)·b in exact
+// arithmetic, backward stable, at O(mn² + mnk + n³) with the O(n³) part on
+// an n×n matrix (s_p = 1000, s_m = 200, k = 100: 3–4× faster than Pinv
+// then Mul). For m < n it falls back to Pinv then a product.
+//
+// work may be nil (scratch is then allocated); with a reused work it does
+// not allocate once warmed up (with the package's caveat on gonum's
+// parallel Dgemm for large matrices). Panics on short slices; returns
+// ErrNotFinite or ErrNoConvergence with dst unchanged.
+func PinvApply(dst, a []float64, m, n int, b []float64, k int, tol float64, work *SVDWork) (rank int, err error) {
+	if len(a) < m*n || len(b) < m*k || len(dst) < n*k {
+		panic(fmt.Sprintf("linalg: PinvApply: len(a)=%d (%d×%d), len(b)=%d (%d×%d), len(dst)=%d (%d×%d)", len(a), m, n, len(b), m, k, len(dst), n, k))
+	}
+	if work == nil {
+		work = new(SVDWork)
+	}
+	if m < n {
+		work.pinv = grow(work.pinv, n*m)
+		if rank, err = Pinv(work.pinv, a, m, n, tol, work); err != nil {
+			return 0, err
+		}
+		mulNN(dst, work.pinv, b, n, m, k)
+		return rank, nil
+	}
+	if n == 0 || k == 0 {
+		return 0, nil
+	}
+	if !allFinite(a[:m*n]) || !allFinite(b[:m*k]) {
+		return 0, ErrNotFinite
+	}
+	w := work
+	w.qr = grow(w.qr, m*n)
+	copy(w.qr, a[:m*n])
+	w.bq = grow(w.bq, m*k)
+	copy(w.bq, b[:m*k])
+	w.tau = grow(w.tau, n)
+	qa := blas64.General{Rows: m, Cols: n, Stride: n, Data: w.qr}
+	qb := blas64.General{Rows: m, Cols: k, Stride: k, Data: w.bq}
+	lapack64.Geqrf(qa, w.tau, w.q[:], -1)
+	lw := max(int(w.q[0]), n, 1)
+	lapack64.Ormqr(blas.Left, blas.Trans, qa, w.tau, qb, w.q[:], -1)
+	lw = max(lw, int(w.q[0]), k)
+	w.work = grow(w.work, max(lw, len(w.work)))
+	lapack64.Geqrf(qa, w.tau, w.work, len(w.work))
+	lapack64.Ormqr(blas.Left, blas.Trans, qa, w.tau, qb, w.work, len(w.work)) // rows 0..n−1 of qb: (QᵀB)[:n]
+	w.r = grow(w.r, n*n)
+	for i := range n {
+		row := w.r[i*n : i*n+n]
+		clear(row[:i])
+		copy(row[i:], w.qr[i*n+i:i*n+n])
+	}
+	u, sv, vt, ok := w.thin(w.r, n, n)
+	if !ok {
+		return 0, ErrNoConvergence
+	}
+	if tol < 0 {
+		tol = PinvTol(m, n, sv[0])
+	}
+	for rank < n && sv[rank] > tol {
+		rank++
+	}
+	// t = S^{-1} Uᵀ (QᵀB)[:n] (n×k; rows ≥ rank unused), then
+	// dst = V_r t_r = vt[:rank]ᵀ t[:rank].
+	w.pinv = grow(w.pinv, n*k)
+	t := w.pinv[:n*k]
+	mulTN(t, u, w.bq[:n*k], n, n, k)
+	for l := range rank {
+		inv := 1 / sv[l]
+		row := t[l*k : l*k+k]
+		for c := range row {
+			row[c] *= inv
+		}
+	}
+	mulTN(dst, vt, t, rank, n, k)
+	return rank, nil
+}
+
 func sqrtNonNeg(x float64) float64 {
 	if x <= 0 {
 		return 0

@@ -340,3 +340,49 @@ func TestTruncatedSymPSD_MatchesTruncatedSVD(t *testing.T) {
 		}
 	}
 }
+
+// PinvApply(A, B) equals Pinv(A)·B: tall, square, wide and rank-deficient
+// A (rank below min(m, n), where the tolerance decides), k below and above
+// n; same rank; no allocation on a warmed-up work for small sizes.
+func TestPinvApply_MatchesPinvTimesB(t *testing.T) {
+	src := rng.New(76)
+	for _, tc := range []struct{ m, n, k, rank int }{
+		{30, 8, 5, 8}, {30, 8, 12, 8}, {40, 12, 6, 5}, {12, 12, 4, 12}, {9, 14, 3, 9}, {100, 20, 10, 20},
+	} {
+		a := randn(src, tc.m*tc.n)
+		if tc.rank < min(tc.m, tc.n) {
+			l, r := randn(src, tc.m*tc.rank), randn(src, tc.rank*tc.n)
+			Mul(a, l, r, tc.m, tc.rank, tc.n)
+		}
+		b := randn(src, tc.m*tc.k)
+		pinv := make([]float64, tc.n*tc.m)
+		r1, err := Pinv(pinv, a, tc.m, tc.n, -1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, tc.n*tc.k)
+		Mul(want, pinv, b, tc.n, tc.m, tc.k)
+		got := make([]float64, tc.n*tc.k)
+		var w SVDWork
+		r2, err := PinvApply(got, a, tc.m, tc.n, b, tc.k, -1, &w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r1 != r2 || r2 != tc.rank {
+			t.Errorf("%+v: rank %d, Pinv's %d", tc, r2, r1)
+		}
+		if e := diffFro(got, want) / fro(want); e > 1e-10 {
+			t.Errorf("%+v: ‖PinvApply − Pinv·B‖/‖Pinv·B‖ = %.2g", tc, e)
+		}
+		if tc.m*tc.n <= 400 {
+			if n := testing.AllocsPerRun(5, func() { _, _ = PinvApply(got, a, tc.m, tc.n, b, tc.k, -1, &w) }); n != 0 {
+				t.Errorf("%+v: %v allocations per call", tc, n)
+			}
+		}
+	}
+	bad := randn(src, 12)
+	bad[3] = math.NaN()
+	if _, err := PinvApply(make([]float64, 6), bad, 4, 3, randn(src, 8), 2, -1, nil); err != ErrNotFinite {
+		t.Fatalf("NaN input: %v", err)
+	}
+}
