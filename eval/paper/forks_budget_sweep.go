@@ -35,43 +35,44 @@ import (
 
 var forksSweepBudgets = []int{50, 100, 200, 300, 400, 500, 700, 1000}
 
-// forksSweepAlgos: the paper's ratios at every B (B̃ = 2B, s_p = B,
-// s_m = 0.2B, k = 0.1B, ρ = ⌊0.3N⌋; NOGD k = 0.1B; PROS-N-KONS capped at
-// B dictionary atoms, the paper's budgeted variant).
-var forksSweepAlgos = []Algorithm{
-	{Label: "FORKS", Spec: func(d Dataset) string {
-		return fmt.Sprintf("forks:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, d.B/10, d.Sigma)
-	}},
-	{Label: "SkeGD", Spec: func(d Dataset) string {
-		return fmt.Sprintf("skegd:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, d.B/10, d.Sigma)
-	}},
-	{Label: "NOGD", Spec: func(d Dataset) string {
-		return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, d.B/10, d.Sigma)
-	}},
-	{Label: "PROS-N-KONS", Spec: func(d Dataset) string {
-		return fmt.Sprintf("pros-n-kons:bmax=%d,loss=hinge,sigma=%s", d.B, d.Sigma)
-	}},
-}
-
 // forksSweepFixedK is the rank of the fixed-rank regime: the paper's k at
 // B = 100 (Table 1's large datasets).
 const forksSweepFixedK = 10
 
-// forksSweepAlgosFixedK: the regime of the paper's complexity claim
-// (§3.5: a regular round costs O(s_m k + k²) ≤ O(Bk + k²), "linear time
-// complexity w.r.t. the budget", i.e. with k held fixed): s_p, s_m and B̃
-// scale with B as above, k = 10 at every B; NOGD with the same k.
-var forksSweepAlgosFixedK = []Algorithm{
-	{Label: "FORKS", Spec: func(d Dataset) string {
-		return fmt.Sprintf("forks:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, forksSweepFixedK, d.Sigma)
-	}},
-	{Label: "SkeGD", Spec: func(d Dataset) string {
-		return fmt.Sprintf("skegd:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", d.B, 2*d.B, d.B, d.B/5, forksSweepFixedK, d.Sigma)
-	}},
-	{Label: "NOGD", Spec: func(d Dataset) string {
-		return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, forksSweepFixedK, d.Sigma)
-	}},
+// sweepAlgosWithRank builds a sweep's lines with the sketch sizes at the
+// paper's ratios (B̃ = 2B, s_p = B, s_m = 0.2B, ρ = ⌊0.3N⌋) and the rank k(B)
+// for FORKS, SkeGD and NOGD; withPROS adds PROS-N-KONS capped at B
+// dictionary atoms (the paper's budgeted variant; it has no rank).
+func sweepAlgosWithRank(k func(B int) int, withPROS bool) []Algorithm {
+	sketch := func(name string) func(d Dataset) string {
+		return func(d Dataset) string {
+			return fmt.Sprintf("%s:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,theta=0.3,sigma=%s", name, d.B, 2*d.B, d.B, d.B/5, k(d.B), d.Sigma)
+		}
+	}
+	algos := []Algorithm{
+		{Label: "FORKS", Spec: sketch("forks")},
+		{Label: "SkeGD", Spec: sketch("skegd")},
+		{Label: "NOGD", Spec: func(d Dataset) string {
+			return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, k(d.B), d.Sigma)
+		}},
+	}
+	if withPROS {
+		algos = append(algos, Algorithm{Label: "PROS-N-KONS", Spec: func(d Dataset) string {
+			return fmt.Sprintf("pros-n-kons:bmax=%d,loss=hinge,sigma=%s", d.B, d.Sigma)
+		}})
+	}
+	return algos
 }
+
+// forksSweepAlgos: the paper's ratios at every B (k = 0.1B), with
+// PROS-N-KONS. forksSweepAlgosFixedK: the regime of the paper's complexity
+// claim (§3.5: a regular round costs O(s_m k + k²) ≤ O(Bk + k²), "linear
+// time complexity w.r.t. the budget", i.e. with k held fixed): k = 10 at
+// every B, everything else as above.
+var (
+	forksSweepAlgos       = sweepAlgosWithRank(func(B int) int { return B / 10 }, true)
+	forksSweepAlgosFixedK = sweepAlgosWithRank(func(int) int { return forksSweepFixedK }, false)
+)
 
 // sweepRegime is one way of sizing the learners with B.
 type sweepRegime struct {
