@@ -224,7 +224,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			}
 			best := math.Inf(1)
 			for ci, c := range m.cands {
-				mean, std := meanStd(metrics(all[ci]))
+				mean, std := MeanStd(metrics(all[ci]))
 				mr.Grid = append(mr.Grid, GridPoint{Values: c.Values, Mean: mean, Std: std})
 				if mean < best {
 					best, winner = mean, ci
@@ -248,14 +248,14 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			runs = r[0]
 		}
 		mr.PerRun = metrics(runs)
-		mr.Mean, mr.Std = meanStd(mr.PerRun)
+		mr.Mean, mr.Std = MeanStd(mr.PerRun)
 		var ns, sec []float64
 		for _, r := range runs {
 			ns = append(ns, r.ns)
 			sec = append(sec, r.seconds)
 		}
-		mr.NsPerEvent, _ = meanStd(ns)
-		mr.Seconds, _ = meanStd(sec)
+		mr.NsPerEvent, _ = MeanStd(ns)
+		mr.Seconds, _ = MeanStd(sec)
 		mr.Chosen = runs[0].info.Spec
 		mr.Budget, mr.Used, mr.Bytes = runs[0].info.Budget, runs[0].info.Used, runs[0].info.Bytes
 		for _, r := range runs {
@@ -267,7 +267,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			for i, r := range runs {
 				vals[i] = r.curve[k]
 			}
-			mean, std := meanStd(vals)
+			mean, std := MeanStd(vals)
 			mr.Curve = append(mr.Curve, Point{T: t, Mean: mean, Std: std})
 		}
 		res.Models = append(res.Models, mr)
@@ -465,9 +465,9 @@ func metrics(rs []run) []float64 {
 	return out
 }
 
-// meanStd returns the mean and the sample standard deviation (n−1; 0 for a
+// MeanStd returns the mean and the sample standard deviation (n−1; 0 for a
 // single value), as MATLAB's and R's std do.
-func meanStd(v []float64) (mean, std float64) {
+func MeanStd(v []float64) (mean, std float64) {
 	if len(v) == 0 {
 		return math.NaN(), math.NaN()
 	}

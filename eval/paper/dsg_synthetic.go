@@ -3,8 +3,6 @@ package paper
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -204,16 +202,9 @@ func runDSGSynthetic(e *Experiment, o Options) (*Report, error) {
 	bar.Finish()
 	res.Series = series
 	rep := &Report{Exp: e, Runs: runs, Seed: seed, Data: res}
-	var plotRef string
-	if o.ImgDir != "" {
-		name := e.ID + ".png"
-		if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := dsgSynthPlot(res, filepath.Join(o.ImgDir, name)); err != nil {
-			return nil, err
-		}
-		plotRef = filepath.ToSlash(filepath.Join(o.ImgRel, name))
+	plotRef, err := o.writePlot(e.ID+".png", func(path string) error { return dsgSynthPlot(res, path) })
+	if err != nil {
+		return nil, err
 	}
 	rep.Body = dsgSynthMarkdown(res, plotRef)
 	return rep, nil

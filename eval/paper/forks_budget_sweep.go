@@ -3,8 +3,6 @@ package paper
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -263,16 +261,11 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 					cellPts[i].SteadyUs = us
 				}
 				points = append(points, cellPts...)
-				plotPath := ""
-				if o.ImgDir != "" {
-					name := fmt.Sprintf("%s-%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name), rg.Slug)
-					if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
-						return nil, err
-					}
-					if err := plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), %s", d.Title, v.Name, rg.Slug), filepath.Join(o.ImgDir, name)); err != nil {
-						return nil, err
-					}
-					plotPath = filepath.ToSlash(filepath.Join(o.ImgRel, name))
+				plotPath, err := o.writePlot(fmt.Sprintf("%s-%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name), rg.Slug), func(path string) error {
+					return plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), %s", d.Title, v.Name, rg.Slug), path)
+				})
+				if err != nil {
+					return nil, err
 				}
 				fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
 				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false)

@@ -39,7 +39,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -257,16 +256,15 @@ func runKuaiRec(e *Experiment, o Options) (*Report, error) {
 		fmt.Fprintf(&body, "Mistake rate (%%, mean ± std over %d runs) and time per event; PROS-N-KONS has B_max = 100 whatever B.\n\n", o.Runs)
 		writeSweepTables(&body, forksKuaiRecBudgets, pts, sweepLabels(algos), true, true)
 		writeMajorityCheck(&body, pts, res.Majority)
-		if o.ImgDir != "" {
-			if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
-				return nil, err
-			}
-			name := fmt.Sprintf("%s-%s.png", e.ID, slug(loss))
-			title := fmt.Sprintf("%s, %s loss: mistake rate vs time (B = 100 … 500)", shortName(res.Data), lossTitle)
-			if err := plotTradeoff(pts, sweepLabels(algos), res.Majority, title, filepath.Join(o.ImgDir, name)); err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&body, "![%s loss: mistake rate against time](%s)\n\n", lossTitle, filepath.ToSlash(filepath.Join(o.ImgRel, name)))
+		title := fmt.Sprintf("%s, %s loss: mistake rate vs time (B = 100 … 500)", shortName(res.Data), lossTitle)
+		ref, err := o.writePlot(fmt.Sprintf("%s-%s.png", e.ID, slug(loss)), func(path string) error {
+			return plotTradeoff(pts, sweepLabels(algos), res.Majority, title, path)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if ref != "" {
+			fmt.Fprintf(&body, "![%s loss: mistake rate against time](%s)\n\n", lossTitle, ref)
 		}
 	}
 	if len(skipped) > 0 {

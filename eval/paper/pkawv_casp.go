@@ -3,8 +3,6 @@ package paper
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -274,20 +272,16 @@ func runPKAWVCasp(e *Experiment, o Options) (*Report, error) {
 		Order: "NumPy RandomState(0).permutation(n)", Series: series}
 	rep := &Report{Exp: e, Runs: 1, Seed: o.Seed, Data: res}
 	var lossRef, timeRef string
-	if o.ImgDir != "" {
-		if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
+	for _, p := range []struct {
+		name string
+		time bool
+		ref  *string
+	}{{e.ID + "-loss.png", false, &lossRef}, {e.ID + "-time.png", true, &timeRef}} {
+		ref, err := o.writePlot(p.name, func(path string) error { return pkawvCaspPlot(res, path, p.time) })
+		if err != nil {
 			return nil, err
 		}
-		for _, p := range []struct {
-			name string
-			time bool
-			ref  *string
-		}{{e.ID + "-loss.png", false, &lossRef}, {e.ID + "-time.png", true, &timeRef}} {
-			if err := pkawvCaspPlot(res, filepath.Join(o.ImgDir, p.name), p.time); err != nil {
-				return nil, err
-			}
-			*p.ref = filepath.ToSlash(filepath.Join(o.ImgRel, p.name))
-		}
+		*p.ref = ref
 	}
 	rep.Body = pkawvCaspMarkdown(res, lossRef, timeRef)
 	return rep, nil

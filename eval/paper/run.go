@@ -214,15 +214,8 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		fmt.Fprintf(&cmd, " \\\n    --model '%s'", s)
 	}
 	cell.Command = cmd.String()
-	if o.ImgDir != "" {
-		name := fmt.Sprintf("%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name))
-		if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
-			return Cell{}, err
-		}
-		if err := res.PlotCurves(filepath.Join(o.ImgDir, name)); err != nil {
-			return Cell{}, err
-		}
-		cell.Plot = filepath.ToSlash(filepath.Join(o.ImgRel, name))
+	if cell.Plot, err = o.writePlot(fmt.Sprintf("%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name)), res.PlotCurves); err != nil {
+		return Cell{}, err
 	}
 	return cell, nil
 }
@@ -340,6 +333,22 @@ func (r *Report) WriteJSON(path string) error {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// writePlot draws a plot into o.ImgDir/name with draw(path) and returns
+// the path the markdown uses for it (o.ImgRel/name); with no o.ImgDir it
+// draws nothing and returns "".
+func (o Options) writePlot(name string, draw func(path string) error) (string, error) {
+	if o.ImgDir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(o.ImgDir, 0o755); err != nil {
+		return "", err
+	}
+	if err := draw(filepath.Join(o.ImgDir, name)); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(filepath.Join(o.ImgRel, name)), nil
 }
 
 // UpdateSection replaces (or appends) the section of id in the markdown file
