@@ -196,10 +196,7 @@ func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *pr
 	}
 	kmax := ks[len(ks)-1]
 	m := cell.Landmarks
-	lm := kernel.NewMatrix(ds.Dim, m)
-	for _, i := range dataset.Permutation(n, rng.Derive(o.Seed, 0xce11), 0)[:m] {
-		lm.Append(ds.X[i])
-	}
+	landmarks := dataset.Permutation(n, rng.Derive(o.Seed, 0xce11), 0)[:m]
 	perms := make([][]int, o.Runs)
 	for r := range perms {
 		perms[r] = dataset.Permutation(n, o.Seed, r)
@@ -218,7 +215,7 @@ func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *pr
 		go func(s int, ex float64) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rates[s] = ceilingRates(ds, ceilingFeatures(ds, lm, math.Pow(2, ex), kmax), ks, kmax, perms)
+			rates[s] = ceilingRates(ds, ceilingFeatures(ds, landmarks, math.Pow(2, ex), kmax), ks, kmax, perms)
 			bar.Add(1)
 		}(s, ex)
 	}
@@ -243,13 +240,17 @@ func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *pr
 }
 
 // ceilingFeatures returns the exact rank-kmax Nyström features of every
-// example of ds at width sigma from the landmarks lm: row i of the n×kmax
+// example of ds at width sigma from the landmarks ds.X[landmarks]: row i of the n×kmax
 // row-major result is Λ_r^{-1/2} V_rᵀ κ(lm, x_i) (r ≤ kmax eigenpairs of
 // the landmarks' Gram matrix above round-off; zeros beyond r), so its
 // first k columns are the rank-k map.
-func ceilingFeatures(ds *dataset.Dataset, lm *kernel.Matrix, sigma float64, kmax int) []float64 {
+func ceilingFeatures(ds *dataset.Dataset, landmarks []int, sigma float64, kmax int) []float64 {
 	kern := kernel.MustNew(kernel.Gaussian, sigma, 0, 0)
-	m := lm.Len()
+	m := len(landmarks)
+	lm := kernel.NewMatrix(ds.Dim, m) // per call: a Matrix is not safe for concurrent use
+	for _, i := range landmarks {
+		lm.Append(ds.X[i])
+	}
 	r, mp, _ := linalg.NystromMap(kern.Gram(make([]float64, m*m), lm), m, kmax)
 	feats := make([]float64, ds.Len()*kmax)
 	row := make([]float64, m)

@@ -246,7 +246,9 @@ func ipow(b float64, p int) float64 {
 
 // Matrix stores examples as rows of a dense row-major n×d matrix, with their
 // squared norms cached. It is the "stored matrix" kernel rows are computed
-// against (support vectors, landmarks, dictionaries).
+// against (support vectors, landmarks, dictionaries). Kernel rows use
+// scratch space inside the Matrix, so a Matrix must not be used by several
+// goroutines at once, not even for Row or Gram; give each its own copy.
 type Matrix struct {
 	d    int
 	n    int
