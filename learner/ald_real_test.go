@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"testing"
 
-	"okstream/dataset"
 	"okstream/eval"
 )
 
@@ -52,19 +51,7 @@ func TestALDTable3RealData(t *testing.T) {
 	}
 	for _, c := range aldTable3Real {
 		t.Run(c.title, func(t *testing.T) {
-			path, opts, err := dataset.Resolve(c.key)
-			if err != nil {
-				t.Skipf("shared datasets not available (%v); this test needs ../shared/datasets beside the repository", err)
-			}
-			ds, err := dataset.Load(path, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc, err := dataset.ParseScale(c.scale)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds.ApplyScale(sc)
+			ds := loadShared(t, c.key, false, c.scale)
 			specs := []string{
 				"nons-ald:mu=1,sigma=" + c.sigma,
 				"aogd-ald:sigma=" + c.sigma,

@@ -85,23 +85,38 @@ func TestContractCoversRegistry(t *testing.T) {
 }
 
 // Same spec + same seed + same input ⇒ bit-identical scores and state.
+// continueIdentically feeds xs[from:] to a and b (two learners that should
+// be in the same state: built alike, or b restored from a's state) and fails
+// unless every score — and, with predict, every Predict before the Learn —
+// and the final marshalled states are bit-identical. what prefixes the
+// messages (e.g. "cut 7").
+func continueIdentically(t *testing.T, what string, a, b Learner, xs [][]float64, ys []float64, from int, predict bool) {
+	t.Helper()
+	for i := from; i < len(xs); i++ {
+		if predict {
+			if p := b.Predict(xs[i]); math.Float64bits(p) != math.Float64bits(a.Predict(xs[i])) {
+				t.Fatalf("%s, event %d: Predict differs", what, i)
+			}
+		}
+		fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i])
+		if math.Float64bits(fa) != math.Float64bits(fb) {
+			t.Fatalf("%s, event %d: scores %v vs %v", what, i, fa, fb)
+		}
+	}
+	sa, _ := a.MarshalBinary()
+	sb, _ := b.MarshalBinary()
+	if !bytes.Equal(sa, sb) {
+		t.Fatalf("%s: final states differ", what)
+	}
+}
+
 func TestDeterminism(t *testing.T) {
 	for _, spec := range contractSpecs {
 		t.Run(spec, func(t *testing.T) {
 			xs, ys := stream(taskOf(t, spec), 600, 5, 1)
 			a, _ := New(spec, 5)
 			b, _ := New(spec, 5)
-			for i := range xs {
-				fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i])
-				if math.Float64bits(fa) != math.Float64bits(fb) {
-					t.Fatalf("event %d: scores %v vs %v", i, fa, fb)
-				}
-			}
-			sa, _ := a.MarshalBinary()
-			sb, _ := b.MarshalBinary()
-			if !bytes.Equal(sa, sb) {
-				t.Fatal("final states differ")
-			}
+			continueIdentically(t, "same seed", a, b, xs, ys, 0, false)
 		})
 	}
 }
@@ -129,17 +144,7 @@ func TestMarshalMidStream(t *testing.T) {
 				if b.Info().Updates != uint64(cut) {
 					t.Fatalf("cut %d: restored Updates = %d", cut, b.Info().Updates)
 				}
-				for i := cut; i < len(xs); i++ {
-					fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i])
-					if math.Float64bits(fa) != math.Float64bits(fb) {
-						t.Fatalf("cut %d, event %d: scores %v vs %v after restore", cut, i, fa, fb)
-					}
-				}
-				sa, _ := a.MarshalBinary()
-				sb, _ := b.MarshalBinary()
-				if !bytes.Equal(sa, sb) {
-					t.Fatalf("cut %d: final states differ", cut)
-				}
+				continueIdentically(t, fmt.Sprintf("cut %d, after restore", cut), a, b, xs, ys, cut, false)
 			}
 		})
 	}

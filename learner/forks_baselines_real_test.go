@@ -8,7 +8,6 @@ import (
 	"math"
 	"testing"
 
-	"okstream/dataset"
 	"okstream/eval"
 )
 
@@ -38,17 +37,7 @@ var germanTable1 = []struct {
 // permutations is within 3 points of the paper's value or of the toolbox's
 // value on our file.
 func TestForksTable1GermanBudgetedBaselines(t *testing.T) {
-	path, opts, err := dataset.Resolve("german")
-	if err != nil {
-		t.Skipf("shared datasets not available (%v); this test needs ../shared/datasets/german.numer beside the repository", err)
-	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ds.BinaryLabels(nil); err != nil {
-		t.Fatal(err)
-	}
+	ds := loadShared(t, "german", true, "")
 	specs := make([]string, len(germanTable1))
 	for i, r := range germanTable1 {
 		specs[i] = r.spec

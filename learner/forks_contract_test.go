@@ -2,7 +2,7 @@ package learner
 
 import (
 	"bytes"
-	"math"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -100,20 +100,7 @@ func TestForksMarshalAtPhaseBoundaries(t *testing.T) {
 				if !bytes.Equal(st, st2) {
 					t.Fatalf("cut %d: restored state re-marshals differently", cut)
 				}
-				for i := cut; i < len(xs); i++ {
-					if p := b.Predict(xs[i]); math.Float64bits(p) != math.Float64bits(a.Predict(xs[i])) {
-						t.Fatalf("cut %d, event %d: Predict differs after restore", cut, i)
-					}
-					fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i])
-					if math.Float64bits(fa) != math.Float64bits(fb) {
-						t.Fatalf("cut %d, event %d: scores %v vs %v after restore", cut, i, fa, fb)
-					}
-				}
-				sa, _ := a.MarshalBinary()
-				sb, _ := b.MarshalBinary()
-				if !bytes.Equal(sa, sb) {
-					t.Fatalf("cut %d: final states differ", cut)
-				}
+				continueIdentically(t, fmt.Sprintf("cut %d, after restore", cut), a, b, xs, ys, cut, true)
 			}
 		})
 	}

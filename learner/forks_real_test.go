@@ -18,18 +18,7 @@ import (
 
 func forksLoad(t *testing.T, name string) *dataset.Dataset {
 	t.Helper()
-	path, opts, err := dataset.Resolve(name)
-	if err != nil {
-		t.Skipf("shared datasets not available (%v)", err)
-	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ds.BinaryLabels(nil); err != nil {
-		t.Fatal(err)
-	}
-	return ds
+	return loadShared(t, name, true, "")
 }
 
 // §5.1 Table 1, german (unscaled german.numer, B = 50, B̃ = 100, s_p = 50,

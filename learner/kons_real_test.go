@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"testing"
 
-	"okstream/dataset"
 	"okstream/eval"
 )
 
@@ -46,17 +45,7 @@ var konsForksTable1 = []struct {
 func TestProsNKonsForksTable1(t *testing.T) {
 	for _, c := range konsForksTable1 {
 		t.Run(c.data, func(t *testing.T) {
-			path, opts, err := dataset.Resolve(c.data)
-			if err != nil {
-				t.Skipf("shared datasets not available (%v)", err)
-			}
-			ds, err := dataset.Load(path, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := ds.BinaryLabels(nil); err != nil {
-				t.Fatal(err)
-			}
+			ds := loadShared(t, c.data, true, "")
 			runs := konsRuns(10)
 			res, err := eval.Run(ds, []string{c.spec}, nil, eval.Config{Runs: runs, Workers: 1})
 			if err != nil {
@@ -98,19 +87,7 @@ func TestKONSALDTable3(t *testing.T) {
 	}
 	for _, c := range konsALDTable3 {
 		t.Run(c.title, func(t *testing.T) {
-			path, opts, err := dataset.Resolve(c.key)
-			if err != nil {
-				t.Skipf("shared datasets not available (%v)", err)
-			}
-			ds, err := dataset.Load(path, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc, err := dataset.ParseScale(c.scale)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds.ApplyScale(sc)
+			ds := loadShared(t, c.key, false, c.scale)
 			common := "sigma=" + c.sigma + ",alpha=5,gamma=" + c.gamma
 			specs := []string{
 				"pros-n-kons:loss=square,inverse=old," + common,

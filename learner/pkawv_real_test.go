@@ -26,19 +26,7 @@ import (
 // code, or skips when the shared datasets are absent.
 func caspStream(t *testing.T) *dataset.Dataset {
 	t.Helper()
-	path, opts, err := dataset.Resolve("casp")
-	if err != nil {
-		t.Skipf("shared datasets not available (%v); this test needs ../shared/datasets beside the repository", err)
-	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := dataset.ParseScale("minmax11+y11")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.ApplyScale(sc)
+	ds := loadShared(t, "casp", false, "minmax11+y11")
 	return ds.Permuted(paper.NumPyPermutation(ds.Len(), 0))
 }
 

@@ -5,7 +5,7 @@ package learner
 // embedding built at each dictionary change, the restart, the slab bound.
 
 import (
-	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -316,16 +316,7 @@ func TestKONSUnboundedRestore(t *testing.T) {
 			if err := b.UnmarshalBinary(st); err != nil {
 				t.Fatal(err)
 			}
-			for i := cut; i < len(xs); i++ {
-				if fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i]); math.Float64bits(fa) != math.Float64bits(fb) {
-					t.Fatalf("%s cut %d event %d: %v vs %v", spec, cut, i, fa, fb)
-				}
-			}
-			sa, _ := a.MarshalBinary()
-			sb, _ := b.MarshalBinary()
-			if !bytes.Equal(sa, sb) {
-				t.Fatalf("%s cut %d: final states differ", spec, cut)
-			}
+			continueIdentically(t, fmt.Sprintf("%s cut %d", spec, cut), a, b, xs, ys, cut, false)
 			if a.Info().Used < 40 {
 				t.Fatalf("%s: dictionary of only %d points", spec, a.Info().Used)
 			}
