@@ -116,7 +116,10 @@ the ONS is never reset).`,
 
 func runForksCeiling(e *Experiment, o Options) (*Report, error) {
 	res := &ceilingResult{Experiment: e.ID, Runs: o.Runs, Seed: o.Seed}
-	exps := forksSigmaExponents()
+	grid, err := eval.Expand("forks:sigma=" + forksSigmaGrid)
+	if err != nil {
+		return nil, err
+	}
 	var todo []Dataset
 	for _, d := range e.Datasets {
 		if keep(o.Datasets, d.Title) {
@@ -125,11 +128,11 @@ func runForksCeiling(e *Experiment, o Options) (*Report, error) {
 	}
 	var bar *progress.Bar
 	if o.Progress != nil {
-		bar = progress.New(o.Progress, e.ID, int64(len(todo)*len(exps)), "σ values")
+		bar = progress.New(o.Progress, e.ID, int64(len(todo)*len(grid)), "σ values")
 	}
 	for _, d := range todo {
 		bar.SetLabel(e.ID + " " + d.Title)
-		cell, err := ceilingCellFor(e, d, exps, o, bar)
+		cell, err := ceilingCellFor(e, d, grid, o, bar)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", e.ID, d.Title, err)
 		}
@@ -148,19 +151,9 @@ func runForksCeiling(e *Experiment, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// forksSigmaExponents are the exponents e of the paper's grid σ = 2^e,
-// e = −5, −4.5, …, 7 (forksSigmaGrid).
-func forksSigmaExponents() []float64 {
-	var out []float64
-	for i := 0; i <= 24; i++ {
-		out = append(out, -5+0.5*float64(i))
-	}
-	return out
-}
-
-func sigmaLabel(e float64) string { return "sigma=2^" + learner.FormatNumber(e) }
-
-func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *progress.Bar) (*ceilingCell, error) {
+// ceilingCellFor runs FORKS and the ceiling on one dataset; grid is the
+// paper's σ grid expanded (eval.Expand of forksSigmaGrid).
+func ceilingCellFor(e *Experiment, d Dataset, grid []eval.Candidate, o Options, bar *progress.Bar) (*ceilingCell, error) {
 	ds, _, _, err := e.load(d, d.Variants[0])
 	if err != nil {
 		return nil, err
@@ -202,28 +195,34 @@ func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *pr
 		perms[r] = dataset.Permutation(n, o.Seed, r)
 	}
 	// rates[s][j][r]: σ index s, rank index j, run r.
-	rates := make([][][]float64, len(exps))
+	sigmas := make([]float64, len(grid))
+	for s, c := range grid {
+		if sigmas[s], err = learner.ParseNumber(c.Values["sigma"]); err != nil {
+			return nil, err
+		}
+	}
+	rates := make([][][]float64, len(grid))
 	var wg sync.WaitGroup
 	nw := o.Workers
 	if nw <= 0 {
 		nw = runtime.GOMAXPROCS(0)
 	}
 	sem := make(chan struct{}, nw)
-	for s, ex := range exps {
+	for s, sigma := range sigmas {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(s int, ex float64) {
+		go func(s int, sigma float64) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rates[s] = ceilingRates(ds, ceilingFeatures(ds, landmarks, math.Pow(2, ex), kmax), ks, kmax, perms)
+			rates[s] = ceilingRates(ds, ceilingFeatures(ds, landmarks, sigma, kmax), ks, kmax, perms)
 			bar.Add(1)
-		}(s, ex)
+		}(s, sigma)
 	}
 	wg.Wait()
 	for j, k := range ks {
 		best := -1
 		var bestMean float64
-		for s := range exps {
+		for s := range grid {
 			mean, _ := eval.MeanStd(rates[s][j])
 			if best < 0 || mean < bestMean {
 				best, bestMean = s, mean
@@ -234,7 +233,7 @@ func ceilingCellFor(e *Experiment, d Dataset, exps []float64, o Options, bar *pr
 		if k != d.B/10 {
 			label = fmt.Sprintf("ceiling, k = %gB", float64(k)/float64(d.B))
 		}
-		cell.Ceiling = append(cell.Ceiling, ceilingRow{Label: label, K: k, Sigma: sigmaLabel(exps[best]), Mean: mean, Std: std, PerRun: rates[best][j]})
+		cell.Ceiling = append(cell.Ceiling, ceilingRow{Label: label, K: k, Sigma: grid[best].Label(), Mean: mean, Std: std, PerRun: rates[best][j]})
 	}
 	return cell, nil
 }
