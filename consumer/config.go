@@ -89,6 +89,23 @@ type Config struct {
 	FetchMaxWait time.Duration
 	// MaxEventBytes dead-letters larger events (default 1 MiB).
 	MaxEventBytes int
+	// DeadLetterMaxBytes bounds the key and value bytes a dead letter copies
+	// from its record (default 512 KiB). A record larger than that is
+	// dead-lettered with a prefix of its value (and its key cut to half the
+	// limit when the key alone is larger) and the headers
+	// okstream-truncated, okstream-original-key-bytes and
+	// okstream-original-value-bytes; okstream-source always names the
+	// record. At start the limit is lowered, with a warning, to what the
+	// writer (1,000,000 bytes per record) and the dead-letter topic's
+	// max.message.bytes accept, less room for the headers.
+	DeadLetterMaxBytes int
+	// StuckAfter marks a partition stuck when its output has been waiting
+	// for an acknowledgement, or its fetches have been failing, for longer
+	// than this (default 1 min): /readyz then answers 503 naming the
+	// partition and okstream_partition_stuck is 1. Transient errors are
+	// retried with backoff for as long as they last; being stuck is only
+	// reported, nothing is skipped.
+	StuckAfter time.Duration
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".
 	StartOffset string
@@ -158,6 +175,8 @@ func (c *Config) defaults() {
 	setInt(&c.FetchMaxBytes, 4<<20)
 	setDur(&c.FetchMaxWait, 250*time.Millisecond)
 	setInt(&c.MaxEventBytes, 1<<20)
+	setInt(&c.DeadLetterMaxBytes, 512<<10)
+	setDur(&c.StuckAfter, time.Minute)
 	if c.FeedbackBuffer > 0 && c.FeedbackMaxAge == 0 {
 		c.FeedbackMaxAge = time.Hour
 	}

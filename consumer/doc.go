@@ -44,4 +44,21 @@
 // snake_case reason, also the metrics label), okstream-detail (a
 // human-readable message) and okstream-source (topic/partition/offset). It
 // never stops the partition.
+//
+// # Records too large, and records refused
+//
+// Every record the runtime writes fits its writer and topic, whatever the
+// input (deadletter.go): a dead letter copies at most
+// Config.DeadLetterMaxBytes of its record and says so in its headers
+// (okstream-truncated, okstream-original-key-bytes,
+// okstream-original-value-bytes); a valid event whose prediction record
+// would be too large is dead-lettered (prediction_too_large) after the
+// models learned from it. A record the broker refuses for good is never
+// retried as it is: a refused prediction becomes a dead letter
+// (prediction_refused), a refused dead letter is written again without key
+// and value, and dropped (logged, counted) if even that is refused.
+// Transient errors are retried with backoff indefinitely; a partition
+// whose output or fetches make no progress for Config.StuckAfter is
+// reported stuck (Pipeline.Ready, /readyz, okstream_partition_stuck), never
+// skipped.
 package consumer

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -38,6 +39,8 @@ type metrics struct {
 	pendingSize *prometheus.GaugeVec   // {partition}
 	evictions   *prometheus.CounterVec // {reason}: size, age
 	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled
+	dlqDropped  *prometheus.CounterVec // {reason}: dead letters refused even without key and value
+	fetchErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -99,6 +102,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Impressions evicted before their feedback arrived, by reason (size, age)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.feedback = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_events_total",
 		Help: "Feedback events by result (matched, orphan, disabled)."}, []string{"result"})).(*prometheus.CounterVec)
+	m.dlqDropped = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_dropped_total",
+		Help: "Dead letters the broker refused for good even as reference-only records (no key, no value): dropped and logged, by reason."}, []string{"reason"})).(*prometheus.CounterVec)
+	m.fetchErrors = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
+		Help: "Failed fetches of input partitions (retried)."})).(prometheus.Counter)
 	for _, r := range []string{"size", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
@@ -109,7 +116,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, r := range codec.Reasons() {
 		m.deadLetters.WithLabelValues(string(r))
 	}
-	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled} {
+	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused} {
 		m.deadLetters.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
@@ -127,4 +134,43 @@ func (m *metrics) predictionsCount() float64 {
 		return 0
 	}
 	return pm.GetCounter().GetValue()
+}
+
+var (
+	stuckDesc = prometheus.NewDesc("okstream_partition_stuck",
+		"1 while a stage of the partition's worker (write: output unacknowledged; fetch: fetches failing) has made no progress for longer than --stuck-after; /readyz is then 503.",
+		[]string{"partition", "stage"}, nil)
+	stallDesc = prometheus.NewDesc("okstream_partition_stall_seconds",
+		"Seconds a stage of the partition's worker has been waiting: the current output unit unacknowledged (write), fetches failing (fetch); 0 when it flows.",
+		[]string{"partition", "stage"}, nil)
+)
+
+// stallCollector exports the stall clocks of the running workers, read at
+// scrape time (a write that hangs is visible while it hangs).
+type stallCollector struct{ p *Pipeline }
+
+func (c stallCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stuckDesc
+	ch <- stallDesc
+}
+
+func (c stallCollector) Collect(ch chan<- prometheus.Metric) {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	now := time.Now()
+	for n, w := range c.p.live {
+		waiting := map[string]time.Duration{}
+		for _, s := range w.stalls(now, 0) {
+			waiting[s.Stage] = s.For
+		}
+		for _, stage := range []string{"write", "fetch"} {
+			d := waiting[stage]
+			stuck := 0.0
+			if d > 0 && d >= c.p.cfg.StuckAfter {
+				stuck = 1
+			}
+			ch <- prometheus.MustNewConstMetric(stuckDesc, prometheus.GaugeValue, stuck, partLabel(n), stage)
+			ch <- prometheus.MustNewConstMetric(stallDesc, prometheus.GaugeValue, d.Seconds(), partLabel(n), stage)
+		}
+	}
 }

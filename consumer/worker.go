@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +93,11 @@ type worker struct {
 	ackNote    chan struct{} // signalled after each acknowledged unit
 	writerDone chan struct{} // closed when the writer exits
 	writerOK   atomic.Bool   // false once the writer gave up on a unit
+
+	// Stall clocks of the writer and the fetcher (see stalls).
+	stallMu    sync.Mutex
+	writeStall stallClock
+	fetchStall stallClock
 }
 
 // unit is one micro-batch's output, handed from the worker to the writer.
@@ -137,6 +143,8 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 // killed).
 func (w *worker) run(ctx context.Context) error {
 	log := w.log
+	w.p.register(w.part, w)
+	defer w.p.unregister(w.part, w)
 	if err := w.restore(ctx); err != nil {
 		return err
 	}
@@ -229,10 +237,13 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 				pos = w.outOfRange(ctx, pos)
 				continue
 			}
+			w.p.m.fetchErrors.Inc()
+			w.waiting(&w.fetchStall, false, err)
 			w.log.Warn("fetch failed; retrying", "offset", pos, "err", err)
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
+		w.waiting(&w.fetchStall, true, nil)
 		if len(recs) > 0 {
 			pos = recs[len(recs)-1].Offset + 1
 		}
@@ -244,9 +255,11 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 	}
 }
 
-// writeLoop writes units in order until writeCh is closed, retrying a
-// failed write until it succeeds or ctx ends (then it gives up, and the
-// worker will not checkpoint past the unwritten unit).
+// writeLoop writes units in order until writeCh is closed. Records refused
+// for good are replaced (see settle) and never retried as they were; other
+// failures are retried with backoff until they succeed or ctx ends (then it
+// gives up, and the worker will not checkpoint past the unwritten unit).
+// While a unit waits for its acknowledgement the write stall clock runs.
 func (w *worker) writeLoop(ctx context.Context) {
 	defer close(w.writerDone)
 	for {
@@ -262,18 +275,22 @@ func (w *worker) writeLoop(ctx context.Context) {
 			u = next
 		}
 		start := time.Now()
-		for attempt := 0; ; attempt++ {
+		w.waiting(&w.writeStall, false, nil)
+		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
 			err := w.writeUnit(ctx, u)
-			if err == nil {
-				break
-			}
 			if ctx.Err() != nil {
 				w.writerOK.Store(false)
 				return
 			}
-			w.log.Warn("writing predictions failed; retrying", "attempt", attempt+1, "err", err)
-			sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+			if err == nil {
+				continue // refused records were replaced: write the replacements
+			}
+			attempt++
+			w.waiting(&w.writeStall, false, err)
+			w.log.Warn("writing predictions failed; retrying", "attempt", attempt, "err", err)
+			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 		}
+		w.waiting(&w.writeStall, true, nil)
 		w.p.m.writeSecs.Observe(time.Since(start).Seconds())
 		w.acked.Store(u.next)
 		select {
@@ -287,31 +304,33 @@ func (w *worker) writeLoop(ctx context.Context) {
 	}
 }
 
-// writeUnit writes a unit's predictions and dead letters (acks=all). A
-// part that succeeded is not written again on a retry.
+// writeUnit writes a unit's predictions and dead letters (acks=all),
+// leaving in the unit what is still to be written: records that failed
+// transiently (their error is returned), and the replacements of records
+// refused for good (see settle; the error is then nil). A record that was
+// written is not written again.
 func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 	var perr, derr error
+	var pbad, dbad []refusal
+	np := len(u.preds)
 	if len(u.preds) > 0 && len(u.dlq) > 0 {
 		done := make(chan struct{})
-		go func() { derr = w.p.dlqW.WriteMessages(ctx, u.dlq...); close(done) }()
-		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+		go func() { u.dlq, dbad, derr = writeSorted(ctx, w.p.dlqW, u.dlq); close(done) }()
+		u.preds, pbad, perr = writeSorted(ctx, w.p.predW, u.preds)
 		<-done
 	} else if len(u.preds) > 0 {
-		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+		u.preds, pbad, perr = writeSorted(ctx, w.p.predW, u.preds)
 	} else if len(u.dlq) > 0 {
-		derr = w.p.dlqW.WriteMessages(ctx, u.dlq...)
+		u.dlq, dbad, derr = writeSorted(ctx, w.p.dlqW, u.dlq)
 	}
-	if perr == nil {
-		w.p.m.predictions.Add(float64(len(u.preds)))
-		u.preds = u.preds[:0]
-	} else {
+	w.p.m.predictions.Add(float64(np - len(u.preds) - len(pbad)))
+	if perr != nil || len(pbad) > 0 {
 		w.p.m.writeErrors.WithLabelValues("predictions").Inc()
 	}
-	if derr == nil {
-		u.dlq = u.dlq[:0]
-	} else {
+	if derr != nil || len(dbad) > 0 {
 		w.p.m.writeErrors.WithLabelValues("dead_letters").Inc()
 	}
+	w.settle(u, pbad, dbad)
 	return errors.Join(perr, derr)
 }
 
@@ -319,7 +338,14 @@ func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 func (w *worker) newUnit() *unit {
 	select {
 	case u := <-w.free:
+		// Drop the references to old records (a dead letter may hold a
+		// large value) and an arena grown by an unusually large prediction.
+		clear(u.preds[:cap(u.preds)])
+		clear(u.dlq[:cap(u.dlq)])
 		u.preds, u.dlq, u.arena = u.preds[:0], u.dlq[:0], u.arena[:0]
+		if cap(u.arena) > 4<<20 {
+			u.arena = nil
+		}
 		return u
 	default:
 		return &unit{}
@@ -536,6 +562,13 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	}
 	n := len(u.arena)
 	u.arena = codec.AppendPrediction(u.arena, &pred)
+	if size := len(key) + len(u.arena) - n; size > w.p.predMax {
+		u.arena = u.arena[:n]
+		w.deadLetter(u, r, reasonPredictionTooLarge, fmt.Sprintf(
+			"the prediction record would be %d bytes (key %d), over the output writer's limit of %d: the event's id or key is too long; the models did learn from the event",
+			size, len(key), w.p.predMax))
+		return
+	}
 	msg := kafka.Message{Value: u.arena[n:len(u.arena):len(u.arena)]}
 	if key != "" {
 		msg.Key = []byte(key)
@@ -546,17 +579,12 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	u.preds = append(u.preds, msg)
 }
 
+// deadLetter appends the dead letter of a record (see deadLetterMsg: whole,
+// or truncated to the dead-letter limit with headers saying so).
 func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
-	u.dlq = append(u.dlq, kafka.Message{
-		Key:   r.Key,
-		Value: r.Value,
-		Headers: []kafka.Header{
-			{Key: HeaderReason, Value: []byte(reason)},
-			{Key: HeaderDetail, Value: []byte(detail)},
-			{Key: HeaderSource, Value: []byte(w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10))},
-		},
-	})
+	u.dlq = append(u.dlq, deadLetterMsg(r.Key, r.Value, w.p.dlqMax, reason, detail,
+		w.p.cfg.Input+"/"+w.label+"/"+strconv.FormatInt(r.Offset, 10)))
 }
 
 func (w *worker) maybeCheckpoint(ctx context.Context) {

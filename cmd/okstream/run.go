@@ -61,6 +61,8 @@ type runFlags struct {
 	checkpointEvery                                        int
 	checkpointInterval                                     time.Duration
 	batchSize, fetchMaxBytes, maxEventBytes                int
+	deadLetterMaxBytes                                     int
+	stuckAfter                                             time.Duration
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange                             string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
@@ -88,6 +90,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fetchMaxBytes, "fetch-max-bytes", d.FetchMaxBytes, "maximum bytes per fetch")
 	fs.DurationVar(&f.fetchMaxWait, "fetch-max-wait", d.FetchMaxWait, "how long a fetch waits for new events")
 	fs.IntVar(&f.maxEventBytes, "max-event-bytes", d.MaxEventBytes, "larger events are dead-lettered (oversized)")
+	fs.IntVar(&f.deadLetterMaxBytes, "dead-letter-max-bytes", d.DeadLetterMaxBytes, "key and value bytes a dead letter copies from its record; larger records are copied truncated, with okstream-truncated headers")
+	fs.DurationVar(&f.stuckAfter, "stuck-after", d.StuckAfter, "a partition whose output is unacknowledged or whose fetches fail for this long is reported stuck (/readyz 503, okstream_partition_stuck)")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
@@ -128,6 +132,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		Group: f.group, Input: f.input, Output: f.output, Checkpoints: f.checkpoints, DeadLetter: f.deadLetter,
 		Dim: f.dim, CheckpointEvery: f.checkpointEvery, CheckpointInterval: f.checkpointInterval,
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
+		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
