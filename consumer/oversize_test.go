@@ -319,8 +319,8 @@ func TestRefusedRecordsAreReplaced(t *testing.T) {
 	good := genEvents(300, 13, "r")
 	smallEvent, _ := codec.AppendEvent(nil, &codec.Event{Version: 1, X: []float64{0.1, 0.2, 0.3, 0.4, 0.5}, Y: 1, HasY: true})
 	msgs := append([]kafka.Message{}, good[:120]...)
-	msgs = append(msgs, kafka.Message{Key: []byte("REFUSE-ME-1"), Value: smallEvent})        // offset 120: its prediction is refused
-	msgs = append(msgs, good[120:200]...)                                                   //
+	msgs = append(msgs, kafka.Message{Key: []byte("REFUSE-ME-1"), Value: smallEvent})         // offset 120: its prediction is refused
+	msgs = append(msgs, good[120:200]...)                                                     //
 	msgs = append(msgs, kafka.Message{Key: []byte("REFUSE-ME-2"), Value: []byte("\xc1 bad")}) // offset 201: its dead letter is refused
 	msgs = append(msgs, good[200:]...)
 	e.Produce(t, input, msgs...)

@@ -272,7 +272,14 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 		if len(v) > 48 {
 			v, more = v[:48], "…"
 		}
-		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], r.Key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
+		key := r.Key
+		if len(key) > 64 {
+			key = key[:64]
+		}
+		if h[consumer.HeaderTruncated] == "true" {
+			more += fmt.Sprintf("  (truncated: the record's key was %s bytes, its value %s)", h[consumer.HeaderKeyBytes], h[consumer.HeaderValueBytes])
+		}
+		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
 	}
 	fmt.Fprintf(w, "\n%d dead letters", len(recs))
 	reasons := make([]string, 0, len(counts))
