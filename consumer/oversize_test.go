@@ -452,3 +452,86 @@ func TestStuckPartitionIsVisible(t *testing.T) {
 		t.Fatalf("%d predictions after the outage, want 400", n)
 	}
 }
+
+// setMaxMessageBytes changes topics' max.message.bytes on the broker.
+func setMaxMessageBytes(t *testing.T, e *kafkatest.Env, n int, topics ...string) {
+	t.Helper()
+	req := &kafka.IncrementalAlterConfigsRequest{}
+	for _, topic := range topics {
+		req.Resources = append(req.Resources, kafka.IncrementalAlterConfigsRequestResource{
+			ResourceType: kafka.ResourceTypeTopic, ResourceName: topic,
+			Configs: []kafka.IncrementalAlterConfigsRequestConfig{{Name: "max.message.bytes", Value: strconv.Itoa(n), ConfigOperation: kafka.ConfigOperationSet}},
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := e.Client.IncrementalAlterConfigs(ctx, req)
+	if err != nil {
+		t.Fatalf("altering max.message.bytes: %v", err)
+	}
+	for _, r := range resp.Resources {
+		if r.Error != nil {
+			t.Fatalf("altering max.message.bytes of %s: %v", r.ResourceName, r.Error)
+		}
+	}
+}
+
+// A broker that refuses a prediction record for good (here: the output
+// topic's max.message.bytes was lowered while the pipeline runs, below what
+// it read at start) gets neither an endless retry nor a stalled partition:
+// the refused batch is written again record by record, the one record that
+// cannot be written becomes a prediction_refused dead letter carrying the
+// prediction record, and every other prediction is written. Real broker
+// refusals, on the embedded and on the real Kafka.
+func TestBrokerRefusalWhileRunning(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 1, nil)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	e.CreateTopic(t, cfg.Output, 1, nil)
+	probe := e.Name("probe")
+	e.CreateTopic(t, probe, 1, nil)
+	first := genEvents(100, 16, "p")
+	e.Produce(t, input, first...)
+	ends := endOffsets(t, e, input)
+	r := start(t, cfg)
+	waitFor(t, time.Minute, "the first events", func() bool { return caughtUp(ends, r) })
+
+	const topicMax = 2500
+	setMaxMessageBytes(t, e, topicMax, cfg.Output, probe)
+	// Wait until the broker enforces the new limit (on the probe topic,
+	// changed in the same request).
+	pw := e.Writer(probe)
+	defer pw.Close()
+	waitFor(t, time.Minute, "the broker to enforce the lowered limit", func() bool {
+		return refused(pw.WriteMessages(context.Background(), kafka.Message{Value: make([]byte, 2*topicMax)}))
+	})
+
+	bigKey := bytes.Repeat([]byte("K"), 2*topicMax)
+	second := genEvents(40, 17, "q")
+	msgs, want := interleave(second, 40, special{key: bigKey, value: smallEvent(), reason: reasonPredictionRefused})
+	e.Produce(t, input, msgs...)
+	ends = endOffsets(t, e, input)
+	waitFor(t, time.Minute, "the partition to flow past the refused prediction", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(predictionsByOffset(t, e, cfg.Output)); n != len(first)+len(second) {
+		t.Fatalf("%d predictions, want %d", n, len(first)+len(second))
+	}
+	dl := e.ReadAll(t, cfg.DeadLetter)
+	if len(dl) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dl))
+	}
+	var off int64
+	for o := range want {
+		off = o + int64(len(first))
+	}
+	h := dlqHeaders(dl[0])
+	pr, err := codec.DecodePrediction(dl[0].Value)
+	if h[HeaderReason] != reasonPredictionRefused || h[HeaderSource] != input+"/0/"+strconv.FormatInt(off, 10) ||
+		!strings.Contains(h[HeaderDetail], "Message Size Too Large") || !bytes.Equal(dl[0].Key, bigKey) ||
+		err != nil || pr.Offset != off || pr.Key != string(bigKey) {
+		t.Fatalf("dead letter: headers %v, key %d bytes, prediction %+v (%v); want the refused prediction of offset %d", h, len(dl[0].Key), pr, err, off)
+	}
+}
