@@ -195,12 +195,12 @@ type refusal struct {
 // records that failed otherwise are returned in left with the last such
 // error, for a retry. A broker refuses a whole batch at once, so the records
 // of a refused batch are written again one by one to find the ones refused
-// themselves. msgs may be reordered and reused.
+// themselves. left reuses msgs' memory (so does the caller's next unit).
 func writeSorted(ctx context.Context, wr *kafka.Writer, msgs []kafka.Message) (left []kafka.Message, bad []refusal, err error) {
 	for len(msgs) > 0 {
 		err := wr.WriteMessages(ctx, msgs...)
 		if err == nil {
-			return nil, bad, nil
+			break
 		}
 		var tooLarge kafka.MessageTooLargeError
 		if errors.As(err, &tooLarge) {
@@ -218,14 +218,14 @@ func writeSorted(ctx context.Context, wr *kafka.Writer, msgs []kafka.Message) (l
 			return msgs, bad, err // nothing known per record: retry them all
 		}
 		var suspects []kafka.Message
-		err = nil
+		left, err = msgs[:0], nil
 		for i, e := range we {
 			switch {
 			case e == nil:
 			case refused(e):
 				suspects = append(suspects, msgs[i])
 			default:
-				left = append(left, msgs[i])
+				left = append(left, msgs[i]) // in place: len(left) ≤ i
 				err = e
 			}
 		}
@@ -241,7 +241,7 @@ func writeSorted(ctx context.Context, wr *kafka.Writer, msgs []kafka.Message) (l
 		}
 		return left, bad, err
 	}
-	return nil, bad, nil
+	return msgs[:0], bad, nil
 }
 
 // indexOf finds m in msgs by identity of its key and value memory.

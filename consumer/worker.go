@@ -278,12 +278,12 @@ func (w *worker) writeLoop(ctx context.Context) {
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
 			err := w.writeUnit(ctx, u)
+			if err == nil {
+				continue // done, or refused records were replaced: write the replacements
+			}
 			if ctx.Err() != nil {
 				w.writerOK.Store(false)
 				return
-			}
-			if err == nil {
-				continue // refused records were replaced: write the replacements
 			}
 			attempt++
 			w.waiting(&w.writeStall, false, err)
@@ -338,9 +338,9 @@ func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 func (w *worker) newUnit() *unit {
 	select {
 	case u := <-w.free:
-		// Drop the references to old records (a dead letter may hold a
-		// large value) and an arena grown by an unusually large prediction.
-		clear(u.preds[:cap(u.preds)])
+		// Drop the dead letters' references to old records (up to
+		// DeadLetterMaxBytes each) and an arena grown by an unusually
+		// large prediction.
 		clear(u.dlq[:cap(u.dlq)])
 		u.preds, u.dlq, u.arena = u.preds[:0], u.dlq[:0], u.arena[:0]
 		if cap(u.arena) > 4<<20 {
