@@ -86,11 +86,13 @@ func peakHeap() (stop func() uint64) {
 	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
 }
 
-func heapNow() uint64 {
+// heapNow returns the heap in use after a collection, and the bytes
+// allocated so far.
+func heapNow() (inuse, allocated uint64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
+	return ms.HeapInuse, ms.TotalAlloc
 }
 
 // special is a record placed between valid events, and the dead letter it
@@ -213,10 +215,11 @@ func TestRecordSizeClasses(t *testing.T) {
 	msgs, oneMB = nil, nil
 
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
-	base := heapNow()
+	base, alloc0 := heapNow()
 	stop := peakHeap()
 	r, dl := flow(t, e, cfg, len(good))
 	peak := stop()
+	_, alloc1 := heapNow()
 
 	// Memory: the pipeline holds a bounded number of fetches and units
 	// (README "Dead letters"); with the embedded broker the broker's copies
@@ -226,9 +229,16 @@ func TestRecordSizeClasses(t *testing.T) {
 	if e.Real {
 		bound = 8 * (10 << 20)
 	}
-	t.Logf("heap in use: %d MiB before, peak %d MiB (grew %d MiB, bound %d MiB)", base>>20, peak>>20, grew>>20, bound>>20)
+	t.Logf("heap in use: %d MiB before, peak %d MiB (grew %d MiB, bound %d MiB); allocated %d MiB in all",
+		base>>20, peak>>20, grew>>20, bound>>20, (alloc1-alloc0)>>20)
 	if grew > bound {
 		t.Fatalf("heap grew by %d MiB while processing, over the bound of %d MiB", grew>>20, bound>>20)
+	}
+	// Every large record is read, copied and cut a bounded number of
+	// times (about 14 MiB of input in all): no retry loop re-reads or
+	// re-sends them.
+	if total := int64(alloc1 - alloc0); total > 2*bound {
+		t.Fatalf("%d MiB allocated while processing 14 MiB of input, over %d MiB", total>>20, 2*bound>>20)
 	}
 	checkDeadLetters(t, dl, input, want, NewConfig().DeadLetterMaxBytes)
 	body := scrape(t, r.p)
