@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,11 +97,7 @@ func deadLetterMsg(key, value []byte, limit int, reason, detail, source string) 
 	}
 	k := key[:min(len(key), limit/2)]
 	v := value[:min(len(value), limit-len(k))]
-	m.Key = append([]byte(nil), k...)
-	m.Value = append([]byte(nil), v...)
-	if key == nil {
-		m.Key = nil
-	}
+	m.Key, m.Value = bytes.Clone(k), bytes.Clone(v) // nil stays nil (a null key)
 	m.Headers = append(m.Headers,
 		kafka.Header{Key: HeaderTruncated, Value: []byte("true")},
 		kafka.Header{Key: HeaderKeyBytes, Value: []byte(strconv.Itoa(len(key)))},
