@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 )
 
@@ -29,8 +32,14 @@ type Config struct {
 	// TopicConfigs are extra configurations for a topic Open creates (e.g.
 	// segment.ms); cleanup.policy=compact is always set.
 	TopicConfigs map[string]string
-	// Client may be given to share connections; otherwise Open makes one.
+	// Client may be given to share connections (its Transport, with its TLS
+	// and SASL, is then also the writer's); otherwise Open makes one with
+	// TLS and SASL below.
 	Client *kafka.Client
+	// TLS and SASL secure the connections of a client Open makes (nil:
+	// plaintext, no authentication); ignored when Client is given.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
 }
 
 // DefaultChunkBytes is the default payload size per checkpoint record.
@@ -142,7 +151,7 @@ func newClient(cfg Config) (*kafka.Client, error) {
 	if len(cfg.Brokers) == 0 {
 		return nil, errors.New("checkpoint: no brokers configured")
 	}
-	return &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}, nil
+	return kafkasec.Client(cfg.Brokers, kafkasec.Transport(cfg.TLS, cfg.SASL), 30*time.Second), nil
 }
 
 // Close releases the writer.

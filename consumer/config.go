@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"okstream/learner"
 )
@@ -44,6 +46,14 @@ func ParseModel(s string) (Model, error) {
 // Config configures a Pipeline. Zero values take the documented defaults.
 type Config struct {
 	Brokers []string
+	// TLS, when not nil, encrypts every broker connection (the client, the
+	// prediction, dead-letter and checkpoint writers, the consumer group's
+	// coordinator connections) with this configuration; nil: plaintext.
+	TLS *tls.Config
+	// SASL, when not nil, authenticates every broker connection with this
+	// mechanism (PLAIN, SCRAM-SHA-256/512: see internal/kafkasec, which
+	// builds both fields from the command line); nil: no authentication.
+	SASL sasl.Mechanism
 	// Group is the consumer group id (default "okstream").
 	Group string
 	// Input is the topic of events.

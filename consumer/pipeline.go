@@ -17,6 +17,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"okstream/checkpoint"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/learner"
 )
@@ -270,9 +271,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.stop = stop
 	p.mu.Unlock()
 
-	p.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
+	transport := kafkasec.Transport(cfg.TLS, cfg.SASL)
+	defer kafkasec.CloseTransport(transport)
+	p.client = kafkasec.Client(cfg.Brokers, transport, 30*time.Second)
 	if err := p.setup(ctx); err != nil {
-		return err
+		return kafkasec.Explain(err)
 	}
 	defer p.predW.Close()
 	defer p.dlqW.Close()
@@ -282,6 +285,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		ID:                cfg.Group,
 		Brokers:           cfg.Brokers,
 		Topics:            []string{cfg.Input},
+		Dialer:            kafkasec.Dialer(cfg.TLS, cfg.SASL),
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		SessionTimeout:    cfg.SessionTimeout,
 		RebalanceTimeout:  cfg.RebalanceTimeout,

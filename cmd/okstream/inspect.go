@@ -16,6 +16,7 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 )
 
@@ -49,12 +50,21 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
+	var sf secFlags
+	sf.register(fs)
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "okstream inspect: "+format+"\n", a...)
 		return 2
+	}
+	if err := sf.fromEnv(fs, os.Getenv); err != nil {
+		return fail("%v", err)
+	}
+	sec, err := sf.build(os.Getenv, warnTo(stderr, "inspect"))
+	if err != nil {
+		return fail("%v", err)
 	}
 	if *brokers == "" {
 		*brokers = os.Getenv("OKSTREAM_BROKERS")
@@ -65,11 +75,13 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	brokerList := strings.Split(*brokers, ",")
-	client := &kafka.Client{Addr: kafka.TCP(brokerList...), Timeout: 30 * time.Second}
+	transport := kafkasec.Transport(sec.TLS, sec.SASL)
+	defer kafkasec.CloseTransport(transport)
+	client := kafkasec.Client(brokerList, transport, 30*time.Second)
 	switch what {
 	case "checkpoints":
 		if err := inspectCheckpoints(ctx, stdout, client, brokerList, *topic, *models); err != nil {
-			return fail("%v", err)
+			return fail("%v", kafkasec.Explain(err))
 		}
 		return 0
 	case "predictions", "dead-letters", "events":
@@ -78,7 +90,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	recs, err := readTopic(ctx, client, *topic, *partition)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%v", kafkasec.Explain(err))
 	}
 	switch what {
 	case "predictions":

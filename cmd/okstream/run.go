@@ -72,6 +72,7 @@ type runFlags struct {
 	feedbackMaxAge                                         time.Duration
 	shutdownTimeout                                        time.Duration
 	metricsAddr, logLevel, logFormat, config               string
+	sec                                                    secFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -104,11 +105,17 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of the /metrics, /healthz and /readyz server (empty: off)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.config, "config", "", "config file of name = value lines (flag names)")
+	f.sec.register(fs)
 }
+
+// defaultMetricsAddr is loopback only: the metrics and health endpoints
+// have no authentication, so exposing them is the operator's choice
+// (--metrics-addr :9090, as the Dockerfile and docker-compose.yml do).
+const defaultMetricsAddr = "127.0.0.1:9090"
 
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var lv slog.Level
@@ -184,6 +191,12 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return fail("%v", err)
 	}
+	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg.TLS, cfg.SASL = sec.TLS, sec.SASL
+	log.Info("kafka connections", "brokers", strings.Join(cfg.Brokers, ","), "security", sec.String())
 	p, err := consumer.New(cfg)
 	if err != nil {
 		return fail("%v\n(see okstream run --help)", err)

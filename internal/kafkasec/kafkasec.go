@@ -362,13 +362,22 @@ func CloseTransport(rt kafka.RoundTripper) {
 	}
 }
 
-// Explain wraps a connection error with what to check when it comes from
-// authentication or TLS (a wrong password, an untrusted certificate, TLS
-// spoken to a plaintext port or the reverse); other errors are returned
-// unchanged.
+// Explain wraps a connection error with Advice when it comes from
+// authentication or TLS; other errors are returned unchanged.
 func Explain(err error) error {
+	if a := Advice(err); a != "" {
+		return fmt.Errorf("%w: %s", err, a)
+	}
+	return err
+}
+
+// Advice says what to check when err comes from authentication or TLS (a
+// wrong password, a mechanism the listener does not enable, an untrusted
+// certificate, TLS spoken to a plaintext port or the reverse), and is ""
+// for any other error.
+func Advice(err error) string {
 	if err == nil {
-		return nil
+		return ""
 	}
 	var (
 		unknownAuth x509.UnknownAuthorityError
@@ -378,21 +387,21 @@ func Explain(err error) error {
 	)
 	switch {
 	case errors.Is(err, kafka.SASLAuthenticationFailed):
-		return fmt.Errorf("%w: the brokers refused the SASL credentials; check --sasl-mechanism (the broker must enable it), --sasl-username and the password (--sasl-password-env / --sasl-password-file)", err)
+		return "the brokers refused the SASL credentials; check --sasl-mechanism (the broker must enable it), --sasl-username and the password (--sasl-password-env / --sasl-password-file)"
 	case errors.Is(err, kafka.UnsupportedSASLMechanism):
-		return fmt.Errorf("%w: the broker's listener does not enable this --sasl-mechanism (see its sasl.enabled.mechanisms)", err)
+		return "the broker's listener does not enable this --sasl-mechanism (see its sasl.enabled.mechanisms)"
 	case errors.Is(err, kafka.IllegalSASLState):
-		return fmt.Errorf("%w: SASL exchange failed; is the listener a SASL listener, and --sasl-mechanism one it enables?", err)
+		return "SASL exchange failed; is the listener a SASL listener, and --sasl-mechanism one it enables?"
 	case errors.As(err, &unknownAuth):
-		return fmt.Errorf("%w: the broker's certificate is not signed by a trusted CA; give its CA with --tls-ca", err)
+		return "the broker's certificate is not signed by a trusted CA; give its CA with --tls-ca"
 	case errors.As(err, &hostname):
-		return fmt.Errorf("%w: the broker's certificate does not name the address in --brokers; use the name in its certificate", err)
+		return "the broker's certificate does not name the address in --brokers; use the name in its certificate"
 	case errors.As(err, &invalid):
-		return fmt.Errorf("%w: the broker's certificate is invalid (expired, or not for a server)", err)
+		return "the broker's certificate is invalid (expired, or not for a server)"
 	case errors.As(err, &recordHdr):
-		return fmt.Errorf("%w: the broker did not answer TLS: is this a plaintext listener? (drop the --tls flags, or use the TLS port)", err)
+		return "the broker did not answer TLS: is this a plaintext listener? (drop the --tls flags, or use the TLS port)"
 	case strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "remote error"):
-		return fmt.Errorf("%w: TLS handshake failed; check --tls-ca, and --tls-cert/--tls-key if the broker requires client certificates", err)
+		return "TLS handshake failed; check --tls-ca, and --tls-cert/--tls-key if the broker requires client certificates"
 	}
-	return err
+	return ""
 }
