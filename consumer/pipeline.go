@@ -366,6 +366,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 func (p *Pipeline) setup(ctx context.Context) error {
 	cfg := p.cfg
 	n, err := kafkautil.Partitions(ctx, p.client, cfg.Input)
+	if err != nil && kafkasec.Advice(err) != "" {
+		return fmt.Errorf("input topic %s: %w", cfg.Input, err) // Run adds the advice
+	}
 	if err != nil {
 		return fmt.Errorf("input topic %s: %w (create it first, or check --brokers)", cfg.Input, err)
 	}
