@@ -60,8 +60,13 @@ func TestSecurityFlagsRefused(t *testing.T) {
 			}
 		}
 	}
-	// The password itself is not a flag.
+	// demo's embedded broker is plaintext: the flags need --brokers.
 	var errb bytes.Buffer
+	if code := runDemo([]string{"--tls"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "apply to --brokers") {
+		t.Errorf("demo --tls without --brokers: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	// The password itself is not a flag.
 	if code := runInspect([]string{"events", "--brokers", "x:1", "--topic", "t", "--sasl-password", "pw"}, io.Discard, &errb); code != 2 {
 		t.Errorf("--sasl-password was accepted (exit %d)", code)
 	}

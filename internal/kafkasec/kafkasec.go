@@ -172,9 +172,13 @@ func (o Options) Build(getenv func(string) string) (Security, error) {
 			}
 			m, err := scram.Mechanism(algo, o.SASLUsername, pw)
 			if err != nil {
-				// xdg-go/scram's errors name the string that failed
-				// SASLprep, never the password itself.
-				bad("--sasl-mechanism %s: %v", name, err)
+				// xdg-go/scram's error quotes the string that failed
+				// SASLprep, which may be the password: never pass it on.
+				what := "the user name"
+				if strings.Contains(err.Error(), "password") {
+					what = "the password"
+				}
+				bad("--sasl-mechanism %s: %s is not valid for SCRAM (SASLprep refuses control, unassigned or prohibited characters)", name, what)
 				break
 			}
 			s.SASL = redacted{m, o.SASLUsername}

@@ -164,8 +164,15 @@ func TestValidation(t *testing.T) {
 			}
 		})
 	}
+	// A password SCRAM refuses (SASLprep: no control characters) is
+	// reported without quoting it.
+	ctrl := writeFile(t, p.dir, "ctrl.txt", "s3cret\x07bell")
+	_, err := Options{SASLMechanism: "scram-sha-512", SASLUsername: "u", SASLPasswordFile: ctrl}.Build(noEnv)
+	if err == nil || !strings.Contains(err.Error(), "the password is not valid for SCRAM") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("SASLprep failure: %v", err)
+	}
 	// Several problems are all reported.
-	_, err := Options{CertFile: p.clientCert, SASLMechanism: "plain"}.Build(env)
+	_, err = Options{CertFile: p.clientCert, SASLMechanism: "plain"}.Build(env)
 	if err == nil || !strings.Contains(err.Error(), "--tls-key") || !strings.Contains(err.Error(), "--sasl-username") {
 		t.Fatalf("want both problems reported, got %v", err)
 	}
