@@ -131,10 +131,10 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		durable:  -1,
 		dec: codec.NewDecoder(codec.Limits{Dim: p.cfg.Dim, MaxBytes: p.cfg.MaxEventBytes,
 			MaxAbsValue: p.cfg.MaxAbsValue, MaxIDBytes: p.cfg.MaxIDBytes}), // negative: off
-		x:        make([]float64, p.cfg.Dim),
-		writeCh:  make(chan *unit, 2),
-		free:     make(chan *unit, 4),
-		ackNote:  make(chan struct{}, 1),
+		x:       make([]float64, p.cfg.Dim),
+		writeCh: make(chan *unit, 2),
+		free:    make(chan *unit, 4),
+		ackNote: make(chan struct{}, 1),
 	}
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
