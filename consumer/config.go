@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"okstream/codec"
 	"okstream/learner"
 )
 
@@ -309,6 +310,12 @@ func (c *Config) Validate() error {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// eventLimits are the decoder's limits (a negative MaxAbsValue or
+// MaxIDBytes, "off" in Config, is "no limit" in codec.Limits too).
+func (c *Config) eventLimits() codec.Limits {
+	return codec.Limits{Dim: c.Dim, MaxBytes: c.MaxEventBytes, MaxAbsValue: c.MaxAbsValue, MaxIDBytes: c.MaxIDBytes}
 }
 
 // pendingLimits are the feedback buffer's limits.

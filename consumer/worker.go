@@ -129,12 +129,11 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		ms:       ms,
 		classify: p.task == learner.Classification,
 		durable:  -1,
-		dec: codec.NewDecoder(codec.Limits{Dim: p.cfg.Dim, MaxBytes: p.cfg.MaxEventBytes,
-			MaxAbsValue: p.cfg.MaxAbsValue, MaxIDBytes: p.cfg.MaxIDBytes}), // negative: off
-		x:       make([]float64, p.cfg.Dim),
-		writeCh: make(chan *unit, 2),
-		free:    make(chan *unit, 4),
-		ackNote: make(chan struct{}, 1),
+		dec:      codec.NewDecoder(p.cfg.eventLimits()),
+		x:        make([]float64, p.cfg.Dim),
+		writeCh:  make(chan *unit, 2),
+		free:     make(chan *unit, 4),
+		ackNote:  make(chan struct{}, 1),
 	}
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
