@@ -316,6 +316,7 @@ func checkpointStats(t *testing.T, e *kafkatest.Env, cfg Config, parts int) map[
 			a.Labeled += m.Stats.Labeled
 			a.Mistakes += m.Stats.Mistakes
 			a.SqErr += m.Stats.SqErr
+			a.Resets += m.Stats.Resets
 			out[m.Name] = a
 		}
 	}
