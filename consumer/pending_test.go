@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"okstream/codec"
 	"okstream/learner/state"
 )
 
@@ -163,5 +164,28 @@ func TestPendingEncoding(t *testing.T) {
 	p.decode(d, 3, nil, nil)
 	if d.Err() == nil {
 		t.Fatal("a window of 16 timestamps was accepted")
+	}
+}
+
+// The guarded score path allocates nothing per event (as before the guard).
+func TestScoreAllocs(t *testing.T) {
+	ms, err := newModelSet(testModels, testDim, pendingLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{0.1, 0.2, 0.3, 0.4, 0.5}
+	out := make([]codec.ModelScore, 0, len(testModels))
+	for i := 0; i < 200; i++ { // past NOGD's switch to its primal form
+		out = ms.score(x, 1, true, out[:0], nil)
+	}
+	if a := testing.AllocsPerRun(100, func() { out = ms.score(x, 1, true, out[:0], nil) }); a != 0 {
+		t.Fatalf("%v allocations per event", a)
+	}
+}
+
+func BenchmarkPendingObserve(b *testing.B) {
+	p := newPending(pendingLimits{max: 1000, maxAge: 3600_000}, 1)
+	for i := 0; i < b.N; i++ {
+		p.observe(int64(i))
 	}
 }
