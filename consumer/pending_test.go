@@ -189,3 +189,27 @@ func BenchmarkPendingObserve(b *testing.B) {
 		p.observe(int64(i))
 	}
 }
+
+// The limits' defaults, "off" values and refusals.
+func TestLimitConfig(t *testing.T) {
+	c := Config{}
+	c.defaults()
+	if c.MaxAbsValue != 1e9 || c.MaxIDBytes != 1024 || c.FeedbackBufferBytes != 0 {
+		t.Fatalf("defaults without feedback: %v %v %v", c.MaxAbsValue, c.MaxIDBytes, c.FeedbackBufferBytes)
+	}
+	c = Config{FeedbackBuffer: 10, MaxAbsValue: -1, MaxIDBytes: -1}
+	c.defaults()
+	if lim := c.eventLimits(); c.FeedbackBufferBytes != 64<<20 || lim.MaxAbsValue != -1 || lim.MaxIDBytes != -1 {
+		t.Fatalf("feedback defaults / off: %+v %v", lim, c.FeedbackBufferBytes)
+	}
+	if _, err := codec.DecodeEvent(mustEvent(t, codec.Event{Version: 1, ID: string(make([]byte, 5000)), X: []float64{1e308}}), c.eventLimits()); err != nil {
+		t.Fatalf("limits off, yet %v", err)
+	}
+	c = Config{MaxAbsValue: 0.5, FeedbackBufferBytes: -1}
+	err := c.Validate()
+	for _, want := range []string{"max abs value 0.5", "feedback buffer bytes -1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validation error %v does not mention %q", err, want)
+		}
+	}
+}
