@@ -129,6 +129,14 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 // The decision depends only on the model's state and the event, so an
 // uninterrupted run and a run recovered from any checkpoint take it at the
 // same event, and exact recovery holds.
+//
+// A non-finite score is taken as proof of a poisoned state even when the
+// input alone is to blame (no state could score it: features of ±1e308 make
+// random features cos(±Inf) = NaN), because Learn has already updated the
+// state with it and nothing cheaper than a snapshot per event could undo
+// that. Such a model (bogd, say, whose state would have stayed finite)
+// loses its history. Inputs like that are dead-lettered by the value limit
+// (on by default): within |v| ≤ 1e9 no kernel computation overflows.
 func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64, before uint64) {
 	run := func() float64 {
 		before = m.updates
