@@ -37,7 +37,7 @@ type metrics struct {
 	writeErrors *prometheus.CounterVec // {topic_role}
 	gaps        prometheus.Counter
 	pendingSize *prometheus.GaugeVec   // {partition}
-	evictions   *prometheus.CounterVec // {reason}: size, age
+	evictions   *prometheus.CounterVec // {reason}: size, bytes, age
 	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled, key_mismatch
 	dlqDropped  *prometheus.CounterVec // {reason}: dead letters refused even without key and value
 	fetchErrors prometheus.Counter
@@ -105,7 +105,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.evictions = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_evictions_total",
 		Help: "Impressions evicted before their feedback arrived, by reason (size, bytes, age)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.feedback = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_events_total",
-		Help: "Feedback events by result (matched, orphan, disabled)."}, []string{"result"})).(*prometheus.CounterVec)
+		Help: "Feedback events by result (matched, orphan, disabled, key_mismatch)."}, []string{"result"})).(*prometheus.CounterVec)
 	m.dlqDropped = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_dropped_total",
 		Help: "Dead letters the broker refused for good even as reference-only records (no key, no value): dropped and logged, by reason."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.fetchErrors = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
