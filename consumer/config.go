@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go/sasl"
 
+	"okstream/codec"
 	"okstream/learner"
 )
 
@@ -81,9 +83,26 @@ type Config struct {
 	// default) disables it; feedback events are then dead-lettered.
 	FeedbackBuffer int
 	// FeedbackMaxAge evicts impressions older than this in event time (the
-	// events' ts; never the wall clock, so recovery stays exact). 0: no age
-	// limit. Default 1 h when FeedbackBuffer > 0.
+	// events' ts; never the wall clock, so recovery stays exact), measured
+	// against the partition's event-time watermark: the lower median of the
+	// last 15 events' ts, which one outlier ts cannot move. 0: no age limit.
+	// Default 1 h when FeedbackBuffer > 0.
 	FeedbackMaxAge time.Duration
+	// FeedbackBufferBytes bounds the pending impressions of a partition by
+	// accounted bytes beside their number: each counts 256 + its id and key
+	// lengths + 8·Dim (its features) + 16 per model. The oldest are evicted
+	// above it. Default 64 MiB when FeedbackBuffer > 0; negative is an error.
+	FeedbackBufferBytes int64
+
+	// MaxAbsValue dead-letters events with a feature value or label of
+	// larger magnitude (reason value_out_of_range), feedback labels
+	// included. 0 means the default, DefaultMaxAbsValue; negative turns the
+	// check off. See DefaultMaxAbsValue for why such values are refused.
+	MaxAbsValue float64
+	// MaxIDBytes dead-letters events whose id, key or ref is longer (reason
+	// id_too_long). 0 means the default, DefaultMaxIDBytes; negative turns
+	// the check off.
+	MaxIDBytes int
 
 	// CheckpointEvery checkpoints a partition after this many events
 	// (default 10,000).
@@ -149,6 +168,21 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultMaxAbsValue is the default of Config.MaxAbsValue: 1e9. It is far
+// above any real feature or label (standardised features are O(1), counts
+// and amounts rarely reach 1e9; a raw epoch timestamp in ms, 1.7e12, does
+// not pass and must be scaled), and far below where float64 arithmetic in
+// the kernels overflows: with |x| ≤ 1e9 a squared distance over 2^20
+// features is at most 4e24, a cubic polynomial kernel of that 1e73, a
+// squared loss 1e18 — all far from MaxFloat64 ≈ 1.8e308, whereas one
+// feature of 1e308 makes ‖x‖² = +Inf and the model's state NaN.
+const DefaultMaxAbsValue = 1e9
+
+// DefaultMaxIDBytes is the default of Config.MaxIDBytes: 1 KiB, far above a
+// UUID (36 bytes) or any practical entity key, and small enough that ids
+// cannot dominate the feedback buffer or the prediction records.
+const DefaultMaxIDBytes = 1024
+
 // NewConfig returns a Config with the defaults filled in.
 func NewConfig() Config {
 	c := Config{CreateTopics: true}
@@ -189,6 +223,15 @@ func (c *Config) defaults() {
 	setDur(&c.StuckAfter, time.Minute)
 	if c.FeedbackBuffer > 0 && c.FeedbackMaxAge == 0 {
 		c.FeedbackMaxAge = time.Hour
+	}
+	if c.FeedbackBuffer > 0 && c.FeedbackBufferBytes == 0 {
+		c.FeedbackBufferBytes = 64 << 20
+	}
+	if c.MaxAbsValue == 0 {
+		c.MaxAbsValue = DefaultMaxAbsValue
+	}
+	if c.MaxIDBytes == 0 {
+		c.MaxIDBytes = DefaultMaxIDBytes
 	}
 	if c.StartOffset == "" {
 		c.StartOffset = "earliest"
@@ -267,10 +310,27 @@ func (c *Config) Validate() error {
 	if c.OnModelChange != "fail" && c.OnModelChange != "reset" {
 		bad("on-model-change %q: use fail or reset", c.OnModelChange)
 	}
+	if c.FeedbackBufferBytes < 0 {
+		bad("feedback buffer bytes %d: must be positive (0 takes the default, 64 MiB)", c.FeedbackBufferBytes)
+	}
+	if math.IsNaN(c.MaxAbsValue) || (c.MaxAbsValue > 0 && c.MaxAbsValue < 1) {
+		bad("max abs value %v: must be at least 1, so that classification labels ±1 pass (0 takes the default %g; negative turns the check off)", c.MaxAbsValue, float64(DefaultMaxAbsValue))
+	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// eventLimits are the decoder's limits (a negative MaxAbsValue or
+// MaxIDBytes, "off" in Config, is "no limit" in codec.Limits too).
+func (c *Config) eventLimits() codec.Limits {
+	return codec.Limits{Dim: c.Dim, MaxBytes: c.MaxEventBytes, MaxAbsValue: c.MaxAbsValue, MaxIDBytes: c.MaxIDBytes}
+}
+
+// pendingLimits are the feedback buffer's limits.
+func (c *Config) pendingLimits() pendingLimits {
+	return pendingLimits{max: c.FeedbackBuffer, maxBytes: c.FeedbackBufferBytes, maxAge: c.FeedbackMaxAge.Milliseconds()}
 }
 
 // task returns the models' task (Validate has checked they agree).

@@ -36,10 +36,23 @@
 // offset) carried in each record. Output is at least once; state is exactly
 // once.
 //
+// One decision can depend on when checkpoints happen: a model whose state
+// has become non-finite is reset to a fresh learner at the first event it
+// scores non-finite (a pure function of the stream), or, if a checkpoint
+// comes first, by the check before that checkpoint, so that a NaN model is
+// never checkpointed silently (see modelSet.step and
+// modelSet.checkBeforeCheckpoint). Both give the same state whenever the
+// poisoned model's next score is non-finite too, as it is for the kernel
+// learners; with the value limits on (the default) this does not arise
+// from finite inputs.
+//
 // # Bad input
 //
-// A record that does not decode, has NaN/Inf or the wrong dimension, or a
-// classification label other than ±1, is written to the dead-letter topic
+// A record that does not decode, has NaN/Inf or the wrong dimension, a
+// feature value or label beyond Config.MaxAbsValue, an id, key or ref
+// longer than Config.MaxIDBytes, or a classification label other than ±1,
+// or that is feedback for an impression the partition does not hold (or
+// holds for another key), is written to the dead-letter topic
 // with its original key and bytes and headers okstream-reason (a stable
 // snake_case reason, also the metrics label), okstream-detail (a
 // human-readable message) and okstream-source (topic/partition/offset). It

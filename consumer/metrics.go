@@ -37,10 +37,14 @@ type metrics struct {
 	writeErrors *prometheus.CounterVec // {topic_role}
 	gaps        prometheus.Counter
 	pendingSize *prometheus.GaugeVec   // {partition}
-	evictions   *prometheus.CounterVec // {reason}: size, age
-	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled
+	evictions   *prometheus.CounterVec // {reason}: size, bytes, age
+	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled, key_mismatch
 	dlqDropped  *prometheus.CounterVec // {reason}: dead letters refused even without key and value
 	fetchErrors prometheus.Counter
+	// Added with the value limits and the non-finite guard.
+	pendingBytes       *prometheus.GaugeVec   // {partition}
+	impressionsRefused *prometheus.CounterVec // {reason}: duplicate_id, too_large
+	modelResets        *prometheus.CounterVec // {model, reason}: non_finite, non_finite_at_checkpoint
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -99,24 +103,33 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.pendingSize = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feedback_pending",
 		Help: "Impressions of a partition awaiting delayed feedback."}, []string{"partition"})).(*prometheus.GaugeVec)
 	m.evictions = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_evictions_total",
-		Help: "Impressions evicted before their feedback arrived, by reason (size, age)."}, []string{"reason"})).(*prometheus.CounterVec)
+		Help: "Impressions evicted before their feedback arrived, by reason (size, bytes, age)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.feedback = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_events_total",
-		Help: "Feedback events by result (matched, orphan, disabled)."}, []string{"result"})).(*prometheus.CounterVec)
+		Help: "Feedback events by result (matched, orphan, disabled, key_mismatch)."}, []string{"result"})).(*prometheus.CounterVec)
 	m.dlqDropped = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_dropped_total",
 		Help: "Dead letters the broker refused for good even as reference-only records (no key, no value): dropped and logged, by reason."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.fetchErrors = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
 		Help: "Failed fetches of input partitions (retried)."})).(prometheus.Counter)
-	for _, r := range []string{"size", "age"} {
+	m.pendingBytes = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feedback_pending_bytes",
+		Help: "Accounted bytes of a partition's impressions awaiting delayed feedback (see --feedback-buffer-bytes)."}, []string{"partition"})).(*prometheus.GaugeVec)
+	m.impressionsRefused = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_impressions_refused_total",
+		Help: "Impressions scored but not kept for feedback, by reason (duplicate_id: the id is already pending; too_large: above the byte limit alone)."}, []string{"reason"})).(*prometheus.CounterVec)
+	m.modelResets = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_resets_total",
+		Help: "Models reset to a fresh learner because their state became non-finite, by model and reason (non_finite: at an event; non_finite_at_checkpoint: by the check before a checkpoint)."}, []string{"model", "reason"})).(*prometheus.CounterVec)
+	for _, r := range []string{"size", "bytes", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
-	for _, r := range []string{"matched", "orphan", "disabled"} {
+	for _, r := range []string{"matched", "orphan", "disabled", "key_mismatch"} {
 		m.feedback.WithLabelValues(r)
+	}
+	for _, r := range []string{"duplicate_id", "too_large"} {
+		m.impressionsRefused.WithLabelValues(r)
 	}
 	// Pre-create the dead-letter series so they exist at 0.
 	for _, r := range codec.Reasons() {
 		m.deadLetters.WithLabelValues(string(r))
 	}
-	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused} {
+	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch} {
 		m.deadLetters.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {

@@ -29,6 +29,9 @@ const (
 	reasonOrphanFeedback = "orphan_feedback"
 	// reasonFeedbackDisabled: a feedback event while delayed feedback is off.
 	reasonFeedbackDisabled = "feedback_disabled"
+	// reasonFeedbackKeyMismatch: a feedback event whose key is not that of
+	// the pending impression it refers to (the impression stays pending).
+	reasonFeedbackKeyMismatch = "feedback_key_mismatch"
 )
 
 // Dead-letter record headers.
@@ -115,7 +118,7 @@ type fetched struct {
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
-	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.FeedbackBuffer, p.cfg.FeedbackMaxAge.Milliseconds())
+	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.pendingLimits())
 	if err != nil {
 		return nil, errFatal{err}
 	}
@@ -126,7 +129,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		ms:       ms,
 		classify: p.task == learner.Classification,
 		durable:  -1,
-		dec:      codec.NewDecoder(codec.Limits{Dim: p.cfg.Dim, MaxBytes: p.cfg.MaxEventBytes}),
+		dec:      codec.NewDecoder(p.cfg.eventLimits()),
 		x:        make([]float64, p.cfg.Dim),
 		writeCh:  make(chan *unit, 2),
 		free:     make(chan *unit, 4),
@@ -135,6 +138,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
 	}
+	ms.onReset = w.modelReset
 	return w, nil
 }
 
@@ -487,7 +491,7 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	}
 	pend := w.ms.pend
 	if pend.enabled() && w.ev.HasTS {
-		if n := pend.expire(w.ev.TS); n > 0 {
+		if n := pend.observe(w.ev.TS); n > 0 {
 			w.p.m.evictions.WithLabelValues("age").Add(float64(n))
 		}
 	}
@@ -498,22 +502,52 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	x := w.ev.Dense(w.x, w.p.cfg.Dim)
 	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.obs)
 	if !w.ev.HasY && pend.enabled() && w.ev.ID != "" {
-		w.remember(r.Offset, x)
+		w.remember(r, x)
 	}
 	w.emit(u, r, nil)
 }
 
-// remember keeps an impression for its delayed feedback.
-func (w *worker) remember(offset int64, x []float64) {
-	im := &impression{id: w.ev.ID, offset: offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
+// remember keeps an impression for its delayed feedback (unless its id is
+// already pending, or it alone is above the buffer's byte limit).
+func (w *worker) remember(r *kafkautil.Record, x []float64) {
+	im := &impression{id: w.ev.ID, key: w.eventKey(r), offset: r.Offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
 		x: append([]float64(nil), x...), scores: make([]float64, len(w.scores)), updates: make([]uint64, len(w.scores))}
 	for i, s := range w.scores {
 		im.scores[i], im.updates[i] = s.Score, s.Updates
 	}
-	if n := w.ms.pend.add(im); n > 0 {
-		w.p.m.evictions.WithLabelValues("size").Add(float64(n))
+	res := w.ms.pend.add(im)
+	switch {
+	case res.duplicate:
+		w.p.m.impressionsRefused.WithLabelValues("duplicate_id").Inc()
+	case res.tooLarge:
+		w.p.m.impressionsRefused.WithLabelValues("too_large").Inc()
+	}
+	if res.size > 0 {
+		w.p.m.evictions.WithLabelValues("size").Add(float64(res.size))
+	}
+	if res.bytes > 0 {
+		w.p.m.evictions.WithLabelValues("bytes").Add(float64(res.bytes))
 	}
 	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(w.ms.pend.len()))
+	w.p.m.pendingBytes.WithLabelValues(w.label).Set(float64(w.ms.pend.bytes))
+}
+
+// eventKey is the entity key of the event being processed: its "key", else
+// the Kafka record key.
+func (w *worker) eventKey(r *kafkautil.Record) string {
+	if w.ev.Key == "" && r.Key != nil {
+		return string(r.Key)
+	}
+	return w.ev.Key
+}
+
+// modelReset reports a model reset by the non-finite guard (see
+// modelSet.step); w.next-1 is the offset of the event being processed, or
+// of the last one before a checkpoint.
+func (w *worker) modelReset(m *model, reason string) {
+	w.p.m.modelResets.WithLabelValues(m.name, reason).Inc()
+	w.log.Error("model state is not finite: reset to a fresh learner (see Guarantees in the README)",
+		"model", m.name, "reason", reason, "offset", w.next-1, "resets", m.stats.Resets)
 }
 
 // feedback resolves a label-only event: the models learn from the
@@ -526,8 +560,14 @@ func (w *worker) feedback(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reasonFeedbackDisabled, "a feedback event (ref "+strconv.Quote(w.ev.Ref)+"), but delayed feedback is off: run with --feedback-buffer N")
 		return
 	}
-	im := pend.take(w.ev.Ref)
+	im, mismatch := pend.take(w.ev.Ref, w.eventKey(r))
 	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(pend.len()))
+	w.p.m.pendingBytes.WithLabelValues(w.label).Set(float64(pend.bytes))
+	if mismatch {
+		w.p.m.feedback.WithLabelValues("key_mismatch").Inc()
+		w.deadLetter(u, r, reasonFeedbackKeyMismatch, "the pending impression "+strconv.Quote(w.ev.Ref)+" belongs to another key: feedback must carry its impression's key (it stays pending)")
+		return
+	}
 	if im == nil {
 		w.p.m.feedback.WithLabelValues("orphan").Inc()
 		w.deadLetter(u, r, reasonOrphanFeedback, "no pending impression with id "+strconv.Quote(w.ev.Ref)+" (never seen in this partition, already resolved, or evicted by the buffer's size or age limit)")
@@ -548,10 +588,7 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	case id == "":
 		id = w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10)
 	}
-	key := w.ev.Key
-	if key == "" && r.Key != nil {
-		key = string(r.Key)
-	}
+	key := w.eventKey(r)
 	pred := codec.Prediction{
 		Version: codec.PredictionVersion, ID: id, Key: key,
 		Topic: w.p.cfg.Input, Partition: int32(w.part), Offset: r.Offset,
@@ -605,6 +642,7 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 // checkpoint saves the models at w.next (the caller has made sure every
 // prediction before it is acknowledged), then commits the group offset.
 func (w *worker) checkpoint(ctx context.Context) error {
+	w.ms.checkBeforeCheckpoint() // never checkpoint a non-finite model silently
 	payload, err := w.ms.marshal()
 	if err != nil {
 		return err

@@ -262,6 +262,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, broke
 			if m.Stats.Labeled > 0 {
 				stat = fmt.Sprintf(", mistake rate %.3f%%, MSE %.4g", 100*m.Stats.MistakeRate(), m.Stats.MSE())
 			}
+			if m.Stats.Resets > 0 {
+				stat += fmt.Sprintf(", reset %d times (non-finite state)", m.Stats.Resets)
+			}
 			fmt.Fprintf(w, "    %-12s %s\n                 %d updates, %d labelled%s, state %d bytes\n", m.Name, m.Spec, m.Updates, m.Stats.Labeled, stat, len(m.State))
 		}
 	}

@@ -70,6 +70,9 @@ type runFlags struct {
 	createTopics, passthrough                              bool
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
+	feedbackBufferBytes                                    int64
+	maxAbsValue                                            float64
+	maxIDBytes                                             int
 	shutdownTimeout                                        time.Duration
 	metricsAddr, logLevel, logFormat, config               string
 	sec                                                    secFlags
@@ -102,6 +105,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
 	fs.IntVar(&f.feedbackBuffer, "feedback-buffer", 0, "delayed feedback: impressions (unlabelled events with an id) kept per partition until a feedback event (schema v2, ref = the id) brings the label; 0: off")
 	fs.DurationVar(&f.feedbackMaxAge, "feedback-max-age", time.Hour, "delayed feedback: evict impressions older than this in event time (the events' ts)")
+	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
+	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
+	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
@@ -116,6 +122,15 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 // have no authentication, so exposing them is the operator's choice
 // (--metrics-addr :9090, as the Dockerfile and docker-compose.yml do).
 const defaultMetricsAddr = "127.0.0.1:9090"
+
+// offIfZero maps a limit flag's "0: off" to the Config's "negative: off"
+// (where 0 takes the default).
+func offIfZero(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
 
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var lv slog.Level
@@ -143,7 +158,8 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
-		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge,
+		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
+		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
 	}
 	for _, b := range strings.Split(f.brokers, ",") {
