@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,6 +80,13 @@ func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]by
 func splitFields(line []byte, delim byte, dst [][]byte, maxFields int) ([][]byte, error) {
 	n := len(line)
 	start := len(dst)
+	// Reserve room for every field the line can have, up to maxFields+1,
+	// at once: growing by append would allocate several times the final size.
+	est := n/2 + 1
+	if delim != 0 {
+		est = bytes.Count(line, []byte{delim}) + 1
+	}
+	dst = slices.Grow(dst, min(est, maxFields+1))
 	blank := func(c byte) bool { return c == ' ' || (c == '\t' && delim != '\t') || c == '\r' }
 	i := 0
 	if delim == 0 {

@@ -129,8 +129,12 @@ func (r *csvReader) next() error {
 			r.rec = bytes.TrimPrefix(r.rec, []byte{0xEF, 0xBB, 0xBF})
 		}
 		// A quoted field may contain '\n': keep reading while a quote is open.
-		for quoteOpen(r.rec) {
+		// The quote state is carried from line to line, so that a field
+		// spanning many lines is scanned once (not once per line).
+		in, atStart := scanQuotes(r.rec, false, true)
+		for in {
 			r.rec = append(r.rec, '\n')
+			from := len(r.rec) - 1
 			ok, err := r.physLine()
 			if err != nil {
 				return err
@@ -138,6 +142,7 @@ func (r *csvReader) next() error {
 			if !ok {
 				return r.errorf(-1, "unterminated quoted field at the end of the file")
 			}
+			in, atStart = scanQuotes(r.rec[from:], in, atStart)
 		}
 		if n := len(r.rec); n > 0 && r.rec[n-1] == '\r' {
 			r.rec = r.rec[:n-1]
@@ -153,15 +158,16 @@ func (r *csvReader) next() error {
 	}
 }
 
-// quoteOpen reports whether rec ends inside a quoted field.
-func quoteOpen(rec []byte) bool {
-	in := false
-	atStart := true // at the start of a field
-	for i := 0; i < len(rec); i++ {
-		c := rec[i]
+// scanQuotes continues a scan for quoted fields over seg, from the state
+// (inside a quoted field; at the start of a field) at its beginning, and
+// returns the state at its end. A record ends inside a quoted field if
+// scanQuotes(rec, false, true) returns in.
+func scanQuotes(seg []byte, in, atStart bool) (bool, bool) {
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
 		switch {
 		case in && c == '"':
-			if i+1 < len(rec) && rec[i+1] == '"' {
+			if i+1 < len(seg) && seg[i+1] == '"' {
 				i++
 				continue
 			}
@@ -171,7 +177,7 @@ func quoteOpen(rec []byte) bool {
 		}
 		atStart = !in && c == ','
 	}
-	return in
+	return in, atStart
 }
 
 // splitRecord splits rec at commas outside quotes. A field that starts with
