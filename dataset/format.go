@@ -270,7 +270,9 @@ func libsvmShape(line []byte) shape {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
-	toks := bytes.Fields(line)
+	// The parser's blanks, not bytes.Fields' (which also splits at '\n'
+	// and Unicode spaces), so that the sniffer sees the parser's tokens.
+	toks := bytes.FieldsFunc(line, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) })
 	if len(toks) == 0 {
 		return shapeLabelOnly
 	}
