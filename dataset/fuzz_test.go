@@ -28,8 +28,10 @@ func memOpener(data []byte) opener {
 	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 }
 
-// maxMsg bounds an error message: messages quote clipped text only.
-const maxMsg = 700
+// maxMsg bounds an error message, whatever the input: messages quote
+// clipped text only (at most 40 bytes, 162 characters once quoted), and at
+// most 50 column names.
+const maxMsg = 12 << 10
 
 // addSharedSeeds adds the first lines of the shared datasets of the given
 // format (if ../shared is present), so that the corpus starts from real rows.
