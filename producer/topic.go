@@ -115,6 +115,9 @@ func ReadColumn(path string, opts dataset.Options, column string) ([]float64, er
 	}
 	o := opts
 	o.Label = column
+	if opts.Dim > 0 && o.MaxDim < opts.Dim+1 {
+		o.MaxDim = opts.Dim + 1 // the caller's width bound still holds with the label moved
+	}
 	o.Dim = 0
 	o.Drop = nil
 	for _, d := range opts.Drop {

@@ -381,7 +381,7 @@ var kuairecOnly = []string{"speedup", "feedback", "matrix", "threshold", "profil
 
 // datasetOnly are the flags that do not apply to --source kuairec.
 var datasetOnly = []string{"keys", "key-column", "key-space", "permute", "seed", "loop", "rate", "label-fraction", "no-labels",
-	"ts", "ts-column", "ts-unit", "task", "scale", "positive", "label", "drop", "header", "format", "dim"}
+	"ts", "ts-column", "ts-unit", "task", "scale", "positive", "label", "drop", "header", "format", "dim", "max-dense-mib"}
 
 func (k *kuairecReplayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.source, "source", "dataset", "what --data is: dataset (a file or shared dataset name) or kuairec (a KuaiRec 2.0 folder, real or synthetic; --data kuairec:DIR implies it)")
