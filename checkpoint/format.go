@@ -225,6 +225,20 @@ func decodeManifest(b []byte, maxChunks int) (manifest, error) {
 	return m, nil
 }
 
+// encodeCheckpoint is cp as records: its manifest (encoded by the caller
+// with encodeManifest, after the chunks are durable) and its chunk values,
+// cut at chunkBytes.
+func encodeCheckpoint(cp Checkpoint, chunkBytes int) (manifest, [][]byte) {
+	parts := split(cp.Payload, chunkBytes)
+	m := manifest{id: cp.ID, epoch: cp.Epoch, nextOffset: cp.NextOffset, size: uint64(len(cp.Payload)), sum: sum256(cp.Payload)}
+	values := make([][]byte, len(parts))
+	for i, p := range parts {
+		m.crcs = append(m.crcs, crc32.Checksum(p, crcTable))
+		values[i] = encodeChunk(cp.Epoch, i, len(parts), p)
+	}
+	return m, values
+}
+
 // split cuts payload into chunks of at most size bytes (at least one chunk,
 // possibly empty).
 func split(payload []byte, size int) [][]byte {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"hash/fnv"
 	"sort"
 	"strconv"
@@ -227,20 +226,18 @@ func (s *Store) writeChunks(ctx context.Context, cp Checkpoint) (manifest, int, 
 	if int64(len(cp.Payload)) > s.lim.maxState {
 		return manifest{}, 0, fmt.Errorf("checkpoint %s epoch %s: payload of %d bytes exceeds the limit of %d (MaxStateBytes; raise it on every instance)", cp.ID, cp.Epoch, len(cp.Payload), s.lim.maxState)
 	}
-	parts := split(cp.Payload, s.chunkBytes)
-	if len(parts) > s.lim.maxChunks {
-		return manifest{}, 0, fmt.Errorf("checkpoint %s epoch %s: %d bytes need %d chunks of %d bytes, the limit is %d (MaxChunks; raise the chunk size)", cp.ID, cp.Epoch, len(cp.Payload), len(parts), s.chunkBytes, s.lim.maxChunks)
+	m, values := encodeCheckpoint(cp, s.chunkBytes)
+	if len(values) > s.lim.maxChunks {
+		return manifest{}, 0, fmt.Errorf("checkpoint %s epoch %s: %d bytes need %d chunks of %d bytes, the limit is %d (MaxChunks; raise the chunk size)", cp.ID, cp.Epoch, len(cp.Payload), len(values), s.chunkBytes, s.lim.maxChunks)
 	}
-	msgs := make([]kafka.Message, len(parts))
-	m := manifest{id: cp.ID, epoch: cp.Epoch, nextOffset: cp.NextOffset, size: uint64(len(cp.Payload)), sum: sum256(cp.Payload)}
-	for i, p := range parts {
-		m.crcs = append(m.crcs, crc32.Checksum(p, crcTable))
-		msgs[i] = kafka.Message{Key: []byte(chunkKey(cp.ID, slot, i)), Value: encodeChunk(cp.Epoch, i, len(parts), p)}
+	msgs := make([]kafka.Message, len(values))
+	for i, v := range values {
+		msgs[i] = kafka.Message{Key: []byte(chunkKey(cp.ID, slot, i)), Value: v}
 	}
 	if err := s.writer.WriteMessages(ctx, msgs...); err != nil {
-		return m, 0, fmt.Errorf("checkpoint %s epoch %s: writing %d chunks: %w", cp.ID, cp.Epoch, len(parts), err)
+		return m, 0, fmt.Errorf("checkpoint %s epoch %s: writing %d chunks: %w", cp.ID, cp.Epoch, len(values), err)
 	}
-	return m, len(parts), nil
+	return m, len(values), nil
 }
 
 // Load returns the newest complete checkpoint of id, or (nil, stats, nil) if

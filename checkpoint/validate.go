@@ -55,7 +55,7 @@ type Rejection struct {
 	Detail string // human-readable; names the epoch when the manifest was readable
 }
 
-func (r Rejection) String() string { return "slot " + r.Slot + ": " + r.Detail }
+func (r Rejection) String() string { return "slot " + r.Slot + " (" + string(r.Reason) + "): " + r.Detail }
 
 // invalid is a validation failure with its reason.
 type invalid struct {
@@ -195,8 +195,11 @@ func assemble(id ID, slot string, manifestBytes []byte, chunks map[int][]byte, l
 		if err != nil {
 			return nil, reasonOf(err), fmt.Sprintf("%s: chunk %d: %v", where, i, err)
 		}
-		if c.epoch != m.epoch || c.index != i || c.count != len(m.crcs) {
+		if c.epoch != m.epoch {
 			return nil, ReasonTorn, fmt.Sprintf("%s: chunk %d is from epoch %s (a later write was torn)", where, i, c.epoch)
+		}
+		if c.index != i || c.count != len(m.crcs) {
+			return nil, ReasonTorn, fmt.Sprintf("%s: chunk %d says it is chunk %d of %d, the manifest lists %d", where, i, c.index, c.count, len(m.crcs))
 		}
 		if c.crc != want {
 			return nil, ReasonChunkCRC, fmt.Sprintf("%s: chunk %d CRC differs from the manifest", where, i)
