@@ -55,7 +55,9 @@ type Rejection struct {
 	Detail string // human-readable; names the epoch when the manifest was readable
 }
 
-func (r Rejection) String() string { return "slot " + r.Slot + " (" + string(r.Reason) + "): " + r.Detail }
+func (r Rejection) String() string {
+	return "slot " + r.Slot + " (" + string(r.Reason) + "): " + r.Detail
+}
 
 // invalid is a validation failure with its reason.
 type invalid struct {
