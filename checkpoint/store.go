@@ -302,8 +302,8 @@ func (s *Store) assembleSlots(id ID, slots map[string]*slotRecords) (cps []*Chec
 		manifests++
 		cp, reason, why := assemble(id, slot, sd.manifest, sd.chunks, s.lim)
 		if cp == nil {
-			if reason == ReasonTorn && sd.dropped > 0 {
-				reason, why = ReasonTooLarge, fmt.Sprintf("%s (%d chunk records beyond MaxChunks or the per-slot bound of %d bytes were dropped)", why, sd.dropped, s.lim.slotBytes())
+			if reason == ReasonTorn && sd.evicted > 0 {
+				reason, why = ReasonTooLarge, fmt.Sprintf("%s (%d chunk records were dropped: the slot held more than its bound of %d bytes)", why, sd.evicted, s.lim.slotBytes())
 			}
 			rej = append(rej, Rejection{Slot: slot, Reason: reason, Detail: why})
 			continue

@@ -121,7 +121,8 @@ type slotRecords struct {
 	manifest []byte
 	chunks   map[int][]byte
 	bytes    int64 // sum of len over chunks
-	dropped  int   // chunk records discarded to stay within the bound
+	dropped  int   // chunk records not kept (index ≥ maxChunks, or evicted)
+	evicted  int   // of which evicted to stay within slotBytes
 }
 
 func (s *slotRecords) add(idx int, value []byte, lim limits) {
@@ -155,6 +156,7 @@ func (s *slotRecords) add(idx int, value []byte, lim limits) {
 			s.bytes -= int64(len(v))
 			delete(s.chunks, i)
 			s.dropped++
+			s.evicted++
 		}
 	}
 	if s.bytes > lim.slotBytes() {
@@ -162,6 +164,7 @@ func (s *slotRecords) add(idx int, value []byte, lim limits) {
 		// checkpoint can hold. Forget them; a later complete write (if any)
 		// is collected afresh.
 		s.dropped += len(s.chunks)
+		s.evicted += len(s.chunks)
 		s.chunks, s.bytes = nil, 0
 	}
 }
