@@ -150,14 +150,20 @@ func checkAssemble(t *testing.T, data []byte) {
 	}
 }
 
-// fuzzSeed is a real checkpoint's slot as a fuzz input.
-func fuzzSeed(cp Checkpoint, chunkBytes int) []byte {
-	m, values := encodeCheckpoint(cp, chunkBytes)
+// slotInput is a slot's manifest and chunk values (indices 0, 1, ...) as a
+// fuzz input.
+func slotInput(man []byte, values [][]byte) []byte {
 	recs := make([]fuzzRecord, len(values))
 	for i, v := range values {
 		recs[i] = fuzzRecord{i, v}
 	}
-	return fuzzEncode(1, encodeManifest(m), recs)
+	return fuzzEncode(1, man, recs)
+}
+
+// fuzzSeed is a real checkpoint's slot as a fuzz input.
+func fuzzSeed(cp Checkpoint, chunkBytes int) []byte {
+	m, values := encodeCheckpoint(cp, chunkBytes)
+	return slotInput(encodeManifest(m), values)
 }
 
 // FuzzAssemble feeds one slot's records, checksums recomputed, through the
@@ -177,16 +183,9 @@ func FuzzAssemble(f *testing.F) {
 	f.Fuzz(checkAssemble)
 }
 
-// forgedSlot is a slot whose manifest declares size bytes over real chunks
-// of 1 KiB in total, every checksum valid (the fuzz input format).
+// forgedSlot is forgedRecords as a fuzz input.
 func forgedSlot(id ID, e Epoch, size uint64, chunks int) []byte {
-	m, values := encodeCheckpoint(Checkpoint{ID: id, Epoch: e, NextOffset: 1, Payload: payload(1024, 7)}, (1024+chunks-1)/chunks)
-	m.size = size
-	recs := make([]fuzzRecord, len(values))
-	for i, v := range values {
-		recs[i] = fuzzRecord{i, v}
-	}
-	return fuzzEncode(1, encodeManifest(m), recs)
+	return slotInput(forgedRecords(id, e, size, chunks))
 }
 
 // The harness is not vacuous: the real checkpoints among the seeds are
