@@ -350,6 +350,9 @@ func (w *worker) waitAcked(ctx context.Context) bool {
 func (w *worker) restore(ctx context.Context) error {
 	log := w.log
 	start := time.Now()
+	for _, r := range checkpoint.Reasons() {
+		w.p.m.ckptInvalid.WithLabelValues(w.label, string(r)) // series exist at 0, for alerts on increase()
+	}
 	var cps []*checkpoint.Checkpoint
 	var st checkpoint.LoadStats
 	for {
