@@ -13,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 
 	"okstream/codec"
+	"okstream/checkpoint"
 	"okstream/learner"
 )
 
@@ -155,6 +156,12 @@ type Config struct {
 	// CheckpointChunkBytes is the payload size per checkpoint record
 	// (default 512 KiB; states larger than that are chunked).
 	CheckpointChunkBytes int
+	// CheckpointMaxStateBytes bounds one partition's checkpoint payload
+	// (default checkpoint.DefaultMaxStateBytes, 1 GiB): a larger state is
+	// not checkpointed (the checkpoint fails with an error that says so),
+	// and a checkpoint record declaring more is rejected without being
+	// allocated. See package checkpoint for what happens to a rejected one.
+	CheckpointMaxStateBytes int64
 	// CreateTopics creates missing output and dead-letter topics with the
 	// input's partition count (default true via NewConfig; false leaves them
 	// to the operator).
@@ -243,6 +250,9 @@ func (c *Config) defaults() {
 	setDur(&c.HeartbeatInterval, time.Second)
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setInt(&c.CheckpointPartitions, 8)
+	if c.CheckpointMaxStateBytes == 0 {
+		c.CheckpointMaxStateBytes = checkpoint.DefaultMaxStateBytes
+	}
 	setDur(&c.ShutdownTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -315,6 +325,9 @@ func (c *Config) Validate() error {
 	}
 	if math.IsNaN(c.MaxAbsValue) || (c.MaxAbsValue > 0 && c.MaxAbsValue < 1) {
 		bad("max abs value %v: must be at least 1, so that classification labels ±1 pass (0 takes the default %g; negative turns the check off)", c.MaxAbsValue, float64(DefaultMaxAbsValue))
+	}
+	if c.CheckpointMaxStateBytes < 0 {
+		bad("checkpoint max state bytes %d: use a positive size (default %d)", c.CheckpointMaxStateBytes, checkpoint.DefaultMaxStateBytes)
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)

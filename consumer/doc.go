@@ -16,6 +16,21 @@
 // dead letters. Every CheckpointEvery events or CheckpointInterval, and when
 // the partition is revoked or the process shuts down, it checkpoints.
 //
+// # Damaged or forged checkpoints
+//
+// Every checkpoint rejected while restoring — torn, corrupt, forged, over
+// CheckpointMaxStateBytes (package checkpoint lists the checks and limits),
+// or intact but with a payload the models cannot decode — is counted in
+// okstream_checkpoint_invalid_total{partition, reason} and logged (warn,
+// with the partition, slot, reason and detail). The worker then restores the
+// older checkpoint of the partition (the other slot) and reprocesses from
+// its offset, which is exact because the learners are deterministic. If
+// checkpoints exist but none can be restored, the partition refuses to
+// start: Run returns an error naming each checkpoint's reason (okstream run
+// exits non-zero), rather than silently starting fresh models. A model
+// whose spec changed (ErrModelChanged) is a configuration error, not a
+// damaged checkpoint: it stops the pipeline without a fallback.
+//
 // # Durability order
 //
 // For every checkpoint: the predictions (and dead letters) of all input

@@ -32,6 +32,7 @@ type metrics struct {
 	lag         *prometheus.GaugeVec   // {partition}
 	restoreSecs prometheus.Histogram
 	restores    *prometheus.CounterVec // {result}: found, none, reset
+	ckptInvalid *prometheus.CounterVec // {partition, reason}: checkpoint slots rejected at restore
 	assigned    prometheus.Gauge
 	rebalances  prometheus.Counter
 	writeErrors *prometheus.CounterVec // {topic_role}
@@ -91,6 +92,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to restore a partition's models from its checkpoint.", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 16)})).(prometheus.Histogram),
 		restores: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "restores_total",
 			Help: "Partition assignments by restore result (checkpoint, none)."}, []string{"result"})).(*prometheus.CounterVec),
+		ckptInvalid: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_invalid_total",
+			Help: "Checkpoints rejected while restoring a partition (torn, corrupt, forged or over the limits; see checkpoint.Reason), by partition and reason."}, []string{"partition", "reason"})).(*prometheus.CounterVec),
 		assigned: f(prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "assigned_partitions",
 			Help: "Input partitions this instance owns."})).(prometheus.Gauge),
 		rebalances: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",

@@ -383,7 +383,7 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	}
 	p.store, err = checkpoint.Open(ctx, checkpoint.Config{
 		Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions,
-		ChunkBytes: cfg.CheckpointChunkBytes, Client: p.client,
+		ChunkBytes: cfg.CheckpointChunkBytes, MaxStateBytes: cfg.CheckpointMaxStateBytes, Client: p.client,
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -370,14 +371,26 @@ func (w *worker) waitAcked(ctx context.Context) bool {
 	return true
 }
 
+// restore loads the partition's newest checkpoint whose records pass
+// validation and whose payload decodes, falling back to the older slot;
+// every rejected checkpoint is counted in okstream_checkpoint_invalid_total
+// and logged with its reason. If checkpoints exist but none can be
+// restored, the partition refuses to start (a fatal error that says why)
+// rather than silently starting fresh models.
 func (w *worker) restore(ctx context.Context) error {
 	log := w.log
 	start := time.Now()
-	var cp *checkpoint.Checkpoint
+	for _, r := range checkpoint.Reasons() {
+		w.p.m.ckptInvalid.WithLabelValues(w.label, string(r)) // series exist at 0, for alerts on increase()
+	}
+	var cps []*checkpoint.Checkpoint
 	var st checkpoint.LoadStats
 	for {
 		var err error
-		cp, st, err = w.p.store.Load(ctx, w.id)
+		cps, st, err = w.p.store.LoadAll(ctx, w.id)
+		for _, r := range st.Rejected {
+			w.invalidCheckpoint(r)
+		}
 		if err == nil {
 			break
 		}
@@ -390,11 +403,29 @@ func (w *worker) restore(ctx context.Context) error {
 		w.p.cfg.Logger.Warn("checkpoint restore failed; retrying", "partition", w.part, "err", err)
 		sleep(ctx, time.Second)
 	}
-	if cp != nil {
-		fresh, err := w.ms.restore(cp.Payload, w.p.cfg.OnModelChange == "reset")
-		if err != nil {
-			return errFatal{fmt.Errorf("partition %d: restoring checkpoint %s: %w", w.part, cp.Epoch, err)}
+	var cp *checkpoint.Checkpoint
+	var fresh []string
+	var failed []string
+	for _, c := range cps {
+		f, err := w.ms.restore(c.Payload, w.p.cfg.OnModelChange == "reset")
+		if errors.Is(err, ErrModelChanged) {
+			return errFatal{fmt.Errorf("partition %d: restoring checkpoint %s: %w", w.part, c.Epoch, err)}
 		}
+		if err != nil {
+			// The records were intact but the payload does not decode
+			// (e.g. a forged learner state): try the older checkpoint.
+			r := checkpoint.Rejection{Slot: c.Epoch.Slot(), Reason: checkpoint.ReasonPayload, Detail: fmt.Sprintf("epoch %s: %v", c.Epoch, err)}
+			w.invalidCheckpoint(r)
+			failed = append(failed, r.String())
+			continue
+		}
+		cp, fresh = c, f
+		break
+	}
+	if cp == nil && len(cps) > 0 {
+		return errFatal{fmt.Errorf("partition %d: no checkpoint could be restored: %s (inspect the checkpoint topic with okstream inspect checkpoints --models; to discard the state, delete the partition's checkpoint records)", w.part, strings.Join(failed, "; "))}
+	}
+	if cp != nil {
 		w.next, w.epoch, w.durable = cp.NextOffset, cp.Epoch, cp.NextOffset
 		w.p.m.restores.WithLabelValues("checkpoint").Inc()
 		log.Info("restored", "epoch", cp.Epoch.String(), "next", cp.NextOffset, "bytes", len(cp.Payload),
@@ -417,6 +448,12 @@ func (w *worker) restore(ctx context.Context) error {
 	w.lastCkpt = time.Now()
 	w.publishStats()
 	return nil
+}
+
+// invalidCheckpoint reports a rejected checkpoint (metric and log).
+func (w *worker) invalidCheckpoint(r checkpoint.Rejection) {
+	w.p.m.ckptInvalid.WithLabelValues(w.label, string(r.Reason)).Inc()
+	w.log.Warn("checkpoint rejected", "slot", r.Slot, "reason", string(r.Reason), "detail", r.Detail)
 }
 
 func (w *worker) offsets(ctx context.Context) (first, end int64, err error) {

@@ -52,6 +52,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
 	var sf secFlags
 	sf.register(fs)
+	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -80,7 +81,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	client := kafkasec.Client(brokerList, transport, 30*time.Second)
 	switch what {
 	case "checkpoints":
-		if err := inspectCheckpoints(ctx, stdout, client, brokerList, *topic, *models); err != nil {
+		if err := inspectCheckpoints(ctx, stdout, checkpoint.Config{Brokers: brokerList, Topic: *topic, Client: client, MaxStateBytes: *maxState}, *models); err != nil {
 			return fail("%v", kafkasec.Explain(err))
 		}
 		return 0
@@ -225,8 +226,12 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 	return tw.Flush()
 }
 
-func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, brokers []string, topic string, models bool) error {
-	s, err := checkpoint.OpenExisting(ctx, checkpoint.Config{Brokers: brokers, Topic: topic, Client: c})
+// inspectCheckpoints prints every ID's slots. A damaged or forged slot is a
+// line saying why it was rejected (the same validation and limits as a
+// restore), never a failure of the command.
+func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config, models bool) error {
+	topic := cfg.Topic
+	s, err := checkpoint.OpenExisting(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -242,6 +247,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, broke
 		fmt.Fprintf(w, "group %q  topic %s  partition %d  (%d records)\n", sm.ID.Group, sm.ID.Topic, sm.ID.Partition, sm.Records)
 		for _, l := range sm.Slots {
 			fmt.Fprintf(w, "  slot %s\n", l)
+		}
+		if sm.Dropped > 0 {
+			fmt.Fprintf(w, "  %d chunk records dropped (beyond the chunk-count or per-slot limits)\n", sm.Dropped)
 		}
 		if sm.Newest == nil {
 			fmt.Fprintln(w, "  NO COMPLETE CHECKPOINT: the runtime refuses to start this partition")

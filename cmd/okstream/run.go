@@ -67,6 +67,7 @@ type runFlags struct {
 	startOffset, onModelChange                             string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
+	maxStateBytes                                          int64
 	createTopics, passthrough                              bool
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
@@ -103,6 +104,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
+	fs.Int64Var(&f.maxStateBytes, "checkpoint-max-state-bytes", d.CheckpointMaxStateBytes, "bound on one partition's checkpoint payload: larger states are not checkpointed, and a checkpoint record declaring more is rejected as damaged or forged (set the same value on every instance)")
 	fs.IntVar(&f.feedbackBuffer, "feedback-buffer", 0, "delayed feedback: impressions (unlabelled events with an id) kept per partition until a feedback event (schema v2, ref = the id) brings the label; 0: off")
 	fs.DurationVar(&f.feedbackMaxAge, "feedback-max-age", time.Hour, "delayed feedback: evict impressions older than this in event time (the events' ts)")
 	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
@@ -157,7 +159,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
-		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
+		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
