@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go/sasl"
 
-	"okstream/codec"
 	"okstream/checkpoint"
+	"okstream/codec"
 	"okstream/learner"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
