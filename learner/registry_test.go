@@ -77,7 +77,11 @@ func TestCanonicalSpec(t *testing.T) {
 		_, kv, _ := ParseSpec(l.Info().Spec)
 		docs := map[string]bool{}
 		conditional := map[string]bool{}
-		for _, d := range Describe(n).Params {
+		params := append(Describe(n).Params, SelfTuneDocs()...) // keys New accepts for every learner
+		if n == "auto" {
+			params = append(params, Describe("fogd").Params...) // its default base's keys, passed to the members
+		}
+		for _, d := range params {
 			docs[d.Name] = true
 			conditional[d.Name] = d.When != "" || d.Local
 		}

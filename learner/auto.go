@@ -1,0 +1,353 @@
+package learner
+
+// auto — online model selection over a grid of kernel widths.
+//
+// A bank of N members, all of the base learner (base=fogd, nogd, forks,
+// bogd, bpas, pkawv, nons-ald, ... any learner with a shift-invariant
+// kernel), one per kernel width σ_i = 2^i·σ̂ for i = −octaves..octaves, where
+// σ̂ is the self-tuning wrapper's data-driven width (selftune.go: auto is
+// always built inside the wrapper, which standardises the features and
+// divides them by σ̂, so a member with sigma=2^i sees width 2^i·σ̂). Every
+// member predicts every event before learning it (the same protocol as any
+// learner), and auto predicts with the exponentially weighted average of
+// the members' clipped predictions (Hedge / EWA):
+//
+//	p̂_t = Σ_i w_i p_i / Σ_i w_i,  w_i = exp(−η L_i),  η = 1/2,
+//	p_i = clip(f_i(x_t), lo, hi),  L_i = Σ_s ((p_i,s − y_s)/(hi − lo))²,
+//
+// with [lo, hi] = [−1, 1] for classification and the running range of the
+// labels seen so far for regression (extended by y_t before the loss is
+// taken, so every loss term lies in [0, 1]).
+//
+// Why this method, and its guarantee. The normalised square loss on [0, 1]
+// is η-exp-concave for η ≤ 1/2, so the exponentially weighted average
+// forecaster with η = 1/2 has regret at most ln N / η = 2 ln N against the
+// best member, for every sequence and every horizon, without tuning η to an
+// unknown T (N. Cesa-Bianchi, G. Lugosi, Prediction, Learning, and Games,
+// Cambridge UP 2006, Prop. 3.1 and §3.3; Kivinen & Warmuth 1999). For
+// classification a mistake of p̂ (sign(p̂) ≠ y) costs at least 1/4 of
+// normalised square loss, so auto's mistakes are at most
+// 4·(min_i L_i + 2 ln N). Follow-the-leader would be cheaper to explain but
+// has no such guarantee (it can be forced to switch on every round); the
+// Hedge rule η_t = sqrt(8 ln N / t) on the absolute loss (ibid., Thm 2.3)
+// would give O(sqrt(T ln N)) regret, a weaker bound for this loss.
+//
+// Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
+// (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
+// the smaller σ index first) and the worse half is dropped, never below
+// keep members (default 2). With 2·octaves+1 = 7 members and the defaults,
+// auto runs 7 members up to event 1000, 4 up to 2000 and 2 afterwards: in
+// steady state it costs about keep× its most expensive survivor plus O(N)
+// for the weights. Pruning compares cumulative progressive losses, so it is
+// the same decision the regret bound is about; it can drop a member that
+// would have overtaken later (the price of bounded cost; documented, not
+// hidden).
+//
+// State: every survivor's state, the loss sums, the label range and the
+// pruning schedule position are marshalled; restoring rebuilds the
+// survivors from the spec and restores them, so a restored auto continues
+// bit for bit.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+func init() {
+	Register(Registration{
+		Name:    "auto",
+		Summary: "online model selection: a bank of base learners over a σ grid around the data-driven σ, combined by exponentially weighted averaging, pruned by successive halving",
+		Paper:   "Cesa-Bianchi & Lugosi, Prediction, Learning, and Games, 2006 (Prop. 3.1, EWA on exp-concave losses)",
+		Params: []ParamDoc{
+			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
+			{Name: "octaves", Default: "3", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ (2·octaves+1 members)"},
+			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
+			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
+			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto", When: "any key of the base learner"},
+		},
+		New: newAuto,
+	})
+}
+
+// autoEta is the EWA learning rate for the 1/2-exp-concave normalised
+// square loss.
+const autoEta = 0.5
+
+// Auto is the online model-selection learner. Build it with
+// New("auto:base=..."); New wraps it in the self-tuning wrapper.
+type Auto struct {
+	base
+	specs   []map[string]string // members' specs (for rebuilding)
+	bname   string
+	members []Learner // nil once pruned
+	alive   []int     // indices of the survivors, increasing
+	loss    []float64 // cumulative normalised square loss per member
+	lo, hi  float64   // prediction range
+	ranged  bool      // regression: a label has been seen
+	next    uint64    // the next pruning event count (0: no more pruning)
+	keep    int
+	f       []float64 // scratch: members' scores
+}
+
+func (a *Auto) selfTuning() {}
+
+var autoOwnKeys = []string{"base", "octaves", "halving", "keep"}
+
+func newAuto(p *Params, dim int) (Learner, error) {
+	bname := p.Enum("base", "fogd", autoBases()...)
+	oct := p.Int("octaves", 3, InRange(0, 10))
+	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
+	keep := p.Int("keep", 2, InRange(1, 100))
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	fwd := map[string]string{}
+	for k, v := range p.raw {
+		if !slices.Contains(autoOwnKeys, k) {
+			fwd[k] = v
+		}
+	}
+	if _, ok := fwd["sigma"]; ok {
+		return nil, fmt.Errorf("learner auto: parameter sigma: the members' σ is the grid 2^-octaves..2^octaves × the data-driven σ; set octaves instead")
+	}
+	a := &Auto{bname: bname, keep: keep, next: uint64(n0)}
+	for i := -oct; i <= oct; i++ {
+		kv := map[string]string{}
+		for k, v := range fwd {
+			kv[k] = v
+		}
+		kv["sigma"] = FormatNumber(math.Ldexp(1, i))
+		m, err := newPlain(bname, kv, dim)
+		if err != nil {
+			return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec(bname, kv), err)
+		}
+		_, mkv, _ := ParseSpec(m.Info().Spec)
+		if mkv["sigma"] == "" {
+			return nil, fmt.Errorf("learner auto: base %s has no kernel width σ with this configuration", bname)
+		}
+		if len(a.members) == 0 {
+			// The canonical spec lists the members' resolved parameters.
+			for k, v := range mkv {
+				if k == "sigma" {
+					continue
+				}
+				p.resolved[k] = v
+			}
+			for k, v := range fwd {
+				if _, ok := mkv[k]; !ok {
+					p.local[k] = v // a member's local key (see ParamDoc.Local)
+				}
+			}
+		}
+		a.specs = append(a.specs, kv)
+		a.members = append(a.members, m)
+		a.alive = append(a.alive, len(a.alive))
+	}
+	task := a.members[0].Info().Task
+	a.base = newBase(p, dim, task)
+	a.loss = make([]float64, len(a.members))
+	a.f = make([]float64, len(a.members))
+	a.lo, a.hi = -1, 1
+	if task == Regression {
+		a.lo, a.hi = 0, 0
+	}
+	if len(a.members) <= keep {
+		a.next = 0
+	}
+	return a, nil
+}
+
+// autoBases lists the learners auto accepts as base (every registered
+// learner but auto; whether it has a σ is checked when the members are
+// built).
+func autoBases() []string {
+	var out []string
+	for _, n := range Names() {
+		if n != "auto" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (a *Auto) clip(f float64) float64 {
+	if a.task == Regression && !a.ranged {
+		return f
+	}
+	return math.Max(a.lo, math.Min(a.hi, f))
+}
+
+// combine returns the weighted average of the survivors' clipped scores in
+// a.f.
+func (a *Auto) combine() float64 {
+	lmin := math.Inf(1)
+	for _, i := range a.alive {
+		lmin = math.Min(lmin, a.loss[i])
+	}
+	var num, den float64
+	for _, i := range a.alive {
+		w := math.Exp(-autoEta * (a.loss[i] - lmin))
+		num += w * a.clip(a.f[i])
+		den += w
+	}
+	return num / den
+}
+
+// Predict returns the weighted average of the members' clipped predictions.
+func (a *Auto) Predict(x []float64) float64 {
+	a.checkDim(x)
+	for _, i := range a.alive {
+		a.f[i] = a.members[i].Predict(x)
+	}
+	return a.combine()
+}
+
+// Learn lets every survivor predict and learn (x, y), updates the losses and
+// prunes on schedule; it returns the pre-update combined score.
+func (a *Auto) Learn(x []float64, y float64) float64 {
+	a.checkDim(x)
+	for _, i := range a.alive {
+		a.f[i] = a.members[i].Learn(x, y)
+	}
+	score := a.combine()
+	// Clip with the range the prediction used, then normalise with the range
+	// extended by y, so that every loss term lies in [0, 1].
+	for _, i := range a.alive {
+		a.f[i] = a.clip(a.f[i])
+	}
+	if a.task == Regression {
+		if !a.ranged {
+			a.lo, a.hi, a.ranged = y, y, true
+		}
+		a.lo, a.hi = math.Min(a.lo, y), math.Max(a.hi, y)
+	}
+	if r := a.hi - a.lo; r > 0 {
+		for _, i := range a.alive {
+			d := (a.f[i] - y) / r
+			a.loss[i] += math.Min(1, d*d)
+		}
+	}
+	a.updates++
+	if a.next != 0 && a.updates == a.next {
+		a.prune()
+	}
+	return score
+}
+
+// prune keeps the better half (at least keep) of the survivors.
+func (a *Auto) prune() {
+	idx := slices.Clone(a.alive) // pruning happens O(log T) times
+
+	slices.SortStableFunc(idx, func(i, j int) int {
+		switch {
+		case a.loss[i] < a.loss[j]:
+			return -1
+		case a.loss[i] > a.loss[j]:
+			return 1
+		}
+		return i - j
+	})
+	n := max(a.keep, (len(idx)+1)/2)
+	for _, i := range idx[n:] {
+		a.members[i] = nil
+	}
+	idx = idx[:n]
+	slices.Sort(idx)
+	a.alive = idx
+	a.next *= 2
+	if len(a.alive) <= a.keep {
+		a.next = 0
+	}
+}
+
+// MarshalBinary writes the schedule, label range, loss sums, survivors and
+// their states.
+func (a *Auto) MarshalBinary() ([]byte, error) {
+	e := a.encoder(64 + 8*len(a.loss))
+	e.U64(a.next)
+	e.F64(a.lo)
+	e.F64(a.hi)
+	e.Bool(a.ranged)
+	e.Ints(a.alive)
+	e.F64s(a.loss)
+	for _, i := range a.alive {
+		b, err := a.members[i].MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		e.Blob(b)
+	}
+	return e.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state of an identically configured auto; on
+// any error the learner is unchanged.
+func (a *Auto) UnmarshalBinary(data []byte) error {
+	d, updates := a.decoder(data)
+	next := d.U64()
+	lo, hi := d.F64(), d.F64()
+	ranged := d.Bool()
+	alive := d.Ints(nil)
+	loss := d.F64sN(nil, len(a.specs))
+	if d.Err() != nil {
+		return d.Err()
+	}
+	if len(alive) == 0 || len(alive) > len(a.specs) {
+		d.Fail("%d survivors of %d", len(alive), len(a.specs))
+		return d.Err()
+	}
+	for k, i := range alive {
+		if i < 0 || i >= len(a.specs) || (k > 0 && i <= alive[k-1]) {
+			d.Fail("bad survivor list")
+			return d.Err()
+		}
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+		d.Fail("bad label range")
+		return d.Err()
+	}
+	members := make([]Learner, len(a.specs))
+	for _, i := range alive {
+		blob := d.Blob()
+		if d.Err() != nil {
+			return d.Err()
+		}
+		m, err := newPlain(a.bname, a.specs[i], a.dim)
+		if err != nil {
+			return err
+		}
+		if err := m.UnmarshalBinary(blob); err != nil {
+			return fmt.Errorf("auto member %d: %w", i, err)
+		}
+		members[i] = m
+	}
+	if err := d.Done(); err != nil {
+		return err
+	}
+	a.updates, a.next, a.lo, a.hi, a.ranged = updates, next, lo, hi, ranged
+	a.alive, a.loss, a.members = alive, loss, members
+	return nil
+}
+
+// Info reports the survivors' total budget, use and memory.
+func (a *Auto) Info() Info {
+	var budget, used, bytes int
+	for _, i := range a.alive {
+		in := a.members[i].Info()
+		budget += in.Budget
+		used += in.Used
+		bytes += in.Bytes
+	}
+	return a.info(budget, used, bytes+16*len(a.loss))
+}
+
+// String describes the survivors (for logs and tests).
+func (a *Auto) String() string {
+	s := "auto[" + a.bname + "]"
+	for _, i := range a.alive {
+		s += " " + a.specs[i]["sigma"] + "σ̂:" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
+	}
+	return s
+}
