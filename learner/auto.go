@@ -50,6 +50,7 @@ package learner
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -63,8 +64,10 @@ func init() {
 		Params: []ParamDoc{
 			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
 			{Name: "octaves", Default: "3", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ (2·octaves+1 members)"},
+			{Name: "etas", Default: "3", Doc: "η grid η0·10^-j, j < etas, η0 the base's default step (0.2: the FORKS paper's; 0.002: the LSOKL toolbox's), when the base has a step size and the spec does not set eta", When: "the base has eta"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
+			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto", When: "any key of the base learner"},
 		},
 		New: newAuto,
@@ -93,13 +96,14 @@ type Auto struct {
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "halving", "keep"}
+var autoOwnKeys = []string{"base", "octaves", "halving", "keep", "etas"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
 	oct := p.Int("octaves", 3, InRange(0, 10))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
+	etas := p.Int("etas", 3, InRange(1, 6))
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -109,41 +113,42 @@ func newAuto(p *Params, dim int) (Learner, error) {
 			fwd[k] = v
 		}
 	}
+	if h, ok := fwd["horizon"]; ok && !slices.ContainsFunc(Describe(bname).Params, func(d ParamDoc) bool { return d.Name == "horizon" }) {
+		delete(fwd, "horizon")
+		p.local["horizon"] = h // the base has no T-dependent default
+	}
 	if _, ok := fwd["sigma"]; ok {
 		return nil, fmt.Errorf("learner auto: parameter sigma: the members' σ is the grid 2^-octaves..2^octaves × the data-driven σ; set octaves instead")
 	}
 	a := &Auto{bname: bname, keep: keep, next: uint64(n0)}
-	for i := -oct; i <= oct; i++ {
-		kv := map[string]string{}
-		for k, v := range fwd {
-			kv[k] = v
-		}
-		kv["sigma"] = FormatNumber(math.Ldexp(1, i))
-		m, err := newPlain(bname, kv, dim)
-		if err != nil {
-			return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec(bname, kv), err)
-		}
-		_, mkv, _ := ParseSpec(m.Info().Spec)
-		if mkv["sigma"] == "" {
-			return nil, fmt.Errorf("learner auto: base %s has no kernel width σ with this configuration", bname)
-		}
-		if len(a.members) == 0 {
-			// The canonical spec lists the members' resolved parameters.
-			for k, v := range mkv {
-				if k == "sigma" {
-					continue
-				}
-				p.resolved[k] = v
-			}
-			for k, v := range fwd {
-				if _, ok := mkv[k]; !ok {
-					p.local[k] = v // a member's local key (see ParamDoc.Local)
+	// The η axis: η0·10^-j, j < etas, η0 the base's default step, if the
+	// base has one and the spec does not fix it.
+	etaGrid := []string{""}
+	if _, fixed := fwd["eta"]; !fixed && etas > 1 {
+		kv := maps.Clone(fwd)
+		kv["sigma"] = "1"
+		if probe, err := newPlain(bname, kv, dim); err == nil {
+			_, pkv, _ := ParseSpec(probe.Info().Spec)
+			if e, ok := pkv["eta"]; ok {
+				eta0, _ := ParseNumber(e)
+				etaGrid = etaGrid[:0]
+				for j := 0; j < etas; j++ {
+					etaGrid = append(etaGrid, FormatNumber(eta0*math.Pow(10, -float64(j))))
 				}
 			}
 		}
-		a.specs = append(a.specs, kv)
-		a.members = append(a.members, m)
-		a.alive = append(a.alive, len(a.alive))
+	}
+	for _, eta := range etaGrid {
+		for i := -oct; i <= oct; i++ {
+			kv := maps.Clone(fwd)
+			kv["sigma"] = FormatNumber(math.Ldexp(1, i))
+			if eta != "" {
+				kv["eta"] = eta
+			}
+			if err := a.addMember(p, kv, fwd, dim, eta != ""); err != nil {
+				return nil, err
+			}
+		}
 	}
 	task := a.members[0].Info().Task
 	a.base = newBase(p, dim, task)
@@ -157,6 +162,39 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		a.next = 0
 	}
 	return a, nil
+}
+
+// addMember builds the member with spec kv; the first one's resolved
+// parameters (but σ, and η when it is on the grid) go into auto's canonical
+// spec.
+func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid bool) error {
+	bname := a.bname
+	m, err := newPlain(bname, kv, dim)
+	if err != nil {
+		return fmt.Errorf("learner auto: member %s: %w", canonicalSpec(bname, kv), err)
+	}
+	_, mkv, _ := ParseSpec(m.Info().Spec)
+	if mkv["sigma"] == "" {
+		return fmt.Errorf("learner auto: base %s has no kernel width σ with this configuration", bname)
+	}
+	if len(a.members) == 0 {
+		// The canonical spec lists the members' resolved parameters.
+		for k, v := range mkv {
+			if k == "sigma" || (k == "eta" && etaGrid) {
+				continue
+			}
+			p.resolved[k] = v
+		}
+		for k, v := range fwd {
+			if _, ok := mkv[k]; !ok {
+				p.local[k] = v // a member's local key (see ParamDoc.Local)
+			}
+		}
+	}
+	a.specs = append(a.specs, kv)
+	a.members = append(a.members, m)
+	a.alive = append(a.alive, len(a.alive))
+	return nil
 }
 
 // autoBases lists the learners auto accepts as base (every registered

@@ -79,7 +79,10 @@ func TestCanonicalSpec(t *testing.T) {
 		conditional := map[string]bool{}
 		params := append(Describe(n).Params, SelfTuneDocs()...) // keys New accepts for every learner
 		if n == "auto" {
-			params = append(params, Describe("fogd").Params...) // its default base's keys, passed to the members
+			for _, d := range Describe("fogd").Params { // its default base's keys, passed to the members
+				d.When = "passed to the members"
+				params = append(params, d)
+			}
 		}
 		for _, d := range params {
 			docs[d.Name] = true

@@ -14,12 +14,12 @@ package learner
 //	                      `warmup` events in the scaled space.
 //	warmup=W              length of the warm-up window (default 100).
 //
-// Defaults. A spec that gives σ explicitly (every paper reproduction does)
-// keeps the paper's behaviour: raw features, that σ — the spec means what it
-// meant before, and its checkpoints stay valid. A spec that leaves σ out of
-// a learner with a shift-invariant kernel gets sigma=auto and
-// scale=standard: the user did not say in which units a length is measured,
-// so the learner chooses them. Standardising first matters because one σ
+// Defaults. A spec without these keys keeps the paper's behaviour: raw
+// features and the σ it gives (default 1) — it means what it meant before,
+// and its checkpoints stay valid (sigmaAutoByDefault switches bare specs to
+// sigma=auto). sigma=auto (and the auto learner) default to
+// scale=standard: when the learner chooses the length scale, it also
+// chooses the units. Standardising first matters because one σ
 // must serve every feature: on raw files a feature measured in thousands
 // decides every kernel distance alone (cod-rna, cpusmall), and the median
 // heuristic on raw features inherits that. For regression the label is
@@ -60,8 +60,8 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard if σ is left to the data, else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
-	{Name: "sigma", Default: "auto where not given (shift-invariant kernels)", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ (and, without scale=, the papers' raw-feature behaviour)", When: "shift-invariant kernel"},
+	{Name: "scale", Default: "standard with sigma=auto and in auto, else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "sigma", Default: "the learner's (1); auto in auto", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ (and, without scale=, the papers' raw-feature behaviour)", When: "shift-invariant kernel"},
 	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }
 
@@ -134,7 +134,7 @@ func splitSelfTune(name string, kv map[string]string, dim int) (l Learner, ok bo
 	if sigmaAuto && !hasSigma {
 		return nil, true, fmt.Errorf("learner %s: sigma=auto needs a shift-invariant kernel (gaussian, laplacian, cauchy)", name)
 	}
-	autoSigma := hasSigma && !sigmaGiven && (sigmaAuto || wantsTuning || sigmaAutoByDefault)
+	autoSigma := hasSigma && !sigmaGiven && (sigmaAuto || wantsTuning || hasScale || hasWarm || sigmaAutoByDefault)
 	if !hasScale && !hasWarm && !autoSigma {
 		return probe, true, nil // no σ to derive and no scaling asked for
 	}

@@ -29,7 +29,7 @@ func TestSelfTuneSpecs(t *testing.T) {
 		"fogd:sigma=auto":                   "fogd:budget=100,eta=0.2,features=400,horizon=10000,kernel=gaussian,loss=hinge,normalize=false,scale=standard,seed=1,sigma=auto,warmup=100",
 		"fogd:sigma=2,scale=standard":       "scale=standard,seed=1,sigma=2,warmup=100",
 		"fogd:sigma=auto,scale=none":        "scale=none,seed=1,sigma=auto,warmup=100",
-		"auto":                              "auto:base=fogd,budget=100,eta=0.2,features=400,halving=1000,horizon=10000,keep=2,kernel=gaussian,loss=hinge,normalize=false,octaves=3,scale=standard,seed=1,sigma=auto,warmup=100",
+		"auto":                              "auto:base=fogd,budget=100,etas=3,features=400,halving=1000,horizon=10000,keep=2,kernel=gaussian,loss=hinge,normalize=false,octaves=3,scale=standard,seed=1,sigma=auto,warmup=100",
 		"nogd:kernel=linear,scale=standard": "nogd:budget=100,eta=0.2,horizon=10000,k=10,kernel=linear,loss=hinge,scale=standard,warmup=100",
 	} {
 		l, err := New(spec, 3)
@@ -132,12 +132,16 @@ func TestAutoPruning(t *testing.T) {
 	for i := range xs {
 		l.Learn(xs[i], ys[i])
 		a = l.(*selfTuned).inner.(*Auto)
-		want := 7
+		want := 21 // 7 σ × 3 η
 		switch {
-		case i+1 >= 200:
+		case i+1 >= 800:
 			want = 2
+		case i+1 >= 400:
+			want = 3
+		case i+1 >= 200:
+			want = 6
 		case i+1 >= 100:
-			want = 4
+			want = 11
 		}
 		if len(a.alive) != want {
 			t.Fatalf("after %d events: %d survivors, want %d (%v)", i+1, len(a.alive), want, a)
