@@ -275,10 +275,8 @@ func (t *selfTuned) Learn(x []float64, y float64) float64 {
 	t.buf = append(t.buf, y)
 	n := len(t.buf) / (t.dim + 1)
 	if n < t.warmup {
-		if t.standard {
+		if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
 			t.st.fromBuffer(t.buf, t.dim+1, n)
-		} else if t.autoSigma {
-			t.st.fromBuffer(t.buf, t.dim+1, n) // raw scales for σ₀ only
 		}
 		t.setWarmupWidth()
 		return f
