@@ -1,16 +1,25 @@
 package learner
 
-// auto — online model selection over a grid of kernel widths.
+// auto — online model selection over a grid of kernel widths and steps.
 //
 // A bank of N members, all of the base learner (base=fogd, nogd, forks,
 // bogd, bpas, pkawv, nons-ald, ... any learner with a shift-invariant
-// kernel), one per kernel width σ_i = 2^i·σ̂ for i = −octaves..octaves, where
-// σ̂ is the self-tuning wrapper's data-driven width (selftune.go: auto is
-// always built inside the wrapper, which standardises the features and
-// divides them by σ̂, so a member with sigma=2^i sees width 2^i·σ̂). Every
-// member predicts every event before learning it (the same protocol as any
-// learner), and auto predicts with the exponentially weighted average of
-// the members' clipped predictions (Hedge / EWA):
+// kernel), one per grid point: kernel width σ = 2^i·σ̂ for
+// i = −octaves..octaves, where σ̂ is the self-tuning wrapper's data-driven
+// width (selftune.go: auto is always built inside the wrapper, which
+// standardises the features and divides them by σ̂, so a member with
+// sigma=2^i sees width 2^i·σ̂), times — for bases with a gradient step and
+// no eta in the spec — step η = η0·10^-j for j < etas (default 3), η0 the
+// base's default. For FOGD that grid holds both published settings, the
+// FORKS paper's η = 0.2 and the LSOKL toolbox's 0.002 (the toolbox's is the
+// better one on every file of docs/results.md; neither is right for every
+// stream, which is why both are members). Defaults: 7 σ × 3 η = 21 members
+// for the first-order bases fogd, nogd, bogd, skegd; 7 σ for the others
+// (forks, bpas, nons-ald, pkawv, ...).
+//
+// Every member predicts every event before learning it (the same protocol
+// as any learner), and auto predicts with the exponentially weighted
+// average of the members' clipped predictions (Hedge / EWA):
 //
 //	p̂_t = Σ_i w_i p_i / Σ_i w_i,  w_i = exp(−η L_i),  η = 1/2,
 //	p_i = clip(f_i(x_t), lo, hi),  L_i = Σ_s ((p_i,s − y_s)/(hi − lo))²,
@@ -34,14 +43,15 @@ package learner
 //
 // Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
 // (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
-// the smaller σ index first) and the worse half is dropped, never below
-// keep members (default 2). With 2·octaves+1 = 7 members and the defaults,
-// auto runs 7 members up to event 1000, 4 up to 2000 and 2 afterwards: in
-// steady state it costs about keep× its most expensive survivor plus O(N)
-// for the weights. Pruning compares cumulative progressive losses, so it is
-// the same decision the regret bound is about; it can drop a member that
-// would have overtaken later (the price of bounded cost; documented, not
-// hidden).
+// the smaller member index first) and the worse half is dropped, never
+// below keep members (default 2). With 21 members and the defaults, auto
+// runs 21 members up to event 1000, then 11, 6, 3 and, from event 8000 on,
+// 2 (7 → 4 → 2 for a σ-only grid, from event 2000): in steady state it
+// costs about keep× its most expensive survivor plus O(N) for the weights
+// (BenchmarkAutoSteadyState reports the ratio). Pruning compares cumulative
+// progressive losses, the quantity the regret bound is about; the bound
+// then holds against the survivors, and pruning can drop a member that
+// would have overtaken later (the price of bounded cost).
 //
 // State: every survivor's state, the loss sums, the label range and the
 // pruning schedule position are marshalled; restoring rebuilds the
@@ -64,7 +74,7 @@ func init() {
 		Params: []ParamDoc{
 			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
 			{Name: "octaves", Default: "3", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ (2·octaves+1 members)"},
-			{Name: "etas", Default: "3", Doc: "η grid η0·10^-j, j < etas, η0 the base's default step (0.2: the FORKS paper's; 0.002: the LSOKL toolbox's), when the base has a step size and the spec does not set eta", When: "the base has eta"},
+			{Name: "etas", Default: "3 for fogd, nogd, bogd, skegd; else 1", Doc: "η grid η0·10^-j, j < etas, η0 the base's default step (0.2: the FORKS paper's; 0.002: the LSOKL toolbox's), when the base has a step size and the spec does not set eta", When: "the base has eta"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
@@ -103,7 +113,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	oct := p.Int("octaves", 3, InRange(0, 10))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
-	etas := p.Int("etas", 3, InRange(1, 6))
+	etas := p.Int("etas", autoDefaultEtas(bname), InRange(1, 6))
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -195,6 +205,18 @@ func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid 
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
 	return nil
+}
+
+// autoDefaultEtas is 3 for the first-order learners, whose gradient step
+// η is the setting the papers and the LSOKL toolbox disagree on (0.2 vs
+// 0.002), and 1 (no η axis) for the others: FORKS' η only drives its
+// buffer phase, and second-order or passive-aggressive bases have none.
+func autoDefaultEtas(base string) int {
+	switch base {
+	case "fogd", "nogd", "bogd", "skegd":
+		return 3
+	}
+	return 1
 }
 
 // autoBases lists the learners auto accepts as base (every registered
