@@ -125,7 +125,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	}
 	if h, ok := fwd["horizon"]; ok && !slices.ContainsFunc(Describe(bname).Params, func(d ParamDoc) bool { return d.Name == "horizon" }) {
 		delete(fwd, "horizon")
-		p.local["horizon"] = h // the base has no T-dependent default
+		p.resolved["horizon"] = h // unused by the base; kept in the spec so that states stay tied to it
 	}
 	if _, ok := fwd["sigma"]; ok {
 		return nil, fmt.Errorf("learner auto: parameter sigma: the members' σ is the grid 2^-octaves..2^octaves × the data-driven σ; set octaves instead")

@@ -21,6 +21,11 @@ func init() {
 		"auto:base=fogd,budget=20,halving=100",
 		"auto:base=nogd,budget=30,loss=square,horizon=600,halving=100",
 		"auto:base=forks,budget=30,buffer=60,sp=60,sm=30,k=30,rho=300,octaves=1,halving=100",
+		// The other bases the issue names, on a 3-point σ grid.
+		"auto:base=bogd,budget=100,octaves=2,etas=1,halving=100",
+		"auto:base=bpas,budget=100,octaves=2,halving=100",
+		"auto:base=pkawv,octaves=1,halving=100",
+		"auto:base=nons-ald,octaves=1,halving=100,horizon=600",
 	)
 }
 
