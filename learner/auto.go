@@ -75,6 +75,7 @@ func init() {
 			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
 			{Name: "octaves", Default: "3", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ (2·octaves+1 members)"},
 			{Name: "etas", Default: "3 for fogd, nogd, bogd, skegd; else 1", Doc: "η grid η0·10^-j, j < etas, η0 the base's default step (0.2: the FORKS paper's; 0.002: the LSOKL toolbox's), when the base has a step size and the spec does not set eta", When: "the base has eta"},
+			{Name: "per_octave", Default: "1", Doc: "σ grid points per octave (2: the papers' 2^0.5 steps)"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
@@ -106,11 +107,12 @@ type Auto struct {
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "halving", "keep", "etas"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
 	oct := p.Int("octaves", 3, InRange(0, 10))
+	per := p.Int("per_octave", 1, InRange(1, 4))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
 	etas := p.Int("etas", autoDefaultEtas(bname), InRange(1, 6))
@@ -149,9 +151,9 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		}
 	}
 	for _, eta := range etaGrid {
-		for i := -oct; i <= oct; i++ {
+		for i := -oct * per; i <= oct*per; i++ {
 			kv := maps.Clone(fwd)
-			kv["sigma"] = FormatNumber(math.Ldexp(1, i))
+			kv["sigma"] = FormatNumber(math.Pow(2, float64(i)/float64(per)))
 			if eta != "" {
 				kv["eta"] = eta
 			}
