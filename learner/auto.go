@@ -376,8 +376,18 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 			return d.Err()
 		}
 	}
-	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
 		d.Fail("bad label range")
+		return d.Err()
+	}
+	for _, l := range loss {
+		if !(l >= 0) || math.IsInf(l, 0) {
+			d.Fail("bad loss sum %v", l)
+			return d.Err()
+		}
+	}
+	if next != 0 && next <= updates {
+		d.Fail("pruning point %d not after %d updates", next, updates)
 		return d.Err()
 	}
 	members := make([]Learner, len(a.specs))
