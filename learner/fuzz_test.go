@@ -3,6 +3,7 @@ package learner
 import (
 	"bytes"
 	"errors"
+	"math"
 	"runtime"
 	"testing"
 
@@ -157,4 +158,23 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		_ = l.Info()
 	})
+}
+
+// MarshalChecked reports no non-finite value for a sound model, and counts
+// those of a model poisoned by a non-finite input.
+func TestMarshalCheckedCountsNonFinite(t *testing.T) {
+	for i, spec := range fuzzSpecs {
+		l := newFuzzLearner(t, spec)
+		feedStream(l, 40, uint64(7+i))
+		b, n, err := MarshalChecked(l)
+		want, _ := l.MarshalBinary()
+		if err != nil || n != 0 || !bytes.Equal(b, want) {
+			t.Errorf("%s: MarshalChecked = %d non-finite, err %v, same bytes %v", spec, n, err, bytes.Equal(b, want))
+		}
+	}
+	l := newFuzzLearner(t, "rbp:sigma=1,budget=4") // stores the input on a mistake
+	l.Learn([]float64{math.Inf(1), 0, math.NaN()}, 1)
+	if _, n, err := MarshalChecked(l); err != nil || n != 2 {
+		t.Fatalf("rbp after a non-finite input: %d non-finite values (want 2), err %v", n, err)
+	}
 }

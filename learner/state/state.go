@@ -61,6 +61,7 @@ var ErrCorrupt = errors.New("learner state corrupt or truncated")
 type Encoder struct {
 	buf       []byte
 	nonFinite int
+	sink      *int // also counts non-finite values, if set (CountNonFinite)
 }
 
 // NewEncoder returns an Encoder with capacity hint n bytes.
@@ -98,6 +99,9 @@ func (e *Encoder) F64(v float64) {
 	b := math.Float64bits(v)
 	if b&expMask == expMask {
 		e.nonFinite++
+		if e.sink != nil {
+			*e.sink++
+		}
 	}
 	e.U64(b)
 }
@@ -109,6 +113,11 @@ const expMask = 0x7ff0000000000000
 // written so far: a model state with a non-zero count is not fit to be
 // checkpointed as a working model (learner.MarshalChecked reports it).
 func (e *Encoder) NonFinite() int { return e.nonFinite }
+
+// CountNonFinite makes the Encoder also add every NaN or infinite value it
+// writes from now on to *n, so that the owner of a state can learn the
+// count without holding on to the Encoder (and its buffer).
+func (e *Encoder) CountNonFinite(n *int) { e.sink = n }
 
 // F64s appends a length-prefixed float64 slice.
 func (e *Encoder) F64s(v []float64) {
