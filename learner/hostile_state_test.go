@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"testing"
 
 	"okstream/learner/state"
@@ -160,3 +161,66 @@ func TestHostileLengthPrefix(t *testing.T) {
 		refuseCheaply(t, spec, 2, e.Bytes())
 	}
 }
+
+// sweepValues are the hostile sizes written over every field position of
+// a valid state in TestUnmarshalFieldSweep.
+// (2^11 is in range for most sizes but would cost 2^22 floats as a square,
+// 2^16+1 is just past the 2^16 limits, the others overflow products).
+var sweepValues = []uint64{1 << 11, 1<<16 + 1, 1<<62 + 3, 1<<64 - 1}
+
+// TestUnmarshalFieldSweep is the systematic complement of FuzzUnmarshal:
+// for a valid state of every fuzz spec, it overwrites each position in
+// turn with hostile sizes, as a 64-bit integer (Int, U64) and as a 32-bit
+// length prefix, and checks that UnmarshalBinary never panics, stays within
+// fuzzAllocBound, and refuses with an error wrapping ErrCorrupt or
+// MismatchError — or accepts a state that re-marshals to the same bytes.
+// It takes tens of seconds; -short skips it.
+func TestUnmarshalFieldSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweep of every field of every fuzz spec's state (-short)")
+	}
+	for i, spec := range fuzzSpecs {
+		l := newFuzzLearner(t, spec)
+		feedStream(l, 40, uint64(7+i))
+		valid, _ := l.MarshalBinary()
+		fresh := newFuzzLearner(t, spec)
+		before, _ := fresh.MarshalBinary()
+		try := func(data []byte, what string) {
+			a0 := totalAlloc()
+			err := fresh.UnmarshalBinary(data)
+			if got := totalAlloc() - a0; got > fuzzAllocBound(len(data)) {
+				t.Fatalf("%s: %s: %d-byte state allocated %d bytes (err %v)", spec, what, len(data), got, err)
+			}
+			if err != nil {
+				var me *state.MismatchError
+				if !errors.Is(err, state.ErrCorrupt) && !errors.As(err, &me) {
+					t.Fatalf("%s: %s: error %v wraps neither ErrCorrupt nor MismatchError", spec, what, err)
+				}
+				return
+			}
+			again, _ := fresh.MarshalBinary()
+			if !bytes.Equal(again, data) {
+				t.Fatalf("%s: %s: accepted state re-marshals differently", spec, what)
+			}
+			fresh = newFuzzLearner(t, spec)
+		}
+		buf := make([]byte, len(valid))
+		for off := 0; off+4 <= len(valid); off++ {
+			for _, v := range sweepValues {
+				if off+8 <= len(valid) {
+					copy(buf, valid)
+					binary.LittleEndian.PutUint64(buf[off:], v)
+					try(buf, "int64 at "+itoa(off))
+				}
+				copy(buf, valid)
+				binary.LittleEndian.PutUint32(buf[off:], uint32(v))
+				try(buf, "uint32 at "+itoa(off))
+			}
+		}
+		if after, _ := fresh.MarshalBinary(); !bytes.Equal(after, before) && !bytes.Equal(after, valid) {
+			t.Fatalf("%s: refused states changed the learner", spec)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
