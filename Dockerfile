@@ -13,7 +13,12 @@ FROM alpine:3.22
 RUN adduser -D -H -u 10001 okstream
 COPY --from=build /out/okstream /usr/local/bin/okstream
 USER okstream
-# /metrics, /healthz and /readyz of `okstream run` (--metrics-addr :9090).
+# /metrics, /healthz and /readyz of `okstream run`. Outside a container they
+# listen on 127.0.0.1 by default (no authentication); inside one, loopback
+# would be unreachable for Prometheus, so the image listens on every
+# interface of the container (a --metrics-addr flag still overrides it).
+# Publish the port only where the network is trusted.
+ENV OKSTREAM_METRICS_ADDR=:9090
 EXPOSE 9090
 ENTRYPOINT ["/usr/local/bin/okstream"]
 CMD ["help"]

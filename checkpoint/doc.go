@@ -37,7 +37,8 @@
 //     not match the slot's manifest: Load detects it and uses the other slot.
 //   - A corrupted chunk (CRC), a missing chunk, a wrong length or a payload
 //     whose SHA-256 differs is rejected the same way; Load returns the newest
-//     complete checkpoint and reports the rejected ones in LoadStats.
+//     complete checkpoint and reports the rejected ones in LoadStats, each
+//     with a Reason (a closed set, usable as a metric label).
 //   - If manifests exist but none is complete, Load returns ErrNoValidCheckpoint
 //     rather than silently starting from nothing.
 //   - Load reads the checkpoint partition from its first offset up to the end
@@ -52,4 +53,42 @@
 // what makes the above true): the predictions of every input record before
 // NextOffset are acknowledged before Save is called, and the consumer group
 // offset is committed only after Save returns.
+//
+// # Damaged and forged checkpoints
+//
+// CRC-32C and SHA-256 catch accidents, not forgeries: anyone who can write
+// to the checkpoint topic can write records whose checksums are right and
+// whose sizes and counts are lies. Only the topic's ACLs keep forged states
+// out; what this package guarantees is that no record, forged or damaged,
+// makes a reader panic or allocate beyond these limits (Config):
+//
+//   - MaxStateBytes (default 1 GiB) bounds a checkpoint's payload. A manifest
+//     declaring more is rejected (ReasonTooLarge) before anything is
+//     allocated for it; Save refuses larger payloads, so a writer never
+//     produces what readers with the same limit reject.
+//   - MaxChunks (default 65536) bounds the chunk count. A manifest declaring
+//     more is rejected (ReasonTooManyChunks); chunk records with a higher
+//     index are not kept.
+//   - Every declared size is checked against the bytes actually present
+//     before allocating: the manifest's CRC list against the manifest's own
+//     length, and the payload is allocated only after the chunks present
+//     were decoded and their lengths summed to exactly the declared size
+//     (ReasonSizeMismatch otherwise). A forged size of 2^40 or 2^62 over 1 KiB
+//     of chunks costs a few KiB.
+//   - While reading, Load and Scan keep per slot at most one manifest record
+//     and MaxStateBytes + 30 × MaxChunks bytes of chunk records; past that,
+//     chunks of older epochs are dropped, then the slot's chunks (the slot is
+//     then rejected as ReasonTooLarge). A restore therefore holds at most
+//     about 2 × (MaxStateBytes + 30 × MaxChunks) of records plus the
+//     assembled payloads (at most MaxStateBytes each, two at most).
+//   - A manifest whose epoch belongs to the other slot, or that names another
+//     (group, topic, partition), is rejected (ReasonForeign).
+//
+// A rejected slot never stops a restore by itself: LoadAll returns the
+// complete checkpoints newest first, and the runtime restores the newest one
+// whose payload also decodes, counting every rejected one in
+// okstream_checkpoint_invalid_total{partition, reason} and logging it. If
+// there is none, the partition refuses to start with an error naming each
+// slot's reason (see package consumer). okstream inspect checkpoints applies
+// the same checks and prints each rejected slot with its reason.
 package checkpoint

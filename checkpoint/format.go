@@ -43,8 +43,8 @@ func (e Epoch) Less(f Epoch) bool {
 
 func (e Epoch) String() string { return fmt.Sprintf("%d.%d", e.Generation, e.Seq) }
 
-// slot is the slot an epoch is written to.
-func (e Epoch) slot() string {
+// Slot is the slot ("A" or "B") an epoch is written to.
+func (e Epoch) Slot() string {
 	if e.Seq%2 == 0 {
 		return "A"
 	}
@@ -90,12 +90,15 @@ type chunk struct {
 	data         []byte
 }
 
+// decodeChunk parses a chunk record. It allocates nothing: data is a
+// sub-slice of b. A record that is not a chunk of this format is
+// ReasonMalformed, a checksum failure ReasonChunkCRC.
 func decodeChunk(b []byte) (chunk, error) {
 	if len(b) < chunkHeader || string(b[:4]) != chunkMagic {
-		return chunk{}, errors.New("not a checkpoint chunk")
+		return chunk{}, invalidf(ReasonMalformed, "not a checkpoint chunk")
 	}
 	if v := binary.BigEndian.Uint16(b[4:]); v != formatVersion {
-		return chunk{}, fmt.Errorf("chunk format version %d, this build reads %d", v, formatVersion)
+		return chunk{}, invalidf(ReasonMalformed, "chunk format version %d, this build reads %d", v, formatVersion)
 	}
 	c := chunk{
 		epoch: Epoch{Generation: int32(binary.BigEndian.Uint32(b[6:])), Seq: binary.BigEndian.Uint64(b[10:])},
@@ -105,9 +108,18 @@ func decodeChunk(b []byte) (chunk, error) {
 		data:  b[chunkHeader:],
 	}
 	if crc32.Checksum(c.data, crcTable) != c.crc {
-		return chunk{}, errors.New("chunk CRC mismatch")
+		return chunk{}, invalidf(ReasonChunkCRC, "chunk CRC mismatch")
 	}
 	return c, nil
+}
+
+// chunkEpochBytes returns the raw epoch field of a chunk record (nil if b is
+// too short to be one); used to tell stale chunks apart without decoding.
+func chunkEpochBytes(b []byte) []byte {
+	if len(b) < chunkHeader {
+		return nil
+	}
+	return b[6:18]
 }
 
 type manifest struct {
@@ -143,14 +155,19 @@ func encodeManifest(m manifest) []byte {
 	return b.Bytes()
 }
 
-func decodeManifest(b []byte) (manifest, error) {
+// decodeManifest parses a manifest record. Every allocation is bounded by
+// the bytes present in b: the two strings by the bytes left, the CRC list
+// by the bytes left / 4 and by maxChunks (checked first, so a forged count
+// is ReasonTooManyChunks, not an allocation). The declared payload size is
+// only a number here; assemble checks it.
+func decodeManifest(b []byte, maxChunks int) (manifest, error) {
 	var m manifest
 	if len(b) < 8 || string(b[:4]) != manifestMagic {
-		return m, errors.New("not a checkpoint manifest")
+		return m, invalidf(ReasonMalformed, "not a checkpoint manifest")
 	}
 	body, tail := b[:len(b)-4], b[len(b)-4:]
 	if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(tail) {
-		return m, errors.New("manifest CRC mismatch")
+		return m, invalidf(ReasonMalformed, "manifest CRC mismatch")
 	}
 	r := bytes.NewReader(body[4:])
 	var err error
@@ -162,12 +179,12 @@ func decodeManifest(b []byte) (manifest, error) {
 	var ver uint16
 	rd(&ver)
 	if err == nil && ver != formatVersion {
-		return m, fmt.Errorf("manifest format version %d, this build reads %d", ver, formatVersion)
+		return m, invalidf(ReasonMalformed, "manifest format version %d, this build reads %d", ver, formatVersion)
 	}
 	str := func() string {
 		var n uint32
 		rd(&n)
-		if err != nil || int(n) > r.Len() {
+		if err != nil || int64(n) > int64(r.Len()) {
 			if err == nil {
 				err = errors.New("bad string length")
 			}
@@ -188,11 +205,14 @@ func decodeManifest(b []byte) (manifest, error) {
 	rd(&m.size)
 	var n uint32
 	rd(&n)
-	if err == nil && int(n) > r.Len()/4 {
-		err = errors.New("bad chunk count")
-	}
 	if err != nil {
-		return m, fmt.Errorf("manifest truncated: %w", err)
+		return m, invalidf(ReasonMalformed, "manifest truncated: %v", err)
+	}
+	if int64(n) > int64(maxChunks) {
+		return m, invalidf(ReasonTooManyChunks, "epoch %s: manifest declares %d chunks, the limit (MaxChunks) is %d", m.epoch, n, maxChunks)
+	}
+	if int64(n) > int64(r.Len()/4) {
+		return m, invalidf(ReasonMalformed, "epoch %s: manifest declares %d chunks but holds %d bytes of chunk CRCs", m.epoch, n, r.Len())
 	}
 	m.crcs = make([]uint32, n)
 	for i := range m.crcs {
@@ -200,9 +220,23 @@ func decodeManifest(b []byte) (manifest, error) {
 	}
 	_, _ = r.Read(m.sum[:])
 	if err != nil || r.Len() != 0 {
-		return m, errors.New("manifest malformed")
+		return m, invalidf(ReasonMalformed, "manifest malformed")
 	}
 	return m, nil
+}
+
+// encodeCheckpoint is cp as records: its manifest (encoded by the caller
+// with encodeManifest, after the chunks are durable) and its chunk values,
+// cut at chunkBytes.
+func encodeCheckpoint(cp Checkpoint, chunkBytes int) (manifest, [][]byte) {
+	parts := split(cp.Payload, chunkBytes)
+	m := manifest{id: cp.ID, epoch: cp.Epoch, nextOffset: cp.NextOffset, size: uint64(len(cp.Payload)), sum: sum256(cp.Payload)}
+	values := make([][]byte, len(parts))
+	for i, p := range parts {
+		m.crcs = append(m.crcs, crc32.Checksum(p, crcTable))
+		values[i] = encodeChunk(cp.Epoch, i, len(parts), p)
+	}
+	return m, values
 }
 
 // split cuts payload into chunks of at most size bytes (at least one chunk,

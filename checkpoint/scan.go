@@ -18,6 +18,10 @@ type Summary struct {
 	Slots    []string    // one line per slot: epoch, offset, size, or why rejected
 	Records  int         // records of this ID read
 	Rejected int
+	// Rejections says why each rejected slot was rejected (the same
+	// validation, limits and reasons as Load).
+	Rejections []Rejection
+	Dropped    int // chunk records not kept (see LoadStats.Dropped)
 }
 
 // parseKey splits a record key into ID, slot and chunk index (-1 for the
@@ -44,14 +48,11 @@ func parseKey(key string) (id ID, slot string, index int, ok bool) {
 
 // Scan reads the whole checkpoint topic and summarizes every ID's
 // checkpoints (for okstream inspect). Records that are not okstream
-// checkpoint records are ignored.
+// checkpoint records are ignored. A damaged or forged slot is reported in
+// the summary (the same checks and limits as Load), never a failure of Scan.
 func (s *Store) Scan(ctx context.Context) ([]Summary, error) {
-	type slotData struct {
-		manifest []byte
-		chunks   map[int][]byte
-	}
 	type idData struct {
-		slots   map[string]*slotData
+		slots   map[string]*slotRecords
 		records int
 	}
 	ids := map[ID]*idData{}
@@ -67,40 +68,34 @@ func (s *Store) Scan(ctx context.Context) ([]Summary, error) {
 			}
 			d := ids[id]
 			if d == nil {
-				d = &idData{slots: map[string]*slotData{"A": {chunks: map[int][]byte{}}, "B": {chunks: map[int][]byte{}}}}
+				d = &idData{slots: map[string]*slotRecords{"A": {}, "B": {}}}
 				ids[id] = d
 			}
 			d.records++
-			sd := d.slots[slot]
-			switch {
-			case idx < 0:
-				sd.manifest = r.Value
-			case r.Value == nil:
-				delete(sd.chunks, idx)
-			default:
-				sd.chunks[idx] = r.Value
-			}
+			d.slots[slot].add(idx, r.Value, s.lim)
 		}
 	}
 	var out []Summary
 	for id, d := range ids {
-		sum := Summary{ID: id, Records: d.records}
+		sum := Summary{ID: id, Records: d.records, Dropped: d.slots["A"].dropped + d.slots["B"].dropped}
+		cps, rej, _ := s.assembleSlots(id, d.slots)
+		sum.Rejected, sum.Rejections = len(rej), rej
+		if len(cps) > 0 {
+			sum.Newest = cps[0]
+		}
 		for _, slot := range []string{"A", "B"} {
-			sd := d.slots[slot]
-			if sd.manifest == nil {
-				sum.Slots = append(sum.Slots, slot+": empty")
-				continue
+			line := slot + ": empty" // assemble checked that a checkpoint's epoch belongs to its slot
+			for _, cp := range cps {
+				if cp.Epoch.Slot() == slot {
+					line = fmt.Sprintf("%s: epoch %s, next offset %d, %d bytes", slot, cp.Epoch, cp.NextOffset, len(cp.Payload))
+				}
 			}
-			cp, why := assemble(id, sd.manifest, sd.chunks)
-			if cp == nil {
-				sum.Rejected++
-				sum.Slots = append(sum.Slots, slot+": REJECTED "+why)
-				continue
+			for _, r := range rej {
+				if r.Slot == slot {
+					line = fmt.Sprintf("%s: REJECTED (%s) %s", slot, r.Reason, r.Detail)
+				}
 			}
-			sum.Slots = append(sum.Slots, fmt.Sprintf("%s: epoch %s, next offset %d, %d bytes", slot, cp.Epoch, cp.NextOffset, len(cp.Payload)))
-			if sum.Newest == nil || sum.Newest.Epoch.Less(cp.Epoch) {
-				sum.Newest = cp
-			}
+			sum.Slots = append(sum.Slots, line)
 		}
 		out = append(out, sum)
 	}
@@ -132,5 +127,5 @@ func OpenExisting(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint topic %s: %w", cfg.Topic, err)
 	}
 	cfg.Client = c
-	return &Store{cfg: cfg, client: c, partitions: n, chunkBytes: DefaultChunkBytes}, nil
+	return &Store{cfg: cfg, client: c, partitions: n, chunkBytes: DefaultChunkBytes, lim: cfg.limits()}, nil
 }

@@ -2,16 +2,19 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"hash/fnv"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 )
 
@@ -26,11 +29,28 @@ type Config struct {
 	// ChunkBytes bounds the payload bytes per record (default 512 KiB). It
 	// must leave room under the topic's max.message.bytes (checked by Open).
 	ChunkBytes int
+	// MaxStateBytes bounds one checkpoint's payload (default
+	// DefaultMaxStateBytes, 1 GiB). Save refuses a larger payload; Load and
+	// Scan reject a manifest that declares more (ReasonTooLarge) without
+	// allocating it. Readers and writers of one topic should agree on it.
+	MaxStateBytes int64
+	// MaxChunks bounds one checkpoint's chunk count (default
+	// DefaultMaxChunks, 65536). Save refuses a payload that needs more
+	// chunks at ChunkBytes; Load and Scan reject a manifest that declares
+	// more (ReasonTooManyChunks) and ignore chunk records with a higher
+	// index.
+	MaxChunks int
 	// TopicConfigs are extra configurations for a topic Open creates (e.g.
 	// segment.ms); cleanup.policy=compact is always set.
 	TopicConfigs map[string]string
-	// Client may be given to share connections; otherwise Open makes one.
+	// Client may be given to share connections (its Transport, with its TLS
+	// and SASL, is then also the writer's); otherwise Open makes one with
+	// TLS and SASL below.
 	Client *kafka.Client
+	// TLS and SASL secure the connections of a client Open makes (nil:
+	// plaintext, no authentication); ignored when Client is given.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
 }
 
 // DefaultChunkBytes is the default payload size per checkpoint record.
@@ -48,6 +68,7 @@ type Store struct {
 	writer     *kafka.Writer
 	partitions int
 	chunkBytes int
+	lim        limits
 }
 
 // SaveStats describes a Save.
@@ -62,9 +83,14 @@ type LoadStats struct {
 	Records  int // records read from the checkpoint partition
 	Bytes    int
 	Duration time.Duration
-	// Rejected lists incomplete or corrupt checkpoints that were skipped,
-	// e.g. "slot B epoch 3.8: chunk 2 missing".
-	Rejected []string
+	// Rejected lists the slots whose checkpoints were skipped (incomplete,
+	// corrupt, forged or over the limits), e.g. slot B, ReasonTorn,
+	// "epoch 3.8: chunk 2 of 4 missing (torn write?)".
+	Rejected []Rejection
+	// Dropped counts chunk records not kept because of MaxChunks or the
+	// per-slot bound (see Config); non-zero only for damaged or forged
+	// topics, or after the limits were lowered.
+	Dropped int
 }
 
 // ErrNoValidCheckpoint means manifests exist for the ID but none of them
@@ -119,7 +145,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.ChunkBytes+chunkHeader+recordOverhead > limit {
 		return nil, fmt.Errorf("checkpoint chunk size %d B does not fit the topic's max.message.bytes=%d; use a chunk size of at most %d B", cfg.ChunkBytes, limit, limit-chunkHeader-recordOverhead)
 	}
-	s := &Store{cfg: cfg, client: c, partitions: n, chunkBytes: cfg.ChunkBytes}
+	s := &Store{cfg: cfg, client: c, partitions: n, chunkBytes: cfg.ChunkBytes, lim: cfg.limits()}
 	s.writer = &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
 		Topic:        cfg.Topic,
@@ -142,7 +168,7 @@ func newClient(cfg Config) (*kafka.Client, error) {
 	if len(cfg.Brokers) == 0 {
 		return nil, errors.New("checkpoint: no brokers configured")
 	}
-	return &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}, nil
+	return kafkasec.Client(cfg.Brokers, kafkasec.Transport(cfg.TLS, cfg.SASL), 30*time.Second), nil
 }
 
 // Close releases the writer.
@@ -196,7 +222,7 @@ func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
 	if err != nil {
 		return SaveStats{}, err
 	}
-	if err := s.writer.WriteMessages(ctx, kafka.Message{Key: []byte(manifestKey(cp.ID, cp.Epoch.slot())), Value: encodeManifest(m)}); err != nil {
+	if err := s.writer.WriteMessages(ctx, kafka.Message{Key: []byte(manifestKey(cp.ID, cp.Epoch.Slot())), Value: encodeManifest(m)}); err != nil {
 		return SaveStats{}, fmt.Errorf("checkpoint %s epoch %s: writing manifest: %w", cp.ID, cp.Epoch, err)
 	}
 	return SaveStats{Bytes: len(cp.Payload), Records: n + 1, Duration: time.Since(start)}, nil
@@ -205,24 +231,46 @@ func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
 // writeChunks writes cp's chunks (acknowledged) and returns the manifest
 // that describes them and their number.
 func (s *Store) writeChunks(ctx context.Context, cp Checkpoint) (manifest, int, error) {
-	slot := cp.Epoch.slot()
-	parts := split(cp.Payload, s.chunkBytes)
-	msgs := make([]kafka.Message, len(parts))
-	m := manifest{id: cp.ID, epoch: cp.Epoch, nextOffset: cp.NextOffset, size: uint64(len(cp.Payload)), sum: sum256(cp.Payload)}
-	for i, p := range parts {
-		m.crcs = append(m.crcs, crc32.Checksum(p, crcTable))
-		msgs[i] = kafka.Message{Key: []byte(chunkKey(cp.ID, slot, i)), Value: encodeChunk(cp.Epoch, i, len(parts), p)}
+	slot := cp.Epoch.Slot()
+	if int64(len(cp.Payload)) > s.lim.maxState {
+		return manifest{}, 0, fmt.Errorf("checkpoint %s epoch %s: payload of %d bytes exceeds the limit of %d (MaxStateBytes; raise it on every instance)", cp.ID, cp.Epoch, len(cp.Payload), s.lim.maxState)
+	}
+	m, values := encodeCheckpoint(cp, s.chunkBytes)
+	if len(values) > s.lim.maxChunks {
+		return manifest{}, 0, fmt.Errorf("checkpoint %s epoch %s: %d bytes need %d chunks of %d bytes, the limit is %d (MaxChunks; raise the chunk size)", cp.ID, cp.Epoch, len(cp.Payload), len(values), s.chunkBytes, s.lim.maxChunks)
+	}
+	msgs := make([]kafka.Message, len(values))
+	for i, v := range values {
+		msgs[i] = kafka.Message{Key: []byte(chunkKey(cp.ID, slot, i)), Value: v}
 	}
 	if err := s.writer.WriteMessages(ctx, msgs...); err != nil {
-		return m, 0, fmt.Errorf("checkpoint %s epoch %s: writing %d chunks: %w", cp.ID, cp.Epoch, len(parts), err)
+		return m, 0, fmt.Errorf("checkpoint %s epoch %s: writing %d chunks: %w", cp.ID, cp.Epoch, len(values), err)
 	}
-	return m, len(parts), nil
+	return m, len(values), nil
 }
 
 // Load returns the newest complete checkpoint of id, or (nil, stats, nil) if
 // there is none. It reads id's checkpoint partition from the first offset to
-// the end offset fetched at the start.
+// the end offset fetched at the start. Rejected slots are listed in
+// LoadStats.Rejected; if manifests exist but none is complete, the error is
+// ErrNoValidCheckpoint.
 func (s *Store) Load(ctx context.Context, id ID) (*Checkpoint, LoadStats, error) {
+	cps, st, err := s.LoadAll(ctx, id)
+	if err != nil || len(cps) == 0 {
+		return nil, st, err
+	}
+	return cps[0], st, nil
+}
+
+// LoadAll is Load returning every complete checkpoint of id (at most one per
+// slot), newest first, so that a caller whose payload decoding fails can fall
+// back to the older one.
+//
+// Memory: while reading, at most MaxStateBytes + MaxChunks × 30 bytes of
+// chunk records are kept per slot, plus one manifest record per slot; each
+// complete checkpoint's payload (at most MaxStateBytes) is allocated only
+// after its chunks were counted and checked.
+func (s *Store) LoadAll(ctx context.Context, id ID) ([]*Checkpoint, LoadStats, error) {
 	start := time.Now()
 	var st LoadStats
 	part := s.routeOf(id.prefix())
@@ -230,88 +278,55 @@ func (s *Store) Load(ctx context.Context, id ID) (*Checkpoint, LoadStats, error)
 	if err != nil {
 		return nil, st, fmt.Errorf("checkpoint %s: offsets of %s/%d: %w", id, s.cfg.Topic, part, err)
 	}
-	type slotData struct {
-		manifest []byte
-		chunks   map[int][]byte
-	}
-	slots := map[string]*slotData{"A": {chunks: map[int][]byte{}}, "B": {chunks: map[int][]byte{}}}
+	slots := map[string]*slotRecords{"A": {}, "B": {}}
 	err = kafkautil.ReadRange(ctx, s.client, s.cfg.Topic, part, first, end, func(r kafkautil.Record) error {
 		st.Records++
 		st.Bytes += len(r.Value)
-		slot, idx, ok := belongs(string(r.Key), id)
-		if !ok {
-			return nil
-		}
-		sd := slots[slot]
-		if idx < 0 {
-			sd.manifest = r.Value // nil for a tombstone
-		} else if r.Value == nil {
-			delete(sd.chunks, idx)
-		} else {
-			sd.chunks[idx] = r.Value
+		if slot, idx, ok := belongs(string(r.Key), id); ok {
+			slots[slot].add(idx, r.Value, s.lim)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, st, fmt.Errorf("checkpoint %s: reading %s/%d: %w", id, s.cfg.Topic, part, err)
 	}
-	var best *Checkpoint
-	manifests := 0
+	cps, rej, manifests := s.assembleSlots(id, slots)
+	st.Rejected = rej
+	st.Dropped = slots["A"].dropped + slots["B"].dropped
+	st.Duration = time.Since(start)
+	if len(cps) == 0 && manifests > 0 {
+		return nil, st, fmt.Errorf("%w for %s: %s", ErrNoValidCheckpoint, id, joinRejections(rej))
+	}
+	return cps, st, nil
+}
+
+// assembleSlots validates both slots of id: the complete checkpoints newest
+// first, the rejected slots, and how many slots had a manifest.
+func (s *Store) assembleSlots(id ID, slots map[string]*slotRecords) (cps []*Checkpoint, rej []Rejection, manifests int) {
 	for _, slot := range []string{"A", "B"} {
 		sd := slots[slot]
 		if sd.manifest == nil {
 			continue
 		}
 		manifests++
-		cp, why := assemble(id, sd.manifest, sd.chunks)
+		cp, reason, why := assemble(id, slot, sd.manifest, sd.chunks, s.lim)
 		if cp == nil {
-			st.Rejected = append(st.Rejected, "slot "+slot+": "+why)
+			if reason == ReasonTorn && sd.evicted > 0 {
+				reason, why = ReasonTooLarge, fmt.Sprintf("%s (%d chunk records were dropped: the slot held more than its bound of %d bytes)", why, sd.evicted, s.lim.slotBytes())
+			}
+			rej = append(rej, Rejection{Slot: slot, Reason: reason, Detail: why})
 			continue
 		}
-		if best == nil || best.Epoch.Less(cp.Epoch) {
-			best = cp
-		}
+		cps = append(cps, cp)
 	}
-	st.Duration = time.Since(start)
-	if best == nil && manifests > 0 {
-		return nil, st, fmt.Errorf("%w for %s: %s", ErrNoValidCheckpoint, id, strings.Join(st.Rejected, "; "))
-	}
-	return best, st, nil
+	sort.Slice(cps, func(i, j int) bool { return cps[j].Epoch.Less(cps[i].Epoch) })
+	return cps, rej, manifests
 }
 
-// assemble validates a slot and returns its checkpoint, or nil and why not.
-func assemble(id ID, manifestBytes []byte, chunks map[int][]byte) (*Checkpoint, string) {
-	m, err := decodeManifest(manifestBytes)
-	if err != nil {
-		return nil, err.Error()
+func joinRejections(rej []Rejection) string {
+	s := make([]string, len(rej))
+	for i, r := range rej {
+		s[i] = r.String()
 	}
-	where := "epoch " + m.epoch.String()
-	if m.id != id {
-		return nil, where + ": manifest belongs to " + m.id.String()
-	}
-	payload := make([]byte, 0, m.size)
-	for i, want := range m.crcs {
-		raw, ok := chunks[i]
-		if !ok {
-			return nil, fmt.Sprintf("%s: chunk %d of %d missing (torn write?)", where, i, len(m.crcs))
-		}
-		c, err := decodeChunk(raw)
-		if err != nil {
-			return nil, fmt.Sprintf("%s: chunk %d: %v", where, i, err)
-		}
-		if c.epoch != m.epoch || c.index != i || c.count != len(m.crcs) {
-			return nil, fmt.Sprintf("%s: chunk %d is from epoch %s (a later write was torn)", where, i, c.epoch)
-		}
-		if c.crc != want {
-			return nil, fmt.Sprintf("%s: chunk %d CRC differs from the manifest", where, i)
-		}
-		payload = append(payload, c.data...)
-	}
-	if uint64(len(payload)) != m.size {
-		return nil, fmt.Sprintf("%s: payload is %d bytes, manifest says %d", where, len(payload), m.size)
-	}
-	if sum256(payload) != m.sum {
-		return nil, where + ": payload SHA-256 mismatch"
-	}
-	return &Checkpoint{ID: id, Epoch: m.epoch, NextOffset: m.nextOffset, Payload: payload}, ""
+	return strings.Join(s, "; ")
 }

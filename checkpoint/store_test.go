@@ -120,7 +120,7 @@ func TestTornWriteFallsBack(t *testing.T) {
 	if err != nil || cp == nil || cp.Epoch != (Epoch{1, 2}) || !bytes.Equal(cp.Payload, p2) {
 		t.Fatalf("after torn write: %+v %v", cp, err)
 	}
-	if len(st.Rejected) != 1 || !strings.Contains(st.Rejected[0], "torn") {
+	if len(st.Rejected) != 1 || st.Rejected[0].Reason != ReasonTorn {
 		t.Fatalf("rejections %q", st.Rejected)
 	}
 	// Now a torn write into the other slot too: nothing complete is left.
@@ -150,7 +150,7 @@ func TestCorruptChunkRejected(t *testing.T) {
 	if err != nil || cp.Epoch != (Epoch{1, 1}) {
 		t.Fatalf("corrupt newest: got %+v %v", cp, err)
 	}
-	if len(st.Rejected) != 1 || !strings.Contains(st.Rejected[0], "CRC") {
+	if len(st.Rejected) != 1 || st.Rejected[0].Reason != ReasonChunkCRC {
 		t.Fatalf("rejections %q", st.Rejected)
 	}
 }
@@ -226,11 +226,11 @@ func TestDecodersRobust(t *testing.T) {
 			if len(b) > 0 && src.IntN(2) == 0 {
 				b[src.IntN(len(b))] ^= byte(src.Uint64())
 			}
-			decodeManifest(b)
+			decodeManifest(b, DefaultMaxChunks)
 			decodeChunk(b)
 		}
 	}
-	if _, err := decodeManifest(m); err != nil {
+	if _, err := decodeManifest(m, DefaultMaxChunks); err != nil {
 		t.Fatal(err)
 	}
 }

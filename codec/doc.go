@@ -54,6 +54,10 @@
 //   - Map keys are str (bin is accepted too); a known key may appear only once.
 //   - Records larger than Limits.MaxBytes, and arrays longer than
 //     Limits.MaxFeatures (default 2^20), are rejected.
+//   - With Limits.MaxAbsValue set, a feature value or y whose magnitude is
+//     above it is rejected (value_out_of_range); with Limits.MaxIDBytes set,
+//     an id, key or ref longer than that many bytes is rejected (id_too_long).
+//     Both are off in the zero Limits; the runtime turns them on by default.
 //   - Any "v" other than 1 and 2 is rejected as unknown_version.
 //
 // AppendEvent writes the canonical encoding: keys in the order v, id, ts, key,
@@ -172,6 +176,10 @@
 //	missing_label            version 2: a feedback event without y (or with y nil)
 //	feedback_with_features   version 2: a feedback event with x, xi or xv (even
 //	                         empty); Field names the first of them present
+//	value_out_of_range       a finite value of x, xv or y with magnitude above
+//	                         Limits.MaxAbsValue (only when that is set)
+//	id_too_long              id, key or ref longer than Limits.MaxIDBytes bytes (only
+//	                         when that is set)
 //
 // When an event has several problems, DecodeEvent reports the first that
 // applies in this order: oversized; not_msgpack, not_a_map, trailing_bytes

@@ -35,6 +35,10 @@ const (
 	// Since schema version 2 (feedback events).
 	ReasonMissingLabel         Reason = "missing_label"          // a feedback event (non-empty "ref") without "y"
 	ReasonFeedbackWithFeatures Reason = "feedback_with_features" // a feedback event that also carries "x", "xi" or "xv"
+
+	// Limits on values and strings (both off in the zero Limits).
+	ReasonValueOutOfRange Reason = "value_out_of_range" // |a feature value| or |y| above Limits.MaxAbsValue
+	ReasonIDTooLong       Reason = "id_too_long"        // "id", "key" or "ref" longer than Limits.MaxIDBytes
 )
 
 var allReasons = [...]Reason{
@@ -58,6 +62,8 @@ var allReasons = [...]Reason{
 	ReasonTrailingBytes,
 	ReasonMissingLabel,
 	ReasonFeedbackWithFeatures,
+	ReasonValueOutOfRange,
+	ReasonIDTooLong,
 }
 
 // Reasons returns every Reason this package can report, in a fixed order, so that

@@ -89,6 +89,17 @@ type Limits struct {
 	MaxFeatures int
 	// MaxBytes bounds the encoded record's length; 0 means no limit.
 	MaxBytes int
+	// MaxAbsValue bounds the magnitude of every feature value (x, xv) and of
+	// y: a finite value v with |v| > MaxAbsValue is value_out_of_range. 0
+	// (or a negative value, or NaN) means no limit. Finite but huge values
+	// (±1e308) overflow the squares and products inside kernels to ±Inf and
+	// then NaN, which poisons a model's state for good; a bound far below
+	// sqrt(MaxFloat64) ≈ 1.3e154 keeps every kernel computation finite.
+	MaxAbsValue float64
+	// MaxIDBytes bounds the length in bytes of "id", "key" and "ref"; a
+	// longer one is id_too_long. 0 means no limit. It is checked before the
+	// string is copied out of the record.
+	MaxIDBytes int
 }
 
 // A Decoder decodes Events under fixed Limits. It is reusable and not safe for
@@ -119,6 +130,10 @@ func NewDecoder(lim Limits) *Decoder {
 	lim.Dim = max(lim.Dim, 0)
 	lim.MaxFeatures = max(lim.MaxFeatures, 0)
 	lim.MaxBytes = max(lim.MaxBytes, 0)
+	if !(lim.MaxAbsValue > 0) { // negative or NaN: no limit
+		lim.MaxAbsValue = 0
+	}
+	lim.MaxIDBytes = max(lim.MaxIDBytes, 0)
 	d := &Decoder{lim: lim, maxFeatures: lim.MaxFeatures}
 	if d.maxFeatures == 0 {
 		d.maxFeatures = max(DefaultMaxFeatures, lim.Dim)
@@ -371,6 +386,9 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 		if e != nil {
 			return e
 		}
+		if e := d.checkIDLen("id", s); e != nil {
+			return e
+		}
 		ev.ID = string(s)
 	case fTS:
 		v, ok, e := r.int("ts")
@@ -386,10 +404,16 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 		if e != nil {
 			return e
 		}
+		if e := d.checkIDLen("key", s); e != nil {
+			return e
+		}
 		ev.Key = string(s)
 	case fRef: // only reached in a version 2 record
 		s, e := r.str("ref", "a string or binary")
 		if e != nil {
+			return e
+		}
+		if e := d.checkIDLen("ref", s); e != nil {
 			return e
 		}
 		ev.Ref = string(s)
@@ -420,7 +444,23 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 		if !finite(y) {
 			return newError(ReasonNonFinite, "y", "is %v", y)
 		}
+		if d.outOfRange(y) {
+			return newError(ReasonValueOutOfRange, "y", "is %v; the limit is |y| <= %v", y, d.lim.MaxAbsValue)
+		}
 		ev.Y, ev.HasY = y, true
+	}
+	return nil
+}
+
+// outOfRange reports whether the finite value v is beyond Limits.MaxAbsValue.
+func (d *Decoder) outOfRange(v float64) bool {
+	return d.lim.MaxAbsValue > 0 && math.Abs(v) > d.lim.MaxAbsValue
+}
+
+// checkIDLen applies Limits.MaxIDBytes to the string field s.
+func (d *Decoder) checkIDLen(field string, s []byte) *Error {
+	if d.lim.MaxIDBytes > 0 && len(s) > d.lim.MaxIDBytes {
+		return newError(ReasonIDTooLong, field, "%d bytes, limit is %d", len(s), d.lim.MaxIDBytes)
 	}
 	return nil
 }
@@ -473,6 +513,9 @@ func (d *Decoder) floats(field string, dst []float64, dim int) ([]float64, *Erro
 		}
 		if !finite(v) {
 			return dst[:0], newError(ReasonNonFinite, field, "element %d is %v", i, v)
+		}
+		if d.outOfRange(v) {
+			return dst[:0], newError(ReasonValueOutOfRange, field, "element %d is %v; the limit is |value| <= %v", i, v, d.lim.MaxAbsValue)
 		}
 		dst[i] = v
 	}

@@ -133,6 +133,16 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"v1 ref is not feedback", Limits{}, mp(t, om{"v", 1, "ref", "a", "y", 1}), ReasonMissingFeatures, ""},
 		{"v1 ref before v is not feedback", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", 1}), ReasonMissingFeatures, ""},
 		{"v1 malformed ref", Limits{}, mp(t, om{"v", 1, "x", []float64{1}, "ref", raw{0x91, 0xc1}}), ReasonNotMsgpack, "ref"},
+
+		// Value and string limits.
+		{"x above max abs", Limits{MaxAbsValue: 1e9}, mp(t, om{"v", 1, "x", []float64{1, -1e308}}), ReasonValueOutOfRange, "x"},
+		{"xv above max abs", Limits{MaxAbsValue: 1e9}, mp(t, om{"v", 1, "xi", []int{0}, "xv", []float64{2e9}}), ReasonValueOutOfRange, "xv"},
+		{"y above max abs", Limits{MaxAbsValue: 1e9}, mp(t, om{"v", 1, "x", []float64{1}, "y", 1e308}), ReasonValueOutOfRange, "y"},
+		{"feedback y above max abs", Limits{MaxAbsValue: 1e9}, mp(t, om{"v", 2, "ref", "a", "y", -1e10}), ReasonValueOutOfRange, "y"},
+		{"NaN before range", Limits{MaxAbsValue: 1e9}, mp(t, om{"v", 1, "x", []float64{nan}}), ReasonNonFinite, "x"},
+		{"id too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 1, "id", "abcd", "x", []float64{1}}), ReasonIDTooLong, "id"},
+		{"key too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 1, "key", []byte("abcd"), "x", []float64{1}}), ReasonIDTooLong, "key"},
+		{"ref too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 2, "ref", "abcd", "y", 1}), ReasonIDTooLong, "ref"},
 	}
 }
 
@@ -235,8 +245,8 @@ func TestReasonsList(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("%d reasons, want 20", len(seen))
+	if len(seen) != 22 {
+		t.Errorf("%d reasons, want 22", len(seen))
 	}
 	rs := Reasons()
 	rs[0] = "changed"
@@ -556,5 +566,29 @@ func TestHostileLengths(t *testing.T) {
 				t.Errorf("allocated %d bytes", n)
 			}
 		})
+	}
+}
+
+// TestValueLimitsBoundary: the limits are inclusive, off when zero (or
+// negative, or NaN for MaxAbsValue), and a refused event leaves the decoder
+// reusable.
+func TestValueLimitsBoundary(t *testing.T) {
+	at := mp(t, om{"v", 1, "id", "abc", "x", []float64{-1e9, 1e9}, "y", 1e9})
+	if _, err := DecodeEvent(at, Limits{MaxAbsValue: 1e9, MaxIDBytes: 3}); err != nil {
+		t.Fatalf("values at the limits refused: %v", err)
+	}
+	huge := mp(t, om{"v", 1, "id", "abcd", "x", []float64{1e308, -1e308}, "y", 1e308})
+	for _, lim := range []Limits{{}, {MaxAbsValue: -1, MaxIDBytes: -1}, {MaxAbsValue: nan}} {
+		if _, err := DecodeEvent(huge, lim); err != nil {
+			t.Fatalf("limits %+v are off, yet: %v", lim, err)
+		}
+	}
+	d := NewDecoder(Limits{MaxAbsValue: 1e9})
+	var ev Event
+	if err := d.DecodeEvent(huge, &ev); ReasonOf(err) != ReasonValueOutOfRange {
+		t.Fatalf("got %v", err)
+	}
+	if err := d.DecodeEvent(at, &ev); err != nil || ev.X[1] != 1e9 {
+		t.Fatalf("decoder not reusable after a refusal: %v %+v", err, ev)
 	}
 }

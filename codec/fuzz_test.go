@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -45,6 +46,15 @@ func FuzzDecodeEvent(f *testing.F) {
 		b, _ := AppendEvent(nil, &ev)
 		f.Add(b, 0)
 	}
+	// Finite values at the edge of float64 and float32, in every place a
+	// value goes (features dense and sparse, the label of an impression and
+	// of a feedback event), so that the fuzzer starts at the value checks.
+	for _, v := range []any{1e308, -1e308, math.MaxFloat64, math.SmallestNonzeroFloat64, f32(math.MaxFloat32), f32(-math.MaxFloat32), nan, inf} {
+		f.Add(mp(f, om{"v", 1, "x", []any{1.0, v}, "y", 1}), 2)
+		f.Add(mp(f, om{"v", 2, "id", "e", "xi", []uint32{0, 7}, "xv", []any{v, 1.0}, "y", 1}), 8)
+		f.Add(mp(f, om{"v", 1, "x", []float64{1}, "y", v}), 1)
+		f.Add(mp(f, om{"v", 2, "ref", "e", "key", "k", "ts", 5, "y", v}), 0)
+	}
 	known := map[Reason]bool{}
 	for _, r := range Reasons() {
 		known[r] = true
@@ -73,6 +83,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		case (ev.X != nil) == (ev.XI != nil) || (ev.XI != nil) != (ev.XV != nil):
 			t.Fatalf("event with features in no or both forms: %+v", ev)
 		}
+		checkEventValues(t, &ev, lim)
 		enc, err := AppendEvent(nil, &ev)
 		if err != nil {
 			t.Fatalf("decoded event %+v does not encode: %v", ev, err)
@@ -96,6 +107,34 @@ func FuzzDecodeEvent(f *testing.F) {
 			_ = ev.Dense(nil, lim.Dim) // must not panic for an event decoded with Dim
 		}
 	})
+}
+
+// checkEventValues checks what a decoded event's values must satisfy: every
+// feature value and the label are finite, the feature count is within
+// lim.MaxFeatures, a dense event has lim.Dim features (if set), and sparse
+// indices increase strictly and stay below lim.Dim (if set).
+func checkEventValues(t *testing.T, ev *Event, lim Limits) {
+	t.Helper()
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if ev.HasY && !finite(ev.Y) {
+		t.Fatalf("decoded label %v", ev.Y)
+	}
+	if len(ev.X) > lim.MaxFeatures || len(ev.XI) > lim.MaxFeatures {
+		t.Fatalf("%d dense, %d sparse features, limit %d", len(ev.X), len(ev.XI), lim.MaxFeatures)
+	}
+	if lim.Dim > 0 && ev.X != nil && len(ev.X) != lim.Dim {
+		t.Fatalf("%d dense features, Dim %d", len(ev.X), lim.Dim)
+	}
+	for _, v := range ev.X {
+		if !finite(v) {
+			t.Fatalf("decoded feature %v", v)
+		}
+	}
+	for k, j := range ev.XI {
+		if k > 0 && j <= ev.XI[k-1] || lim.Dim > 0 && int64(j) >= int64(lim.Dim) || !finite(ev.XV[k]) {
+			t.Fatalf("sparse features %v %v (Dim %d)", ev.XI, ev.XV, lim.Dim)
+		}
+	}
 }
 
 // FuzzDecodePrediction checks that DecodePrediction never panics, that a

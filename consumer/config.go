@@ -1,14 +1,19 @@
 package consumer
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go/sasl"
 
+	"okstream/checkpoint"
+	"okstream/codec"
 	"okstream/learner"
 )
 
@@ -44,6 +49,14 @@ func ParseModel(s string) (Model, error) {
 // Config configures a Pipeline. Zero values take the documented defaults.
 type Config struct {
 	Brokers []string
+	// TLS, when not nil, encrypts every broker connection (the client, the
+	// prediction, dead-letter and checkpoint writers, the consumer group's
+	// coordinator connections) with this configuration; nil: plaintext.
+	TLS *tls.Config
+	// SASL, when not nil, authenticates every broker connection with this
+	// mechanism (PLAIN, SCRAM-SHA-256/512: see internal/kafkasec, which
+	// builds both fields from the command line); nil: no authentication.
+	SASL sasl.Mechanism
 	// Group is the consumer group id (default "okstream").
 	Group string
 	// Input is the topic of events.
@@ -71,9 +84,26 @@ type Config struct {
 	// default) disables it; feedback events are then dead-lettered.
 	FeedbackBuffer int
 	// FeedbackMaxAge evicts impressions older than this in event time (the
-	// events' ts; never the wall clock, so recovery stays exact). 0: no age
-	// limit. Default 1 h when FeedbackBuffer > 0.
+	// events' ts; never the wall clock, so recovery stays exact), measured
+	// against the partition's event-time watermark: the lower median of the
+	// last 15 events' ts, which one outlier ts cannot move. 0: no age limit.
+	// Default 1 h when FeedbackBuffer > 0.
 	FeedbackMaxAge time.Duration
+	// FeedbackBufferBytes bounds the pending impressions of a partition by
+	// accounted bytes beside their number: each counts 256 + its id and key
+	// lengths + 8·Dim (its features) + 16 per model. The oldest are evicted
+	// above it. Default 64 MiB when FeedbackBuffer > 0; negative is an error.
+	FeedbackBufferBytes int64
+
+	// MaxAbsValue dead-letters events with a feature value or label of
+	// larger magnitude (reason value_out_of_range), feedback labels
+	// included. 0 means the default, DefaultMaxAbsValue; negative turns the
+	// check off. See DefaultMaxAbsValue for why such values are refused.
+	MaxAbsValue float64
+	// MaxIDBytes dead-letters events whose id, key or ref is longer (reason
+	// id_too_long). 0 means the default, DefaultMaxIDBytes; negative turns
+	// the check off.
+	MaxIDBytes int
 
 	// CheckpointEvery checkpoints a partition after this many events
 	// (default 10,000).
@@ -89,6 +119,23 @@ type Config struct {
 	FetchMaxWait time.Duration
 	// MaxEventBytes dead-letters larger events (default 1 MiB).
 	MaxEventBytes int
+	// DeadLetterMaxBytes bounds the key and value bytes a dead letter copies
+	// from its record (default 512 KiB). A record larger than that is
+	// dead-lettered with a prefix of its value (and its key cut to half the
+	// limit when the key alone is larger) and the headers
+	// okstream-truncated, okstream-original-key-bytes and
+	// okstream-original-value-bytes; okstream-source always names the
+	// record. At start the limit is lowered, with a warning, to what the
+	// writer (1,000,000 bytes per record) and the dead-letter topic's
+	// max.message.bytes accept, less room for the headers.
+	DeadLetterMaxBytes int
+	// StuckAfter marks a partition stuck when its output has been waiting
+	// for an acknowledgement, or its fetches have been failing, for longer
+	// than this (default 1 min): /readyz then answers 503 naming the
+	// partition and okstream_partition_stuck is 1. Transient errors are
+	// retried with backoff for as long as they last; being stuck is only
+	// reported, nothing is skipped.
+	StuckAfter time.Duration
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".
 	StartOffset string
@@ -109,6 +156,12 @@ type Config struct {
 	// CheckpointChunkBytes is the payload size per checkpoint record
 	// (default 512 KiB; states larger than that are chunked).
 	CheckpointChunkBytes int
+	// CheckpointMaxStateBytes bounds one partition's checkpoint payload
+	// (default checkpoint.DefaultMaxStateBytes, 1 GiB): a larger state is
+	// not checkpointed (the checkpoint fails with an error that says so),
+	// and a checkpoint record declaring more is rejected without being
+	// allocated. See package checkpoint for what happens to a rejected one.
+	CheckpointMaxStateBytes int64
 	// CreateTopics creates missing output and dead-letter topics with the
 	// input's partition count (default true via NewConfig; false leaves them
 	// to the operator).
@@ -121,6 +174,21 @@ type Config struct {
 	// Pipeline.Registry).
 	Registerer prometheus.Registerer
 }
+
+// DefaultMaxAbsValue is the default of Config.MaxAbsValue: 1e9. It is far
+// above any real feature or label (standardised features are O(1), counts
+// and amounts rarely reach 1e9; a raw epoch timestamp in ms, 1.7e12, does
+// not pass and must be scaled), and far below where float64 arithmetic in
+// the kernels overflows: with |x| ≤ 1e9 a squared distance over 2^20
+// features is at most 4e24, a cubic polynomial kernel of that 1e73, a
+// squared loss 1e18 — all far from MaxFloat64 ≈ 1.8e308, whereas one
+// feature of 1e308 makes ‖x‖² = +Inf and the model's state NaN.
+const DefaultMaxAbsValue = 1e9
+
+// DefaultMaxIDBytes is the default of Config.MaxIDBytes: 1 KiB, far above a
+// UUID (36 bytes) or any practical entity key, and small enough that ids
+// cannot dominate the feedback buffer or the prediction records.
+const DefaultMaxIDBytes = 1024
 
 // NewConfig returns a Config with the defaults filled in.
 func NewConfig() Config {
@@ -158,8 +226,19 @@ func (c *Config) defaults() {
 	setInt(&c.FetchMaxBytes, 4<<20)
 	setDur(&c.FetchMaxWait, 250*time.Millisecond)
 	setInt(&c.MaxEventBytes, 1<<20)
+	setInt(&c.DeadLetterMaxBytes, 512<<10)
+	setDur(&c.StuckAfter, time.Minute)
 	if c.FeedbackBuffer > 0 && c.FeedbackMaxAge == 0 {
 		c.FeedbackMaxAge = time.Hour
+	}
+	if c.FeedbackBuffer > 0 && c.FeedbackBufferBytes == 0 {
+		c.FeedbackBufferBytes = 64 << 20
+	}
+	if c.MaxAbsValue == 0 {
+		c.MaxAbsValue = DefaultMaxAbsValue
+	}
+	if c.MaxIDBytes == 0 {
+		c.MaxIDBytes = DefaultMaxIDBytes
 	}
 	if c.StartOffset == "" {
 		c.StartOffset = "earliest"
@@ -171,6 +250,9 @@ func (c *Config) defaults() {
 	setDur(&c.HeartbeatInterval, time.Second)
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setInt(&c.CheckpointPartitions, 8)
+	if c.CheckpointMaxStateBytes == 0 {
+		c.CheckpointMaxStateBytes = checkpoint.DefaultMaxStateBytes
+	}
 	setDur(&c.ShutdownTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -238,10 +320,30 @@ func (c *Config) Validate() error {
 	if c.OnModelChange != "fail" && c.OnModelChange != "reset" {
 		bad("on-model-change %q: use fail or reset", c.OnModelChange)
 	}
+	if c.FeedbackBufferBytes < 0 {
+		bad("feedback buffer bytes %d: must be positive (0 takes the default, 64 MiB)", c.FeedbackBufferBytes)
+	}
+	if math.IsNaN(c.MaxAbsValue) || (c.MaxAbsValue > 0 && c.MaxAbsValue < 1) {
+		bad("max abs value %v: must be at least 1, so that classification labels ±1 pass (0 takes the default %g; negative turns the check off)", c.MaxAbsValue, float64(DefaultMaxAbsValue))
+	}
+	if c.CheckpointMaxStateBytes < 0 {
+		bad("checkpoint max state bytes %d: use a positive size (default %d)", c.CheckpointMaxStateBytes, checkpoint.DefaultMaxStateBytes)
+	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// eventLimits are the decoder's limits (a negative MaxAbsValue or
+// MaxIDBytes, "off" in Config, is "no limit" in codec.Limits too).
+func (c *Config) eventLimits() codec.Limits {
+	return codec.Limits{Dim: c.Dim, MaxBytes: c.MaxEventBytes, MaxAbsValue: c.MaxAbsValue, MaxIDBytes: c.MaxIDBytes}
+}
+
+// pendingLimits are the feedback buffer's limits.
+func (c *Config) pendingLimits() pendingLimits {
+	return pendingLimits{max: c.FeedbackBuffer, maxBytes: c.FeedbackBufferBytes, maxAge: c.FeedbackMaxAge.Milliseconds()}
 }
 
 // task returns the models' task (Validate has checked they agree).

@@ -16,6 +16,21 @@
 // dead letters. Every CheckpointEvery events or CheckpointInterval, and when
 // the partition is revoked or the process shuts down, it checkpoints.
 //
+// # Damaged or forged checkpoints
+//
+// Every checkpoint rejected while restoring — torn, corrupt, forged, over
+// CheckpointMaxStateBytes (package checkpoint lists the checks and limits),
+// or intact but with a payload the models cannot decode — is counted in
+// okstream_checkpoint_invalid_total{partition, reason} and logged (warn,
+// with the partition, slot, reason and detail). The worker then restores the
+// older checkpoint of the partition (the other slot) and reprocesses from
+// its offset, which is exact because the learners are deterministic. If
+// checkpoints exist but none can be restored, the partition refuses to
+// start: Run returns an error naming each checkpoint's reason (okstream run
+// exits non-zero), rather than silently starting fresh models. A model
+// whose spec changed (ErrModelChanged) is a configuration error, not a
+// damaged checkpoint: it stops the pipeline without a fallback.
+//
 // # Durability order
 //
 // For every checkpoint: the predictions (and dead letters) of all input
@@ -36,12 +51,42 @@
 // offset) carried in each record. Output is at least once; state is exactly
 // once.
 //
+// One decision can depend on when checkpoints happen: a model whose state
+// has become non-finite is reset to a fresh learner at the first event it
+// scores non-finite (a pure function of the stream), or, if a checkpoint
+// comes first, by the check before that checkpoint, so that a NaN model is
+// never checkpointed silently (see modelSet.step and
+// modelSet.checkBeforeCheckpoint). Both give the same state whenever the
+// poisoned model's next score is non-finite too, as it is for the kernel
+// learners; with the value limits on (the default) this does not arise
+// from finite inputs.
+//
 // # Bad input
 //
-// A record that does not decode, has NaN/Inf or the wrong dimension, or a
-// classification label other than ±1, is written to the dead-letter topic
+// A record that does not decode, has NaN/Inf or the wrong dimension, a
+// feature value or label beyond Config.MaxAbsValue, an id, key or ref
+// longer than Config.MaxIDBytes, or a classification label other than ±1,
+// or that is feedback for an impression the partition does not hold (or
+// holds for another key), is written to the dead-letter topic
 // with its original key and bytes and headers okstream-reason (a stable
 // snake_case reason, also the metrics label), okstream-detail (a
 // human-readable message) and okstream-source (topic/partition/offset). It
 // never stops the partition.
+//
+// # Records too large, and records refused
+//
+// Every record the runtime writes fits its writer and topic, whatever the
+// input (deadletter.go): a dead letter copies at most
+// Config.DeadLetterMaxBytes of its record and says so in its headers
+// (okstream-truncated, okstream-original-key-bytes,
+// okstream-original-value-bytes); a valid event whose prediction record
+// would be too large is dead-lettered (prediction_too_large) after the
+// models learned from it. A record the broker refuses for good is never
+// retried as it is: a refused prediction becomes a dead letter
+// (prediction_refused), a refused dead letter is written again without key
+// and value, and dropped (logged, counted) if even that is refused.
+// Transient errors are retried with backoff indefinitely; a partition
+// whose output or fetches make no progress for Config.StuckAfter is
+// reported stuck (Pipeline.Ready, /readyz, okstream_partition_stuck), never
+// skipped.
 package consumer

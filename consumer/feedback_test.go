@@ -165,26 +165,30 @@ func TestDelayedFeedbackExactWithPendingInFlight(t *testing.T) {
 // The pending buffer evicts by size and by event-time age, oldest first,
 // and survives encode/decode, remapping scores when models change.
 func TestPendingBuffer(t *testing.T) {
-	p := newPending(3, 1000, 2)
+	p := newPending(pendingLimits{max: 3, maxAge: 1000}, 2)
 	mk := func(id string, ts int64) *impression {
 		return &impression{id: id, ts: ts, hasTS: true, x: []float64{1, 2}, scores: []float64{0.5, -0.5}, updates: []uint64{3, 4}}
 	}
+	take := func(p *pending, id string) *impression { im, _ := p.take(id, ""); return im }
 	p.add(mk("a", 0))
 	p.add(mk("b", 100))
 	p.add(mk("c", 200))
-	if n := p.add(mk("d", 300)); n != 1 || p.take("a") != nil || p.len() != 3 {
-		t.Fatalf("size eviction: evicted %d, len %d", n, p.len())
+	if r := p.add(mk("d", 300)); r.size != 1 || take(p, "a") != nil || p.len() != 3 {
+		t.Fatalf("size eviction: %+v, len %d", r, p.len())
 	}
-	if n := p.expire(1150); n != 1 || p.take("b") != nil {
-		t.Fatalf("age eviction removed %d", n)
+	for i := 0; i < 3; i++ { // the watermark is a median: it takes several events to move it
+		p.observe(1150)
 	}
-	if im := p.take("c"); im == nil || im.scores[1] != -0.5 {
+	if take(p, "b") != nil || p.len() != 2 {
+		t.Fatalf("age eviction: %d left", p.len())
+	}
+	if im := take(p, "c"); im == nil || im.scores[1] != -0.5 {
 		t.Fatal("take")
 	}
 	e := state.NewEncoder(0)
 	p.encode(e)
-	q := p.decode(state.NewDecoder(e.Bytes()), []string{"m1", "m2"}, []string{"m2", "new"})
-	im := q.take("d")
+	q := p.decode(state.NewDecoder(e.Bytes()), payloadVersion, []string{"m1", "m2"}, []string{"m2", "new"})
+	im := take(q, "d")
 	if im == nil || im.scores[0] != -0.5 || im.updates[0] != 4 || !math.IsNaN(im.scores[1]) {
 		t.Fatalf("remapped entry %+v", im)
 	}

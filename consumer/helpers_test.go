@@ -274,7 +274,7 @@ func checkpointStates(t *testing.T, e *kafkatest.Env, cfg Config, parts int) (ma
 		if err != nil || cp == nil {
 			t.Fatalf("partition %d: no checkpoint (%v)", p, err)
 		}
-		ms, _ := newModelSet(cfg.Models, cfg.Dim, cfg.FeedbackBuffer, cfg.FeedbackMaxAge.Milliseconds())
+		ms, _ := newModelSet(cfg.Models, cfg.Dim, cfg.pendingLimits())
 		if _, err := ms.restore(cp.Payload, false); err != nil {
 			t.Fatal(err)
 		}
@@ -316,6 +316,7 @@ func checkpointStats(t *testing.T, e *kafkatest.Env, cfg Config, parts int) map[
 			a.Labeled += m.Stats.Labeled
 			a.Mistakes += m.Stats.Mistakes
 			a.SqErr += m.Stats.SqErr
+			a.Resets += m.Stats.Resets
 			out[m.Name] = a
 		}
 	}

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -31,13 +32,20 @@ type metrics struct {
 	lag         *prometheus.GaugeVec   // {partition}
 	restoreSecs prometheus.Histogram
 	restores    *prometheus.CounterVec // {result}: found, none, reset
+	ckptInvalid *prometheus.CounterVec // {partition, reason}: checkpoint slots rejected at restore
 	assigned    prometheus.Gauge
 	rebalances  prometheus.Counter
 	writeErrors *prometheus.CounterVec // {topic_role}
 	gaps        prometheus.Counter
 	pendingSize *prometheus.GaugeVec   // {partition}
-	evictions   *prometheus.CounterVec // {reason}: size, age
-	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled
+	evictions   *prometheus.CounterVec // {reason}: size, bytes, age
+	feedback    *prometheus.CounterVec // {result}: matched, orphan, disabled, key_mismatch
+	dlqDropped  *prometheus.CounterVec // {reason}: dead letters refused even without key and value
+	fetchErrors prometheus.Counter
+	// Added with the value limits and the non-finite guard.
+	pendingBytes       *prometheus.GaugeVec   // {partition}
+	impressionsRefused *prometheus.CounterVec // {reason}: duplicate_id, too_large
+	modelResets        *prometheus.CounterVec // {model, reason}: non_finite, non_finite_at_checkpoint
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -84,32 +92,47 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to restore a partition's models from its checkpoint.", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 16)})).(prometheus.Histogram),
 		restores: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "restores_total",
 			Help: "Partition assignments by restore result (checkpoint, none)."}, []string{"result"})).(*prometheus.CounterVec),
+		ckptInvalid: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_invalid_total",
+			Help: "Checkpoints rejected while restoring a partition (torn, corrupt, forged or over the limits; see checkpoint.Reason), by partition and reason."}, []string{"partition", "reason"})).(*prometheus.CounterVec),
 		assigned: f(prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "assigned_partitions",
 			Help: "Input partitions this instance owns."})).(prometheus.Gauge),
 		rebalances: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
 			Help: "Consumer-group generations joined."})).(prometheus.Counter),
 		writeErrors: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "write_errors_total",
-			Help: "Failed writes (retried), by topic role (predictions, dead_letters, checkpoints, commit)."}, []string{"role"})).(*prometheus.CounterVec),
+			Help: "Failed writes (retried, or with records refused for good replaced), by topic role (predictions, dead_letters, checkpoints, commit)."}, []string{"role"})).(*prometheus.CounterVec),
 		gaps: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "recovery_gaps_total",
 			Help: "Times a checkpoint's offset was no longer in the log (deleted by retention): exact recovery was impossible and processing resumed at the earliest offset."})).(prometheus.Counter),
 	}
 	m.pendingSize = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feedback_pending",
 		Help: "Impressions of a partition awaiting delayed feedback."}, []string{"partition"})).(*prometheus.GaugeVec)
 	m.evictions = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_evictions_total",
-		Help: "Impressions evicted before their feedback arrived, by reason (size, age)."}, []string{"reason"})).(*prometheus.CounterVec)
+		Help: "Impressions evicted before their feedback arrived, by reason (size, bytes, age)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.feedback = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_events_total",
-		Help: "Feedback events by result (matched, orphan, disabled)."}, []string{"result"})).(*prometheus.CounterVec)
-	for _, r := range []string{"size", "age"} {
+		Help: "Feedback events by result (matched, orphan, disabled, key_mismatch)."}, []string{"result"})).(*prometheus.CounterVec)
+	m.dlqDropped = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_dropped_total",
+		Help: "Dead letters the broker refused for good even as reference-only records (no key, no value): dropped and logged, by reason."}, []string{"reason"})).(*prometheus.CounterVec)
+	m.fetchErrors = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
+		Help: "Failed fetches of input partitions (retried)."})).(prometheus.Counter)
+	m.pendingBytes = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feedback_pending_bytes",
+		Help: "Accounted bytes of a partition's impressions awaiting delayed feedback (see --feedback-buffer-bytes)."}, []string{"partition"})).(*prometheus.GaugeVec)
+	m.impressionsRefused = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "feedback_impressions_refused_total",
+		Help: "Impressions scored but not kept for feedback, by reason (duplicate_id: the id is already pending; too_large: above the byte limit alone)."}, []string{"reason"})).(*prometheus.CounterVec)
+	m.modelResets = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_resets_total",
+		Help: "Models reset to a fresh learner because their state became non-finite, by model and reason (non_finite: at an event; non_finite_at_checkpoint: by the check before a checkpoint)."}, []string{"model", "reason"})).(*prometheus.CounterVec)
+	for _, r := range []string{"size", "bytes", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
-	for _, r := range []string{"matched", "orphan", "disabled"} {
+	for _, r := range []string{"matched", "orphan", "disabled", "key_mismatch"} {
 		m.feedback.WithLabelValues(r)
+	}
+	for _, r := range []string{"duplicate_id", "too_large"} {
+		m.impressionsRefused.WithLabelValues(r)
 	}
 	// Pre-create the dead-letter series so they exist at 0.
 	for _, r := range codec.Reasons() {
 		m.deadLetters.WithLabelValues(string(r))
 	}
-	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled} {
+	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch} {
 		m.deadLetters.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
@@ -127,4 +150,43 @@ func (m *metrics) predictionsCount() float64 {
 		return 0
 	}
 	return pm.GetCounter().GetValue()
+}
+
+var (
+	stuckDesc = prometheus.NewDesc("okstream_partition_stuck",
+		"1 while a stage of the partition's worker (write: output unacknowledged; fetch: fetches failing) has made no progress for longer than --stuck-after; /readyz is then 503.",
+		[]string{"partition", "stage"}, nil)
+	stallDesc = prometheus.NewDesc("okstream_partition_stall_seconds",
+		"Seconds a stage of the partition's worker has been waiting: the current output unit unacknowledged (write), fetches failing (fetch); 0 when it flows.",
+		[]string{"partition", "stage"}, nil)
+)
+
+// stallCollector exports the stall clocks of the running workers, read at
+// scrape time (a write that hangs is visible while it hangs).
+type stallCollector struct{ p *Pipeline }
+
+func (c stallCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stuckDesc
+	ch <- stallDesc
+}
+
+func (c stallCollector) Collect(ch chan<- prometheus.Metric) {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	now := time.Now()
+	for n, w := range c.p.live {
+		waiting := map[string]time.Duration{}
+		for _, s := range w.stalls(now, 0) {
+			waiting[s.Stage] = s.For
+		}
+		for _, stage := range []string{"write", "fetch"} {
+			d := waiting[stage]
+			stuck := 0.0
+			if d > 0 && d >= c.p.cfg.StuckAfter {
+				stuck = 1
+			}
+			ch <- prometheus.MustNewConstMetric(stuckDesc, prometheus.GaugeValue, stuck, partLabel(n), stage)
+			ch <- prometheus.MustNewConstMetric(stallDesc, prometheus.GaugeValue, d.Seconds(), partLabel(n), stage)
+		}
+	}
 }

@@ -18,7 +18,11 @@ import (
 type Stats struct {
 	Labeled  uint64  // labelled events seen
 	Mistakes uint64  // classification: sign(score) ≠ y (a score of 0 is a mistake)
-	SqErr    float64 // sum of (score − y)², for regression (and as a calibration signal for classifiers)
+	SqErr    float64 // sum of (score − y)², for regression (and as a calibration signal for classifiers); non-finite terms are left out
+	// Resets counts the times the model was reset to a fresh learner
+	// because its state had become non-finite (see modelSet.step). It is
+	// checkpointed (payload version 3 on), so it covers the whole history.
+	Resets uint64
 }
 
 // MistakeRate is Mistakes/Labeled (NaN before the first label).
@@ -42,10 +46,24 @@ type modelSet struct {
 	dim    int
 	models []*model
 	pend   *pending // impressions awaiting delayed feedback
+
+	// The non-finite guard (step, checkBeforeCheckpoint).
+	lastX   []float64 // features of the last labelled event every model learnt with a finite score
+	learnt  bool      // a model learnt since the last checkpoint (lastX is then set)
+	onReset func(m *model, reason string)
 }
 
-func newModelSet(cfg []Model, dim int, pendingMax int, pendingMaxAge int64) (*modelSet, error) {
-	ms := &modelSet{dim: dim, pend: newPending(pendingMax, pendingMaxAge, dim)}
+// Reasons for a model reset (the reason label of okstream_model_resets_total).
+const (
+	// resetNonFinite: the model returned a non-finite score for an event.
+	resetNonFinite = "non_finite"
+	// resetCheckpoint: the check before a checkpoint found a non-finite
+	// prediction (the backstop; see checkBeforeCheckpoint).
+	resetCheckpoint = "non_finite_at_checkpoint"
+)
+
+func newModelSet(cfg []Model, dim int, lim pendingLimits) (*modelSet, error) {
+	ms := &modelSet{dim: dim, pend: newPending(lim, dim)}
 	for _, c := range cfg {
 		m, err := newModel(c, dim)
 		if err != nil {
@@ -67,76 +85,193 @@ func newModel(c Model, dim int) (*model, error) {
 // score predicts x with every model — and, if the event is labelled, lets
 // each model learn from y after predicting — appending one ModelScore per
 // model to out. If obs is not nil, model i's step is timed into obs[i].
+// Every model goes through step, the non-finite guard.
 func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
+	allFinite := true
 	for i, m := range ms.models {
 		var start time.Time
 		if obs != nil {
 			start = time.Now()
 		}
-		var f float64
-		before := m.updates
+		f, before := ms.step(m, x, y, hasY)
+		allFinite = allFinite && finite(f)
 		if hasY {
-			f = m.l.Learn(x, y)
-			m.updates++
-			m.stats.Labeled++
-			if m.classify && learner.Mistake(f, y) {
-				m.stats.Mistakes++
-			}
-			m.stats.SqErr += (f - y) * (f - y)
-		} else {
-			f = m.l.Predict(x)
+			m.count(f, y)
 		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
-		s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
-		if m.classify {
-			s.Classify = true
-			s.Decision = codec.Decision(f)
-		}
-		out = append(out, s)
+		out = append(out, m.modelScore(f, before))
+	}
+	if hasY {
+		ms.noteLearnt(x, allFinite)
 	}
 	return out
 }
 
-// Payload versions: 1 = models; 2 = models + the pending-feedback buffer.
+// step is one model's predict (hasY false) or predict-then-learn (hasY
+// true) on x, guarded against a model whose state is no longer finite. It
+// returns the score to publish and the model's update count before the
+// event.
+//
+// A finite input can still drive a learner's state to ±Inf or NaN (features
+// or labels of ±1e308 overflow a kernel's squares; the value limits, on by
+// default, make this rare), and from then on every score is NaN. So when the
+// model returns a non-finite score, its state is taken as poisoned: the model
+// is replaced by a fresh learner of the same spec and dimension (same seed:
+// learner.New is deterministic), the reset is counted (Stats.Resets, the
+// resets metric, an error log with the partition, model and offset), and the
+// event is scored (and learnt) again by the fresh model, whose score is the
+// one published. If even the fresh model's score is non-finite, the event
+// itself cannot be learnt: the model is reset once more (so the event leaves
+// no trace in its state) and the non-finite score is published as it is.
+//
+// The decision depends only on the model's state and the event, so an
+// uninterrupted run and a run recovered from any checkpoint take it at the
+// same event, and exact recovery holds.
+//
+// A non-finite score is taken as proof of a poisoned state even when the
+// input alone is to blame (no state could score it: features of ±1e308 make
+// random features cos(±Inf) = NaN), because Learn has already updated the
+// state with it and nothing cheaper than a snapshot per event could undo
+// that. Such a model (bogd, say, whose state would have stayed finite)
+// loses its history. Inputs like that are dead-lettered by the value limit
+// (on by default): within |v| ≤ 1e9 no kernel computation overflows.
+func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64, before uint64) {
+	run := func() float64 {
+		before = m.updates
+		if !hasY {
+			return m.l.Predict(x)
+		}
+		m.updates++
+		return m.l.Learn(x, y)
+	}
+	if f = run(); finite(f) {
+		return f, before
+	}
+	ms.reset(m, resetNonFinite)
+	if f = run(); !finite(f) {
+		ms.reset(m, resetNonFinite)
+	}
+	return f, before
+}
+
+// count adds a labelled event's progressive-validation score to the
+// model's statistics. A non-finite score counts as labelled (and, for a
+// classifier, as a mistake) but, like a squared error that overflows (a
+// label of 1e308 with the value limit off), stays out of SqErr, which would
+// otherwise be NaN or +Inf for ever.
+func (m *model) count(f, y float64) {
+	m.stats.Labeled++
+	if m.classify && learner.Mistake(f, y) {
+		m.stats.Mistakes++
+	}
+	if d := (f - y) * (f - y); finite(d) {
+		m.stats.SqErr += d
+	}
+}
+
+func (m *model) modelScore(f float64, before uint64) codec.ModelScore {
+	s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
+	if m.classify {
+		s.Classify = true
+		s.Decision = codec.Decision(f)
+	}
+	return s
+}
+
+// reset replaces m's learner by a fresh one of the same spec (learner.New
+// is deterministic, so every run resets to the same state) and counts it.
+// The statistics are kept: they describe the partition's history, not the
+// state; the update count restarts at 0 with the state it describes.
+func (ms *modelSet) reset(m *model, reason string) {
+	l, err := learner.New(m.spec, ms.dim)
+	if err != nil { // the spec built this model before: cannot happen
+		panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
+	}
+	m.l, m.updates = l, 0
+	m.stats.Resets++
+	if ms.onReset != nil {
+		ms.onReset(m, reason)
+	}
+}
+
+// noteLearnt remembers the features of a labelled event every model learnt
+// with a finite score, for checkBeforeCheckpoint.
+func (ms *modelSet) noteLearnt(x []float64, allFinite bool) {
+	if !allFinite {
+		return // a poisonous input: a fresh model may be non-finite on it
+	}
+	ms.lastX = append(ms.lastX[:0], x...)
+	ms.learnt = true
+}
+
+// checkBeforeCheckpoint is the backstop of the non-finite guard: step
+// notices a poisoned state only at the model's next event, so a checkpoint
+// taken in between would save it. Before a checkpoint, each model (if any
+// learnt since the last one) predicts the features of the last labelled
+// event it learnt; a non-finite prediction resets the model as step does
+// (reason non_finite_at_checkpoint), so a NaN model is never checkpointed
+// silently.
+//
+// This is the one decision that depends on when checkpoints happen: a run
+// checkpointing at another offset resets the model one event later, in
+// step, which gives the same state and the same published score whenever
+// the poisoned model's score on that next event is non-finite too — as it
+// is for the kernel learners, where a NaN coefficient makes every score
+// NaN. Only a state that is non-finite in a way that one input exposes and
+// another does not can make the two runs differ, and with the value limits
+// on (the default) finite inputs do not produce such states.
+func (ms *modelSet) checkBeforeCheckpoint() {
+	if !ms.learnt {
+		return
+	}
+	for _, m := range ms.models {
+		if !finite(m.l.Predict(ms.lastX)) {
+			ms.reset(m, resetCheckpoint)
+		}
+	}
+	ms.learnt = false
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 // learnDelayed lets every model learn from a resolved impression: the
 // models' impression-time scores (recomputed now for a model added after
 // the impression) are the progressive-validation scores, counted in the
 // statistics and reported in the outcome record.
+//
+// The learning step goes through step, the non-finite guard, like score.
 func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
+	allFinite := true
 	for i, m := range ms.models {
 		var start time.Time
 		if obs != nil {
 			start = time.Now()
 		}
 		f, before := im.scores[i], im.updates[i]
-		if math.IsNaN(f) {
-			f, before = m.l.Predict(im.x), m.updates
+		if math.IsNaN(f) { // unknown: the model was added after the impression (or its score was NaN)
+			f, before = ms.step(m, im.x, 0, false)
 		}
-		m.l.Learn(im.x, y)
-		m.updates++
-		m.stats.Labeled++
-		if m.classify && learner.Mistake(f, y) {
-			m.stats.Mistakes++
-		}
-		m.stats.SqErr += (f - y) * (f - y)
+		g, _ := ms.step(m, im.x, y, true)
+		allFinite = allFinite && finite(g)
+		m.count(f, y)
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
-		s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
-		if m.classify {
-			s.Classify = true
-			s.Decision = codec.Decision(f)
-		}
-		out = append(out, s)
+		out = append(out, m.modelScore(f, before))
 	}
+	ms.noteLearnt(im.x, allFinite)
 	return out
 }
 
+// Payload versions: 1 = models; 2 = models + the pending-feedback buffer;
+// 3 = each model's Stats.Resets, and the buffer's impression keys and
+// event-time watermark window (see pending.encode). This build reads all
+// three and writes 3.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 2
+	payloadVersion = 3
 )
 
 // marshal encodes every model's state and statistics (deterministically).
@@ -157,6 +292,7 @@ func (ms *modelSet) marshal() ([]byte, error) {
 		e.U64(m.stats.Labeled)
 		e.U64(m.stats.Mistakes)
 		e.F64(m.stats.SqErr)
+		e.U64(m.stats.Resets)
 		e.Blob(st)
 	}
 	ms.pend.encode(e)
@@ -212,6 +348,9 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 		m.Stats.Labeled = d.U64()
 		m.Stats.Mistakes = d.U64()
 		m.Stats.SqErr = d.F64()
+		if version >= 3 {
+			m.Stats.Resets = d.U64()
+		}
 		m.State = d.Blob()
 		p.Models = append(p.Models, m)
 	}
@@ -222,15 +361,15 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 	var q *pending
 	if version >= 2 {
 		if pend == nil {
-			pend = newPending(0, 0, p.Dim)
+			pend = newPending(pendingLimits{}, p.Dim)
 		}
 		if current == nil {
 			current = names
 		}
-		q = pend.decode(d, names, current)
+		q = pend.decode(d, version, names, current)
 		p.Pending = q.len()
 	} else if pend != nil {
-		q = newPending(pend.max, pend.maxAge, pend.dim)
+		q = newPending(pend.lim, pend.dim)
 	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
@@ -295,6 +434,7 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	}
 	ms.models = next
 	ms.pend = pend
+	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"okstream/checkpoint"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/learner"
 )
@@ -32,6 +34,10 @@ type Pipeline struct {
 	m      *metrics
 	reg    *prometheus.Registry
 
+	// Record limits (deadletter.go), set by setup: the largest key + value
+	// of a prediction record, and of what a dead letter copies.
+	predMax, dlqMax int
+
 	killed atomic.Bool
 	joined atomic.Bool
 
@@ -40,6 +46,7 @@ type Pipeline struct {
 	totals Totals
 	fatal  error
 	stop   context.CancelFunc
+	live   map[int]*worker // running workers, for their stall clocks
 }
 
 // PartitionStatus is a snapshot of one partition this instance owns or
@@ -54,6 +61,9 @@ type PartitionStatus struct {
 	Models      map[string]Stats
 	Restore     time.Duration // last restore's duration
 	Restored    bool          // whether the last assignment found a checkpoint
+	// Stuck lists the stages of the partition's worker that have not made
+	// progress for longer than Config.StuckAfter (empty when it flows).
+	Stuck []Stall
 }
 
 // Totals are process-wide counts.
@@ -70,7 +80,8 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}}
+	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
+		predMax: recordLimit(0) - recordFraming, dlqMax: min(cfg.DeadLetterMaxBytes, recordLimit(0)-recordFraming-deadLetterHeaderRoom)}
 	reg := cfg.Registerer
 	if reg == nil {
 		p.reg = prometheus.NewRegistry()
@@ -78,6 +89,7 @@ func New(cfg Config) (*Pipeline, error) {
 		reg = p.reg
 	}
 	p.m = newMetrics(reg)
+	reg.MustRegister(stallCollector{p})
 	return p, nil
 }
 
@@ -101,20 +113,50 @@ func (p *Pipeline) Kill() {
 	}
 }
 
-// Ready reports whether the instance has joined its group and every
-// partition it owns has been restored.
-func (p *Pipeline) Ready() bool {
+// Ready reports whether the instance has joined its group, every partition
+// it owns has been restored, and none is stuck (Config.StuckAfter).
+func (p *Pipeline) Ready() bool { return p.notReady() == "" }
+
+// notReady says why the instance is not ready ("" when it is).
+func (p *Pipeline) notReady() string {
 	if !p.joined.Load() {
-		return false
+		return "joining the consumer group"
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var restoring []int
 	for _, s := range p.parts {
 		if s.Owned && !s.Ready {
-			return false
+			restoring = append(restoring, s.Partition)
 		}
 	}
-	return true
+	if len(restoring) > 0 {
+		sort.Ints(restoring)
+		return fmt.Sprintf("restoring partitions %v", restoring)
+	}
+	now := time.Now()
+	var stuck []string
+	for n, w := range p.live {
+		for _, st := range w.stalls(now, p.cfg.StuckAfter) {
+			stuck = append(stuck, fmt.Sprintf("partition %d stuck: %s", n, st))
+		}
+	}
+	sort.Strings(stuck)
+	return strings.Join(stuck, "; ")
+}
+
+func (p *Pipeline) register(n int, w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live[n] = w
+}
+
+func (p *Pipeline) unregister(n int, w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live[n] == w {
+		delete(p.live, n)
+	}
 }
 
 // Status returns a snapshot of the partitions and totals.
@@ -122,11 +164,15 @@ func (p *Pipeline) Status() ([]PartitionStatus, Totals) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]PartitionStatus, 0, len(p.parts))
+	now := time.Now()
 	for _, s := range p.parts {
 		c := *s
 		c.Models = map[string]Stats{}
 		for k, v := range s.Models {
 			c.Models[k] = v
+		}
+		if w := p.live[s.Partition]; w != nil {
+			c.Stuck = w.stalls(now, p.cfg.StuckAfter)
 		}
 		out = append(out, c)
 	}
@@ -189,8 +235,9 @@ func (p *Pipeline) setFatal(err error) {
 	}
 }
 
-// Handler serves /metrics, /healthz (the process is up) and /readyz (joined
-// and every owned partition restored; 503 otherwise).
+// Handler serves /metrics, /healthz (the process is up) and /readyz (joined,
+// every owned partition restored and none stuck; otherwise 503 with the
+// reason, naming the partitions).
 func (p *Pipeline) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if p.reg != nil {
@@ -200,11 +247,12 @@ func (p *Pipeline) Handler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if p.Ready() {
+		why := p.notReady()
+		if why == "" {
 			fmt.Fprintln(w, "ready")
 			return
 		}
-		http.Error(w, "not ready: joining the group or restoring partitions", http.StatusServiceUnavailable)
+		http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
 	})
 	return mux
 }
@@ -223,9 +271,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.stop = stop
 	p.mu.Unlock()
 
-	p.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
+	transport := kafkasec.Transport(cfg.TLS, cfg.SASL)
+	defer kafkasec.CloseTransport(transport)
+	p.client = kafkasec.Client(cfg.Brokers, transport, 30*time.Second)
 	if err := p.setup(ctx); err != nil {
-		return err
+		return kafkasec.Explain(err)
 	}
 	defer p.predW.Close()
 	defer p.dlqW.Close()
@@ -235,6 +285,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		ID:                cfg.Group,
 		Brokers:           cfg.Brokers,
 		Topics:            []string{cfg.Input},
+		Dialer:            kafkasec.Dialer(cfg.TLS, cfg.SASL),
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		SessionTimeout:    cfg.SessionTimeout,
 		RebalanceTimeout:  cfg.RebalanceTimeout,
@@ -315,6 +366,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 func (p *Pipeline) setup(ctx context.Context) error {
 	cfg := p.cfg
 	n, err := kafkautil.Partitions(ctx, p.client, cfg.Input)
+	if err != nil && kafkasec.Advice(err) != "" {
+		return fmt.Errorf("input topic %s: %w", cfg.Input, err) // Run adds the advice
+	}
 	if err != nil {
 		return fmt.Errorf("input topic %s: %w (create it first, or check --brokers)", cfg.Input, err)
 	}
@@ -329,12 +383,12 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	}
 	p.store, err = checkpoint.Open(ctx, checkpoint.Config{
 		Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions,
-		ChunkBytes: cfg.CheckpointChunkBytes, Client: p.client,
+		ChunkBytes: cfg.CheckpointChunkBytes, MaxStateBytes: cfg.CheckpointMaxStateBytes, Client: p.client,
 	})
 	if err != nil {
 		return err
 	}
-	writer := func(topic string) *kafka.Writer {
+	writer := func(topic string, limit int) *kafka.Writer {
 		// kafka-go preallocates BatchSize messages for every batch it opens
 		// (one per output partition per write), so BatchSize is sized to
 		// what one micro-batch puts in one output partition: batches then
@@ -352,11 +406,23 @@ func (p *Pipeline) setup(ctx context.Context) error {
 			RequiredAcks: kafka.RequireAll,
 			BatchTimeout: 2 * time.Millisecond,
 			BatchSize:    max(16, (cfg.BatchSize+parts-1)/parts),
-			BatchBytes:   1000000,
-			Transport:    p.client.Transport,
+			BatchBytes:   int64(limit),
+			// A few quick retries inside kafka-go; the worker's write loop
+			// retries for as long as it takes, logging and counting each
+			// failure (kafka-go's default of 10 hides an outage for ~20 s).
+			MaxAttempts: 4,
+			Transport:   p.client.Transport,
 		}
 	}
-	p.predW = writer(cfg.Output)
-	p.dlqW = writer(cfg.DeadLetter)
+	predLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.Output))
+	dlqLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.DeadLetter))
+	p.predMax = predLimit - recordFraming
+	p.dlqMax = min(cfg.DeadLetterMaxBytes, dlqLimit-recordFraming-deadLetterHeaderRoom)
+	if p.dlqMax < cfg.DeadLetterMaxBytes {
+		cfg.Logger.Warn("dead letters copy less than the configured limit: the dead-letter topic or the writer takes no more",
+			"configured", cfg.DeadLetterMaxBytes, "used", p.dlqMax, "topic", cfg.DeadLetter)
+	}
+	p.predW = writer(cfg.Output, predLimit)
+	p.dlqW = writer(cfg.DeadLetter, dlqLimit)
 	return nil
 }

@@ -237,10 +237,7 @@ func TestPoisonEventsGoToDeadLetter(t *testing.T) {
 		t.Fatalf("%d dead letters, want 5", len(dl))
 	}
 	for i, d := range dl {
-		h := map[string]string{}
-		for _, x := range d.Headers {
-			h[x.Key] = string(x.Value)
-		}
+		h := dlqHeaders(d)
 		want := poison[i]
 		if h[HeaderReason] != want.reason || !bytes.Equal(d.Value, want.value) || !strings.HasPrefix(h[HeaderSource], input+"/0/") || h[HeaderDetail] == "" {
 			t.Fatalf("dead letter %d: headers %v, value %q; want reason %s and the original bytes", i, h, d.Value, want.reason)
@@ -344,15 +341,7 @@ func TestHealthAndMetricsEndpoints(t *testing.T) {
 	}
 	srv := httptest.NewServer(p.Handler())
 	defer srv.Close()
-	get := func(path string) (int, string) {
-		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := func(path string) (int, string) { return httpGet(t, srv, path) }
 	if code, _ := get("/healthz"); code != 200 {
 		t.Fatalf("/healthz %d", code)
 	}

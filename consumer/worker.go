@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +30,9 @@ const (
 	reasonOrphanFeedback = "orphan_feedback"
 	// reasonFeedbackDisabled: a feedback event while delayed feedback is off.
 	reasonFeedbackDisabled = "feedback_disabled"
+	// reasonFeedbackKeyMismatch: a feedback event whose key is not that of
+	// the pending impression it refers to (the impression stays pending).
+	reasonFeedbackKeyMismatch = "feedback_key_mismatch"
 )
 
 // Dead-letter record headers.
@@ -92,6 +97,11 @@ type worker struct {
 	ackNote    chan struct{} // signalled after each acknowledged unit
 	writerDone chan struct{} // closed when the writer exits
 	writerOK   atomic.Bool   // false once the writer gave up on a unit
+
+	// Stall clocks of the writer and the fetcher (see stalls).
+	stallMu    sync.Mutex
+	writeStall stallClock
+	fetchStall stallClock
 }
 
 // unit is one micro-batch's output, handed from the worker to the writer.
@@ -109,7 +119,7 @@ type fetched struct {
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
-	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.FeedbackBuffer, p.cfg.FeedbackMaxAge.Milliseconds())
+	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.pendingLimits())
 	if err != nil {
 		return nil, errFatal{err}
 	}
@@ -120,7 +130,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		ms:       ms,
 		classify: p.task == learner.Classification,
 		durable:  -1,
-		dec:      codec.NewDecoder(codec.Limits{Dim: p.cfg.Dim, MaxBytes: p.cfg.MaxEventBytes}),
+		dec:      codec.NewDecoder(p.cfg.eventLimits()),
 		x:        make([]float64, p.cfg.Dim),
 		writeCh:  make(chan *unit, 2),
 		free:     make(chan *unit, 4),
@@ -129,6 +139,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
 	}
+	ms.onReset = w.modelReset
 	return w, nil
 }
 
@@ -137,6 +148,8 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 // killed).
 func (w *worker) run(ctx context.Context) error {
 	log := w.log
+	w.p.register(w.part, w)
+	defer w.p.unregister(w.part, w)
 	if err := w.restore(ctx); err != nil {
 		return err
 	}
@@ -229,10 +242,13 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 				pos = w.outOfRange(ctx, pos)
 				continue
 			}
+			w.p.m.fetchErrors.Inc()
+			w.waiting(&w.fetchStall, false, err)
 			w.log.Warn("fetch failed; retrying", "offset", pos, "err", err)
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
+		w.waiting(&w.fetchStall, true, nil)
 		if len(recs) > 0 {
 			pos = recs[len(recs)-1].Offset + 1
 		}
@@ -244,9 +260,11 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 	}
 }
 
-// writeLoop writes units in order until writeCh is closed, retrying a
-// failed write until it succeeds or ctx ends (then it gives up, and the
-// worker will not checkpoint past the unwritten unit).
+// writeLoop writes units in order until writeCh is closed. Records refused
+// for good are replaced (see settle) and never retried as they were; other
+// failures are retried with backoff until they succeed or ctx ends (then it
+// gives up, and the worker will not checkpoint past the unwritten unit).
+// While a unit waits for its acknowledgement the write stall clock runs.
 func (w *worker) writeLoop(ctx context.Context) {
 	defer close(w.writerDone)
 	for {
@@ -262,18 +280,22 @@ func (w *worker) writeLoop(ctx context.Context) {
 			u = next
 		}
 		start := time.Now()
-		for attempt := 0; ; attempt++ {
+		w.waiting(&w.writeStall, false, nil)
+		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
 			err := w.writeUnit(ctx, u)
 			if err == nil {
-				break
+				continue // done, or refused records were replaced: write the replacements
 			}
 			if ctx.Err() != nil {
 				w.writerOK.Store(false)
 				return
 			}
-			w.log.Warn("writing predictions failed; retrying", "attempt", attempt+1, "err", err)
-			sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+			attempt++
+			w.waiting(&w.writeStall, false, err)
+			w.log.Warn("writing predictions failed; retrying", "attempt", attempt, "err", err)
+			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 		}
+		w.waiting(&w.writeStall, true, nil)
 		w.p.m.writeSecs.Observe(time.Since(start).Seconds())
 		w.acked.Store(u.next)
 		select {
@@ -287,31 +309,33 @@ func (w *worker) writeLoop(ctx context.Context) {
 	}
 }
 
-// writeUnit writes a unit's predictions and dead letters (acks=all). A
-// part that succeeded is not written again on a retry.
+// writeUnit writes a unit's predictions and dead letters (acks=all),
+// leaving in the unit what is still to be written: records that failed
+// transiently (their error is returned), and the replacements of records
+// refused for good (see settle; the error is then nil). A record that was
+// written is not written again.
 func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 	var perr, derr error
+	var pbad, dbad []refusal
+	np := len(u.preds)
 	if len(u.preds) > 0 && len(u.dlq) > 0 {
 		done := make(chan struct{})
-		go func() { derr = w.p.dlqW.WriteMessages(ctx, u.dlq...); close(done) }()
-		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+		go func() { u.dlq, dbad, derr = writeSorted(ctx, w.p.dlqW, u.dlq); close(done) }()
+		u.preds, pbad, perr = writeSorted(ctx, w.p.predW, u.preds)
 		<-done
 	} else if len(u.preds) > 0 {
-		perr = w.p.predW.WriteMessages(ctx, u.preds...)
+		u.preds, pbad, perr = writeSorted(ctx, w.p.predW, u.preds)
 	} else if len(u.dlq) > 0 {
-		derr = w.p.dlqW.WriteMessages(ctx, u.dlq...)
+		u.dlq, dbad, derr = writeSorted(ctx, w.p.dlqW, u.dlq)
 	}
-	if perr == nil {
-		w.p.m.predictions.Add(float64(len(u.preds)))
-		u.preds = u.preds[:0]
-	} else {
+	w.p.m.predictions.Add(float64(np - len(u.preds) - len(pbad)))
+	if perr != nil || len(pbad) > 0 {
 		w.p.m.writeErrors.WithLabelValues("predictions").Inc()
 	}
-	if derr == nil {
-		u.dlq = u.dlq[:0]
-	} else {
+	if derr != nil || len(dbad) > 0 {
 		w.p.m.writeErrors.WithLabelValues("dead_letters").Inc()
 	}
+	w.settle(u, pbad, dbad)
 	return errors.Join(perr, derr)
 }
 
@@ -319,7 +343,14 @@ func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 func (w *worker) newUnit() *unit {
 	select {
 	case u := <-w.free:
+		// Drop the dead letters' references to old records (up to
+		// DeadLetterMaxBytes each) and an arena grown by an unusually
+		// large prediction.
+		clear(u.dlq[:cap(u.dlq)])
 		u.preds, u.dlq, u.arena = u.preds[:0], u.dlq[:0], u.arena[:0]
+		if cap(u.arena) > 4<<20 {
+			u.arena = nil
+		}
 		return u
 	default:
 		return &unit{}
@@ -340,14 +371,26 @@ func (w *worker) waitAcked(ctx context.Context) bool {
 	return true
 }
 
+// restore loads the partition's newest checkpoint whose records pass
+// validation and whose payload decodes, falling back to the older slot;
+// every rejected checkpoint is counted in okstream_checkpoint_invalid_total
+// and logged with its reason. If checkpoints exist but none can be
+// restored, the partition refuses to start (a fatal error that says why)
+// rather than silently starting fresh models.
 func (w *worker) restore(ctx context.Context) error {
 	log := w.log
 	start := time.Now()
-	var cp *checkpoint.Checkpoint
+	for _, r := range checkpoint.Reasons() {
+		w.p.m.ckptInvalid.WithLabelValues(w.label, string(r)) // series exist at 0, for alerts on increase()
+	}
+	var cps []*checkpoint.Checkpoint
 	var st checkpoint.LoadStats
 	for {
 		var err error
-		cp, st, err = w.p.store.Load(ctx, w.id)
+		cps, st, err = w.p.store.LoadAll(ctx, w.id)
+		for _, r := range st.Rejected {
+			w.invalidCheckpoint(r)
+		}
 		if err == nil {
 			break
 		}
@@ -360,11 +403,29 @@ func (w *worker) restore(ctx context.Context) error {
 		w.p.cfg.Logger.Warn("checkpoint restore failed; retrying", "partition", w.part, "err", err)
 		sleep(ctx, time.Second)
 	}
-	if cp != nil {
-		fresh, err := w.ms.restore(cp.Payload, w.p.cfg.OnModelChange == "reset")
-		if err != nil {
-			return errFatal{fmt.Errorf("partition %d: restoring checkpoint %s: %w", w.part, cp.Epoch, err)}
+	var cp *checkpoint.Checkpoint
+	var fresh []string
+	var failed []string
+	for _, c := range cps {
+		f, err := w.ms.restore(c.Payload, w.p.cfg.OnModelChange == "reset")
+		if errors.Is(err, ErrModelChanged) {
+			return errFatal{fmt.Errorf("partition %d: restoring checkpoint %s: %w", w.part, c.Epoch, err)}
 		}
+		if err != nil {
+			// The records were intact but the payload does not decode
+			// (e.g. a forged learner state): try the older checkpoint.
+			r := checkpoint.Rejection{Slot: c.Epoch.Slot(), Reason: checkpoint.ReasonPayload, Detail: fmt.Sprintf("epoch %s: %v", c.Epoch, err)}
+			w.invalidCheckpoint(r)
+			failed = append(failed, r.String())
+			continue
+		}
+		cp, fresh = c, f
+		break
+	}
+	if cp == nil && len(cps) > 0 {
+		return errFatal{fmt.Errorf("partition %d: no checkpoint could be restored: %s (inspect the checkpoint topic with okstream inspect checkpoints --models; to discard the state, delete the partition's checkpoint records)", w.part, strings.Join(failed, "; "))}
+	}
+	if cp != nil {
 		w.next, w.epoch, w.durable = cp.NextOffset, cp.Epoch, cp.NextOffset
 		w.p.m.restores.WithLabelValues("checkpoint").Inc()
 		log.Info("restored", "epoch", cp.Epoch.String(), "next", cp.NextOffset, "bytes", len(cp.Payload),
@@ -387,6 +448,12 @@ func (w *worker) restore(ctx context.Context) error {
 	w.lastCkpt = time.Now()
 	w.publishStats()
 	return nil
+}
+
+// invalidCheckpoint reports a rejected checkpoint (metric and log).
+func (w *worker) invalidCheckpoint(r checkpoint.Rejection) {
+	w.p.m.ckptInvalid.WithLabelValues(w.label, string(r.Reason)).Inc()
+	w.log.Warn("checkpoint rejected", "slot", r.Slot, "reason", string(r.Reason), "detail", r.Detail)
 }
 
 func (w *worker) offsets(ctx context.Context) (first, end int64, err error) {
@@ -461,7 +528,7 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	}
 	pend := w.ms.pend
 	if pend.enabled() && w.ev.HasTS {
-		if n := pend.expire(w.ev.TS); n > 0 {
+		if n := pend.observe(w.ev.TS); n > 0 {
 			w.p.m.evictions.WithLabelValues("age").Add(float64(n))
 		}
 	}
@@ -472,22 +539,52 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	x := w.ev.Dense(w.x, w.p.cfg.Dim)
 	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.obs)
 	if !w.ev.HasY && pend.enabled() && w.ev.ID != "" {
-		w.remember(r.Offset, x)
+		w.remember(r, x)
 	}
 	w.emit(u, r, nil)
 }
 
-// remember keeps an impression for its delayed feedback.
-func (w *worker) remember(offset int64, x []float64) {
-	im := &impression{id: w.ev.ID, offset: offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
+// remember keeps an impression for its delayed feedback (unless its id is
+// already pending, or it alone is above the buffer's byte limit).
+func (w *worker) remember(r *kafkautil.Record, x []float64) {
+	im := &impression{id: w.ev.ID, key: w.eventKey(r), offset: r.Offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
 		x: append([]float64(nil), x...), scores: make([]float64, len(w.scores)), updates: make([]uint64, len(w.scores))}
 	for i, s := range w.scores {
 		im.scores[i], im.updates[i] = s.Score, s.Updates
 	}
-	if n := w.ms.pend.add(im); n > 0 {
-		w.p.m.evictions.WithLabelValues("size").Add(float64(n))
+	res := w.ms.pend.add(im)
+	switch {
+	case res.duplicate:
+		w.p.m.impressionsRefused.WithLabelValues("duplicate_id").Inc()
+	case res.tooLarge:
+		w.p.m.impressionsRefused.WithLabelValues("too_large").Inc()
+	}
+	if res.size > 0 {
+		w.p.m.evictions.WithLabelValues("size").Add(float64(res.size))
+	}
+	if res.bytes > 0 {
+		w.p.m.evictions.WithLabelValues("bytes").Add(float64(res.bytes))
 	}
 	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(w.ms.pend.len()))
+	w.p.m.pendingBytes.WithLabelValues(w.label).Set(float64(w.ms.pend.bytes))
+}
+
+// eventKey is the entity key of the event being processed: its "key", else
+// the Kafka record key.
+func (w *worker) eventKey(r *kafkautil.Record) string {
+	if w.ev.Key == "" && r.Key != nil {
+		return string(r.Key)
+	}
+	return w.ev.Key
+}
+
+// modelReset reports a model reset by the non-finite guard (see
+// modelSet.step); w.next-1 is the offset of the event being processed, or
+// of the last one before a checkpoint.
+func (w *worker) modelReset(m *model, reason string) {
+	w.p.m.modelResets.WithLabelValues(m.name, reason).Inc()
+	w.log.Error("model state is not finite: reset to a fresh learner (see Guarantees in the README)",
+		"model", m.name, "reason", reason, "offset", w.next-1, "resets", m.stats.Resets)
 }
 
 // feedback resolves a label-only event: the models learn from the
@@ -500,8 +597,14 @@ func (w *worker) feedback(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reasonFeedbackDisabled, "a feedback event (ref "+strconv.Quote(w.ev.Ref)+"), but delayed feedback is off: run with --feedback-buffer N")
 		return
 	}
-	im := pend.take(w.ev.Ref)
+	im, mismatch := pend.take(w.ev.Ref, w.eventKey(r))
 	w.p.m.pendingSize.WithLabelValues(w.label).Set(float64(pend.len()))
+	w.p.m.pendingBytes.WithLabelValues(w.label).Set(float64(pend.bytes))
+	if mismatch {
+		w.p.m.feedback.WithLabelValues("key_mismatch").Inc()
+		w.deadLetter(u, r, reasonFeedbackKeyMismatch, "the pending impression "+strconv.Quote(w.ev.Ref)+" belongs to another key: feedback must carry its impression's key (it stays pending)")
+		return
+	}
 	if im == nil {
 		w.p.m.feedback.WithLabelValues("orphan").Inc()
 		w.deadLetter(u, r, reasonOrphanFeedback, "no pending impression with id "+strconv.Quote(w.ev.Ref)+" (never seen in this partition, already resolved, or evicted by the buffer's size or age limit)")
@@ -522,10 +625,7 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	case id == "":
 		id = w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10)
 	}
-	key := w.ev.Key
-	if key == "" && r.Key != nil {
-		key = string(r.Key)
-	}
+	key := w.eventKey(r)
 	pred := codec.Prediction{
 		Version: codec.PredictionVersion, ID: id, Key: key,
 		Topic: w.p.cfg.Input, Partition: int32(w.part), Offset: r.Offset,
@@ -536,6 +636,13 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	}
 	n := len(u.arena)
 	u.arena = codec.AppendPrediction(u.arena, &pred)
+	if size := len(key) + len(u.arena) - n; size > w.p.predMax {
+		u.arena = u.arena[:n]
+		w.deadLetter(u, r, reasonPredictionTooLarge, fmt.Sprintf(
+			"the prediction record would be %d bytes (key %d), over the output writer's limit of %d: the event's id or key is too long; the models did learn from the event",
+			size, len(key), w.p.predMax))
+		return
+	}
 	msg := kafka.Message{Value: u.arena[n:len(u.arena):len(u.arena)]}
 	if key != "" {
 		msg.Key = []byte(key)
@@ -546,17 +653,12 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	u.preds = append(u.preds, msg)
 }
 
+// deadLetter appends the dead letter of a record (see deadLetterMsg: whole,
+// or truncated to the dead-letter limit with headers saying so).
 func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
-	u.dlq = append(u.dlq, kafka.Message{
-		Key:   r.Key,
-		Value: r.Value,
-		Headers: []kafka.Header{
-			{Key: HeaderReason, Value: []byte(reason)},
-			{Key: HeaderDetail, Value: []byte(detail)},
-			{Key: HeaderSource, Value: []byte(w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10))},
-		},
-	})
+	u.dlq = append(u.dlq, deadLetterMsg(r.Key, r.Value, w.p.dlqMax, reason, detail,
+		w.p.cfg.Input+"/"+w.label+"/"+strconv.FormatInt(r.Offset, 10)))
 }
 
 func (w *worker) maybeCheckpoint(ctx context.Context) {
@@ -577,6 +679,7 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 // checkpoint saves the models at w.next (the caller has made sure every
 // prediction before it is acknowledged), then commits the group offset.
 func (w *worker) checkpoint(ctx context.Context) error {
+	w.ms.checkBeforeCheckpoint() // never checkpoint a non-finite model silently
 	payload, err := w.ms.marshal()
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,7 +22,7 @@ type csvLayout struct {
 // colName describes field j for messages: `7 "Jitter(Abs)"` or `7`.
 func (l *csvLayout) colName(j int) string {
 	if l.header != nil {
-		return strconv.Itoa(j) + " " + strconv.Quote(l.header[j])
+		return strconv.Itoa(j) + " " + clip([]byte(l.header[j]))
 	}
 	return strconv.Itoa(j)
 }
@@ -47,7 +48,10 @@ func (l *csvLayout) labelName() string {
 // parseRow parses one data row into x (len(l.features)) and returns the
 // label. fields is scratch space, returned for reuse.
 func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]byte) (y float64, _ [][]byte, err error) {
-	fields, e := splitFields(line, l.delim, fields[:0])
+	fields, e := splitFields(line, l.delim, fields[:0], l.nfields+1)
+	if e == errTooManyFields {
+		return 0, fields, &ParseError{File: l.path, Line: lineNo, Msg: fmt.Sprintf("more than %d fields, want %d", l.nfields+1, l.nfields)}
+	}
 	if e != nil {
 		return 0, fields, &ParseError{File: l.path, Line: lineNo, Msg: e.Error()}
 	}
@@ -71,9 +75,18 @@ func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]by
 
 // splitFields splits line at delim (0: runs of blanks), trimming blanks
 // around each field and removing the quotes of quoted fields. The fields
-// alias line unless a quoted field contains an escaped quote.
-func splitFields(line []byte, delim byte, dst [][]byte) ([][]byte, error) {
+// alias line unless a quoted field contains an escaped quote. It stops with
+// errTooManyFields after maxFields fields, so that dst stays bounded.
+func splitFields(line []byte, delim byte, dst [][]byte, maxFields int) ([][]byte, error) {
 	n := len(line)
+	start := len(dst)
+	// Reserve room for every field the line can have, up to maxFields+1,
+	// at once: growing by append would allocate several times the final size.
+	est := n/2 + 1
+	if delim != 0 {
+		est = bytes.Count(line, []byte{delim}) + 1
+	}
+	dst = slices.Grow(dst, min(est, maxFields+1))
 	blank := func(c byte) bool { return c == ' ' || (c == '\t' && delim != '\t') || c == '\r' }
 	i := 0
 	if delim == 0 {
@@ -94,13 +107,16 @@ func splitFields(line []byte, delim byte, dst [][]byte) ([][]byte, error) {
 				}
 				dst = append(dst, f)
 				i = end
-				continue
+			} else {
+				s := i
+				for i < n && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' {
+					i++
+				}
+				dst = append(dst, line[s:i])
 			}
-			s := i
-			for i < n && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' {
-				i++
+			if len(dst)-start > maxFields {
+				return dst, errTooManyFields
 			}
-			dst = append(dst, line[s:i])
 		}
 	}
 	for {
@@ -131,12 +147,19 @@ func splitFields(line []byte, delim byte, dst [][]byte) ([][]byte, error) {
 			}
 			dst = append(dst, line[s:e])
 		}
+		if len(dst)-start > maxFields {
+			return dst, errTooManyFields
+		}
 		if i == n {
 			return dst, nil
 		}
 		i++ // the delimiter
 	}
 }
+
+// errTooManyFields is splitFields' error for a row with more fields than
+// its caller allows.
+var errTooManyFields = errors.New("too many fields")
 
 // quoted reads the quoted field starting at line[i] == '"' and returns its
 // content and the index just past the closing quote.
@@ -211,7 +234,11 @@ func classify(fields [][]byte) (numbers, texts int, firstText int) {
 // setupCSV reads a CSV file's header (if any) and first data row, and
 // resolves the label and dropped columns. It returns the first data row
 // (copied; nil if there is none) and its line number.
-func setupCSV(src *lineSource, opts Options) (*csvLayout, []byte, int, error) {
+//
+// A row may have at most lim.maxDim feature columns (plus the label and the
+// dropped columns), so that a long line of delimiters cannot size the
+// per-row slices.
+func setupCSV(src *lineSource, opts Options, lim limits) (*csvLayout, []byte, int, error) {
 	path := src.path
 	perr := func(line int, format string, a ...any) error {
 		return &ParseError{File: path, Line: line, Msg: fmt.Sprintf(format, a...)}
@@ -270,13 +297,18 @@ func setupCSV(src *lineSource, opts Options) (*csvLayout, []byte, int, error) {
 	}
 	var firstFields, hashFields [][]byte
 	var err error
+	maxFields := lim.maxDim + 1 + len(opts.Drop)
 	if first != nil {
-		if firstFields, err = splitFields(first, lay.delim, nil); err != nil {
+		firstFields, err = splitFields(first, lay.delim, nil, maxFields)
+		if err == errTooManyFields {
+			return nil, nil, 0, perr(firstNo, "more than %d fields: above the limit of %d feature columns (Options.MaxDim); to read a wider file, give its number of feature columns as the dimension (okstream --dim, Options.Dim)", maxFields, lim.maxDim)
+		}
+		if err != nil {
 			return nil, nil, 0, perr(firstNo, "%v", err)
 		}
 	}
 	if hashLine != nil {
-		if hashFields, err = splitFields(hashLine, lay.delim, nil); err != nil {
+		if hashFields, err = splitFields(hashLine, lay.delim, nil, maxFields); err != nil {
 			hashFields = nil // then it is only a comment
 		}
 	}
@@ -304,8 +336,8 @@ func setupCSV(src *lineSource, opts Options) (*csvLayout, []byte, int, error) {
 			header, first, firstFields = firstFields, nil, nil
 		case txt > 0:
 			return nil, nil, 0, perr(firstNo,
-				"cannot tell whether this is a header or data: it mixes numbers and text (field %d is %q); set Options.Header",
-				j, firstFields[j])
+				"cannot tell whether this is a header or data: it mixes numbers and text (field %d is %s); set Options.Header",
+				j, clip(firstFields[j]))
 		}
 	default:
 		return nil, nil, 0, fmt.Errorf("dataset: %s: unknown HeaderMode %d", path, opts.Header)
@@ -379,10 +411,16 @@ func (l *csvLayout) resolve(ref string) (int, error) {
 	return found, nil
 }
 
+// quoteList quotes the names for a message: at most the first 50, each
+// clipped, then the count of the rest.
 func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, s := range names {
-		q[i] = strconv.Quote(s)
+	const most = 50
+	q := make([]string, 0, min(len(names), most)+1)
+	for _, s := range names[:min(len(names), most)] {
+		q = append(q, clip([]byte(s)))
+	}
+	if len(names) > most {
+		q = append(q, "... ("+strconv.Itoa(len(names)-most)+" more)")
 	}
 	return strings.Join(q, ", ")
 }

@@ -25,26 +25,30 @@ type Dataset struct {
 	LabelName    string   // CSV header name of the label column, or ""
 }
 
-// maxElems bounds rows×Dim of a dense Load (2³¹ float64s = 16 GiB).
-const maxElems = 1 << 31
-
 // Load reads a whole file. See the package documentation for the formats and
-// the options; LIBSVM's dimension is opts.Dim if set, else the largest index.
+// the options; LIBSVM's dimension is opts.Dim if set, else the largest index
+// (at most opts.MaxDim). A file whose dense rows would take more than
+// opts.MaxDenseBytes is refused with a *ParseError at the line that crosses
+// the limit, before the rows are allocated.
 func Load(path string, opts Options) (*Dataset, error) {
-	format, err := resolveFormat(path, opts)
+	return load(path, fileOpener(path), opts)
+}
+
+func load(path string, open opener, opts Options) (*Dataset, error) {
+	format, lim, err := resolveFormat(path, open, opts)
 	if err != nil {
 		return nil, err
 	}
-	src, err := openSource(path)
+	src, err := openSource(path, open, lim.maxLine)
 	if err != nil {
 		return nil, err
 	}
 	defer src.close()
 	d := &Dataset{Name: filepath.Base(path), Path: path}
 	if format == FormatLIBSVM {
-		err = d.loadLIBSVM(src, opts.Dim)
+		err = d.loadLIBSVM(src, lim)
 	} else {
-		err = d.loadCSV(src, opts)
+		err = d.loadCSV(src, opts, lim)
 	}
 	if err != nil {
 		return nil, err
@@ -52,7 +56,7 @@ func Load(path string, opts Options) (*Dataset, error) {
 	return d, nil
 }
 
-func (d *Dataset) loadLIBSVM(src *lineSource, dim int) error {
+func (d *Dataset) loadLIBSVM(src *lineSource, lim limits) error {
 	var (
 		idx      []int32   // scratch for one line
 		val      []float64 // scratch for one line
@@ -61,6 +65,7 @@ func (d *Dataset) loadLIBSVM(src *lineSource, dim int) error {
 		nnz      chunks[int32] // entries per row
 		ys       chunks[float64]
 		maxJ     int
+		maxAt    int // line of maxJ
 		rowCount int
 	)
 	for {
@@ -71,32 +76,41 @@ func (d *Dataset) loadLIBSVM(src *lineSource, dim int) error {
 		var y float64
 		var ok bool
 		var msg string
-		y, idx, val, ok, msg = parseLIBSVMLine(line, dim, idx[:0], val[:0])
+		y, idx, val, ok, msg = parseLIBSVMLine(line, lim, idx[:0], val[:0])
 		if msg != "" {
 			return &ParseError{File: src.path, Line: src.line, Msg: msg}
 		}
 		if !ok {
 			continue
 		}
-		if len(idx) > 0 {
-			maxJ = max(maxJ, int(idx[len(idx)-1]))
+		if len(idx) > 0 && int(idx[len(idx)-1]) > maxJ {
+			maxJ, maxAt = int(idx[len(idx)-1]), src.line
 		}
 		idxs.add(idx...)
 		vals.add(val...)
 		nnz.add(int32(len(idx)))
 		ys.add(y)
 		rowCount++
+		// Refuse as soon as the dense rows cannot fit, not after reading
+		// the rest of the file.
+		var err error
+		if lim.dim > 0 {
+			err = lim.checkDense(src.path, rowCount, lim.dim, src.line, 0)
+		} else {
+			err = lim.checkDense(src.path, rowCount, maxJ, src.line, maxAt)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := src.err(); err != nil {
 		return err
 	}
+	dim := lim.dim
 	if dim == 0 {
 		dim = maxJ
 	}
 	n := rowCount
-	if int64(n)*int64(dim) > maxElems {
-		return fmt.Errorf("dataset: %s: %d rows × %d features is too large to load densely", src.path, n, dim)
-	}
 	back := make([]float64, n*dim)
 	d.X = make([][]float64, n)
 	ic, vc := cursor[int32]{c: &idxs}, cursor[float64]{c: &vals}
@@ -113,8 +127,8 @@ func (d *Dataset) loadLIBSVM(src *lineSource, dim int) error {
 	return nil
 }
 
-func (d *Dataset) loadCSV(src *lineSource, opts Options) error {
-	lay, line, lineNo, err := setupCSV(src, opts)
+func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
+	lay, line, lineNo, err := setupCSV(src, opts, lim)
 	if err != nil {
 		return err
 	}
@@ -142,6 +156,9 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options) error {
 		}
 		rows.add(x...)
 		ys.add(y)
+		if err := lim.checkDense(src.path, ys.n, dim, lineNo, 0); err != nil {
+			return err
+		}
 		line = nil
 	}
 	if err := src.err(); err != nil {

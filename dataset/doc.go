@@ -42,7 +42,8 @@
 //     dropped, as scikit-learn's svmlight reader does by default. A qid
 //     anywhere else is an error.
 //   - Dimension: Options.Dim > 0 fixes it, and an index above it is an
-//     error. Options.Dim == 0 infers it: Load uses the largest index seen;
+//     error. Options.Dim == 0 infers it, up to Options.MaxDim (see Limits):
+//     Load uses the largest index seen;
 //     Open makes a complete first pass over the file to find it (and reports
 //     the first malformed line from that pass), then streams from the start.
 //     Give Dim to stream a large file in one pass, or to give a test file the
@@ -74,6 +75,30 @@
 //   - Values are parsed with strconv.ParseFloat, so 7.168048E-05 and
 //     3.38e-005 work. An empty field, "?", a non-number, NaN or ±Inf is a
 //     *ParseError naming the file, line, column (index and name) and text.
+//
+// # Limits
+//
+// A file is untrusted input: what it can make the readers allocate is
+// bounded by Options' limits (0 selects the default), each reported as a
+// *ParseError at the file and line that crosses it:
+//
+//   - MaxDim (DefaultMaxDim, 2^20): with Dim == 0, a LIBSVM feature index
+//     above it, or a CSV row with more feature columns, is an error, found
+//     digit by digit before the index is used. Without it, the 15-byte line
+//     "1 2147483647:1" would size every row at 16 GiB. A file that really
+//     is wider reads with Dim set (okstream --dim), which replaces MaxDim;
+//     Dim itself is at most MaxIndex (2^31−1).
+//   - MaxLine (DefaultMaxLine, 16 MiB): the longest line; the line buffer
+//     grows by doubling up to it.
+//   - MaxDenseBytes (DefaultMaxDenseBytes, 2 GiB; okstream
+//     --max-dense-mib): Load refuses a file whose rows × Dim × 8 bytes
+//     exceed it, at the row that crosses it and before the dense rows are
+//     allocated; the message names the line that set an inferred dimension
+//     and says to give --dim. Open refuses a Dim whose single row exceeds it.
+//
+// Beyond the dense rows, Load holds the parsed values (about 12 bytes per
+// LIBSVM feature, 8 per CSV value) and the readers a few times the longest
+// line; error messages quote at most 40 bytes of a line.
 //
 // # Errors
 //

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,6 +69,117 @@ type Options struct {
 	// Comma is the CSV field delimiter; 0 detects it (',', ';', tab, or runs
 	// of blanks); ' ' means runs of blanks.
 	Comma rune
+
+	// Limits on what a file can make the readers allocate (see "Limits" in
+	// the package documentation). 0 means the default; negative is an error.
+
+	// MaxDim bounds the dimension when Dim is 0: a LIBSVM feature index
+	// above it, or a CSV row with more than MaxDim feature columns, is an
+	// error that says to give Dim. Default DefaultMaxDim. A set Dim replaces
+	// it (the caller has said how wide the rows are).
+	MaxDim int
+	// MaxLine bounds the length of a line in bytes. Default DefaultMaxLine.
+	MaxLine int
+	// MaxDenseBytes bounds the memory of the dense rows: Load refuses a file
+	// whose rows × Dim × 8 bytes exceed it (at the first line that crosses
+	// it, before allocating the rows), Open a Dim whose single row does.
+	// Default DefaultMaxDenseBytes.
+	MaxDenseBytes int64
+}
+
+// Default limits (Options.MaxDim, MaxLine, MaxDenseBytes).
+const (
+	// DefaultMaxDim is the largest inferred dimension: 2^20 features, 8 MiB
+	// per dense row.
+	DefaultMaxDim = 1 << 20
+	// DefaultMaxLine is the longest line: 16 MiB (the shared datasets' are
+	// under 1 KiB; a dense row of DefaultMaxDim features fits).
+	DefaultMaxLine = 16 << 20
+	// DefaultMaxDenseBytes bounds a Load's dense rows: 2 GiB (the largest
+	// shared dataset, w7a, takes 59 MB).
+	DefaultMaxDenseBytes = 2 << 30
+	// MaxIndex is the largest LIBSVM feature index and Options.Dim
+	// accepted in any case (indices are stored as int32).
+	MaxIndex = math.MaxInt32
+)
+
+// limits are Options' limits with the defaults applied.
+type limits struct {
+	dim        int   // Options.Dim, or 0
+	maxDim     int   // the bound on the dimension: Dim if set, else MaxDim
+	maxLine    int   // bytes
+	denseBytes int64 // bytes
+}
+
+// limits checks the Dim and limit fields of o and applies the defaults.
+func (o Options) limits(path string) (limits, error) {
+	switch {
+	case o.Dim < 0:
+		return limits{}, fmt.Errorf("dataset: %s: negative Options.Dim %d", path, o.Dim)
+	case o.Dim > MaxIndex:
+		return limits{}, fmt.Errorf("dataset: %s: Options.Dim %d is above the largest dimension %d", path, o.Dim, MaxIndex)
+	case o.MaxDim < 0 || o.MaxLine < 0 || o.MaxDenseBytes < 0:
+		return limits{}, fmt.Errorf("dataset: %s: negative limit (MaxDim %d, MaxLine %d, MaxDenseBytes %d)", path, o.MaxDim, o.MaxLine, o.MaxDenseBytes)
+	}
+	l := limits{dim: o.Dim, maxDim: o.MaxDim, maxLine: o.MaxLine, denseBytes: o.MaxDenseBytes}
+	if l.maxDim == 0 {
+		l.maxDim = DefaultMaxDim
+	}
+	l.maxDim = min(l.maxDim, MaxIndex)
+	if o.Dim > 0 {
+		l.maxDim = o.Dim
+	}
+	if l.maxLine == 0 {
+		l.maxLine = DefaultMaxLine
+	}
+	if l.denseBytes == 0 {
+		l.denseBytes = DefaultMaxDenseBytes
+	}
+	return l, nil
+}
+
+// checkDense returns an error if rows rows of dim float64s exceed the
+// MaxDenseBytes limit. line is the line that added the last row (0: none)
+// and maxAt the line of the largest feature index when the dimension was
+// inferred (0: Dim was given or the format is CSV).
+func (l limits) checkDense(path string, rows, dim, line, maxAt int) error {
+	need := int64(rows) * int64(dim) * 8
+	if need <= l.denseBytes {
+		return nil
+	}
+	msg := fmt.Sprintf("%d rows × %d features take %s as dense float64 rows, above the limit of %s (Options.MaxDenseBytes, okstream --max-dense-mib)",
+		rows, dim, fmtBytes(need), fmtBytes(l.denseBytes))
+	if maxAt > 0 {
+		msg += fmt.Sprintf("; the dimension %d was inferred from the feature index at line %d: if that index is a mistake, give the real dimension (okstream --dim, Options.Dim) so that it is reported, else raise the limit or read fewer rows", dim, maxAt)
+	} else {
+		msg += "; raise the limit or read fewer rows"
+	}
+	return &ParseError{File: path, Line: line, Msg: msg}
+}
+
+// fmtBytes formats n bytes in binary units ("16 GiB", "8.5 MiB", "512 B").
+func fmtBytes(n int64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v, u := float64(n)/1024, 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + " " + units[u:u+1] + "iB"
+}
+
+// clip returns b quoted for an error message, shortened to its first 40
+// bytes (then "..." and its length), so that a message stays small
+// whatever the line holds.
+func clip(b []byte) string {
+	const n = 40
+	if len(b) <= n {
+		return strconv.Quote(string(b))
+	}
+	return strconv.Quote(string(b[:n])) + "... (" + strconv.Itoa(len(b)) + " bytes)"
 }
 
 // ParseError reports malformed input at a line of a file.
@@ -98,6 +211,10 @@ func (e *ParseError) Error() string {
 // DetectFormat returns the format FormatAuto chooses for path: by extension,
 // else by sniffing the first lines (see the package documentation).
 func DetectFormat(path string) (Format, error) {
+	return detectFormat(path, fileOpener(path), DefaultMaxLine)
+}
+
+func detectFormat(path string, open opener, maxLine int) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv", ".tsv", ".data":
 		return FormatCSV, nil
@@ -106,14 +223,14 @@ func DetectFormat(path string) (Format, error) {
 	case ".arff":
 		return 0, fmt.Errorf("dataset: %s: ARFF is not read directly; use the CSV derived from it", path)
 	}
-	return sniff(path)
+	return sniff(path, open, maxLine)
 }
 
 // sniffLines bounds how many data lines sniffing looks at.
 const sniffLines = 1000
 
-func sniff(path string) (Format, error) {
-	src, err := openSource(path)
+func sniff(path string, open opener, maxLine int) (Format, error) {
+	src, err := openSource(path, open, maxLine)
 	if err != nil {
 		return 0, err
 	}
@@ -153,7 +270,9 @@ func libsvmShape(line []byte) shape {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
-	toks := bytes.Fields(line)
+	// The parser's blanks, not bytes.Fields' (which also splits at '\n'
+	// and Unicode spaces), so that the sniffer sees the parser's tokens.
+	toks := bytes.FieldsFunc(line, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) })
 	if len(toks) == 0 {
 		return shapeLabelOnly
 	}
@@ -180,28 +299,45 @@ func libsvmShape(line []byte) shape {
 	return shapeSparse
 }
 
-// maxLine is the longest line the readers accept.
-const maxLine = 256 << 20
+// An opener opens the bytes of a file. The readers take one (rather than
+// calling os.Open) so that tests and fuzz targets read from memory through
+// exactly the code that reads files.
+type opener func() (io.ReadCloser, error)
+
+func fileOpener(path string) opener {
+	return func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		return f, nil
+	}
+}
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // lineSource yields the lines of a file without their terminators: every
 // trailing '\r' is removed, and a UTF-8 byte-order mark on line 1 is dropped.
+// Its buffer grows to at most maxLine bytes; a longer line ends the file
+// with a *ParseError (see err).
 type lineSource struct {
-	path string
-	f    *os.File
-	sc   *bufio.Scanner
-	line int // number of the line last returned
+	path    string
+	rc      io.ReadCloser // nil once closed
+	sc      *bufio.Scanner
+	line    int // number of the line last returned
+	maxLine int
 }
 
-func openSource(path string) (*lineSource, error) {
-	f, err := os.Open(path)
+func openSource(path string, open opener, maxLine int) (*lineSource, error) {
+	rc, err := open()
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, err
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	return &lineSource{path: path, f: f, sc: sc}, nil
+	sc := bufio.NewScanner(rc)
+	// The buffer starts small so that a small file costs little; it grows
+	// (doubling) up to maxLine.
+	sc.Buffer(make([]byte, min(4<<10, maxLine)), maxLine)
+	return &lineSource{path: path, rc: rc, sc: sc, maxLine: maxLine}, nil
 }
 
 // next returns the next line, valid until the following call, and false at
@@ -227,17 +363,18 @@ func (s *lineSource) err() error {
 		return nil
 	}
 	if errors.Is(err, bufio.ErrTooLong) {
-		return &ParseError{File: s.path, Line: s.line + 1, Msg: "line longer than 256 MiB"}
+		return &ParseError{File: s.path, Line: s.line + 1,
+			Msg: fmt.Sprintf("line longer than %s (Options.MaxLine; the limit keeps a file from sizing the reader's buffer)", fmtBytes(int64(s.maxLine)))}
 	}
 	return fmt.Errorf("dataset: reading %s: %w", s.path, err)
 }
 
 func (s *lineSource) close() error {
-	if s.f == nil {
+	if s.rc == nil {
 		return nil
 	}
-	err := s.f.Close()
-	s.f = nil
+	err := s.rc.Close()
+	s.rc = nil
 	return err
 }
 
@@ -278,12 +415,12 @@ func parseNum(b []byte) (v float64, msg string) {
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return 0, fmt.Sprintf("number %q out of float64 range", b)
+			return 0, "number " + clip(b) + " out of float64 range"
 		}
-		return 0, fmt.Sprintf("bad number %q", b)
+		return 0, "bad number " + clip(b)
 	}
 	if v-v != 0 { // NaN or ±Inf
-		return 0, fmt.Sprintf("not a finite number %q", b)
+		return 0, "not a finite number " + clip(b)
 	}
 	return v, ""
 }

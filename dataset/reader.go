@@ -19,6 +19,7 @@ type Reader struct {
 	src    *lineSource
 	format Format
 	dim    int
+	lim    limits
 
 	// LIBSVM scratch.
 	idx []int32
@@ -35,30 +36,39 @@ type Reader struct {
 
 // Open opens path for streaming. For a LIBSVM file with opts.Dim == 0 it
 // first reads the whole file once to find the dimension (and fails on the
-// first malformed line); for a CSV file it reads the header and checks the
-// options against it. Call Close when done.
+// first malformed line, or on an index above opts.MaxDim); for a CSV file it
+// reads the header and checks the options against it. Every Example then
+// allocates one row of Dim float64s; Open refuses a Dim whose single row
+// exceeds opts.MaxDenseBytes. Call Close when done.
 func Open(path string, opts Options) (*Reader, error) {
-	format, err := resolveFormat(path, opts)
+	return open(path, fileOpener(path), opts)
+}
+
+func open(path string, op opener, opts Options) (*Reader, error) {
+	format, lim, err := resolveFormat(path, op, opts)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{format: format}
+	r := &Reader{format: format, lim: lim}
 	switch format {
 	case FormatLIBSVM:
 		r.dim = opts.Dim
 		if r.dim == 0 {
-			if r.dim, err = libsvmDim(path); err != nil {
+			if r.dim, err = libsvmDim(path, op, lim); err != nil {
 				return nil, err
 			}
 		}
-		if r.src, err = openSource(path); err != nil {
+		if err := lim.checkDense(path, 1, r.dim, 0, 0); err != nil {
+			return nil, err
+		}
+		if r.src, err = openSource(path, op, lim.maxLine); err != nil {
 			return nil, err
 		}
 	case FormatCSV:
-		if r.src, err = openSource(path); err != nil {
+		if r.src, err = openSource(path, op, lim.maxLine); err != nil {
 			return nil, err
 		}
-		r.lay, r.pending, r.pendingLine, err = setupCSV(r.src, opts)
+		r.lay, r.pending, r.pendingLine, err = setupCSV(r.src, opts, lim)
 		if err != nil {
 			r.src.close()
 			return nil, err
@@ -68,17 +78,20 @@ func Open(path string, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-func resolveFormat(path string, opts Options) (Format, error) {
-	if opts.Dim < 0 {
-		return 0, fmt.Errorf("dataset: %s: negative Options.Dim %d", path, opts.Dim)
+// resolveFormat checks opts and returns the file's format and the limits.
+func resolveFormat(path string, open opener, opts Options) (Format, limits, error) {
+	lim, err := opts.limits(path)
+	if err != nil {
+		return 0, lim, err
 	}
 	switch opts.Format {
 	case FormatAuto:
-		return DetectFormat(path)
+		f, err := detectFormat(path, open, lim.maxLine)
+		return f, lim, err
 	case FormatLIBSVM, FormatCSV:
-		return opts.Format, nil
+		return opts.Format, lim, nil
 	}
-	return 0, fmt.Errorf("dataset: %s: unknown Format %d", path, opts.Format)
+	return 0, lim, fmt.Errorf("dataset: %s: unknown Format %d", path, opts.Format)
 }
 
 // Format returns the file's format (never FormatAuto).
@@ -111,7 +124,7 @@ func (r *Reader) Next() (Example, error) {
 	if r.err != nil {
 		return Example{}, r.err
 	}
-	if r.src == nil || r.src.f == nil {
+	if r.src == nil || r.src.rc == nil {
 		return Example{}, errors.New("dataset: Next on a closed Reader")
 	}
 	if r.format == FormatCSV {
@@ -124,7 +137,7 @@ func (r *Reader) Next() (Example, error) {
 		}
 		var y float64
 		var msg string
-		y, r.idx, r.val, ok, msg = parseLIBSVMLine(line, r.dim, r.idx[:0], r.val[:0])
+		y, r.idx, r.val, ok, msg = parseLIBSVMLine(line, limits{dim: r.dim, maxDim: r.dim}, r.idx[:0], r.val[:0])
 		if msg != "" {
 			return Example{}, &ParseError{File: r.src.path, Line: r.src.line, Msg: msg}
 		}

@@ -34,7 +34,11 @@ func Replay(spec string, dim int, xs [][]float64, ys []float64, labelled []bool)
 // learned from; an unlabelled event is scored and, if it has an id,
 // remembered as an impression; a feedback event (Ref set) makes the learner
 // learn from the referenced impression's features and the feedback's label
-// (a feedback event whose impression is unknown is skipped). scores[i] is
+// (a feedback event whose impression is unknown, or whose key differs from
+// the impression's non-empty key, is skipped; an impression whose id is
+// already pending is not remembered — the first one wins, as in the
+// runtime's buffer; the key is the event's key field, where the runtime
+// falls back to the Kafka record key). scores[i] is
 // the score of event i at the time it was scored — for a feedback event,
 // the score its impression received. No buffer limits apply: it is the
 // unbounded ideal the runtime's bounded buffer matches when nothing is
@@ -46,6 +50,7 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 	}
 	type imp struct {
 		x     []float64
+		key   string
 		score float64
 	}
 	pending := map[string]imp{}
@@ -54,7 +59,7 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 		ev := &events[i]
 		if ev.IsFeedback() {
 			im, ok := pending[ev.Ref]
-			if !ok {
+			if !ok || (im.key != "" && im.key != ev.Key) {
 				scores[i] = math.NaN()
 				continue
 			}
@@ -69,8 +74,8 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 			continue
 		}
 		scores[i] = l.Predict(x)
-		if ev.ID != "" {
-			pending[ev.ID] = imp{x: x, score: scores[i]}
+		if _, dup := pending[ev.ID]; ev.ID != "" && !dup {
+			pending[ev.ID] = imp{x: x, key: ev.Key, score: scores[i]}
 		}
 	}
 	return scores, l, nil

@@ -1,12 +1,14 @@
 package producer
 
 import (
+	"crypto/tls"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"okstream/internal/progress"
 )
@@ -112,6 +114,11 @@ const (
 type Config struct {
 	Brokers []string // bootstrap brokers, host:port
 	Topic   string   // must exist (see EnsureTopic)
+	// TLS and SASL secure every connection of the replay (metadata and
+	// writes); nil: plaintext, no authentication. internal/kafkasec builds
+	// them from the command line.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
 
 	// Sparse sends xi/xv (the non-zero entries) instead of dense x.
 	Sparse bool

@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"okstream/dataset"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/internal/progress"
 )
@@ -68,6 +69,8 @@ func hint(err error, topic string, brokers []string) string {
 	var tooLarge kafka.MessageTooLargeError
 	var netErr net.Error
 	switch {
+	case kafkasec.Advice(err) != "":
+		return kafkasec.Advice(err)
 	case errors.Is(err, kafka.MessageSizeTooLarge), errors.As(err, &tooLarge):
 		return "a batch is larger than the topic accepts: raise the topic's max.message.bytes, or lower BatchBytes / --batch-size"
 	case errors.Is(err, kafka.UnknownTopicOrPartition):
@@ -191,7 +194,7 @@ func Replay(ctx context.Context, ds *dataset.Dataset, cfg Config) (Stats, error)
 	}
 	c := p.cfg
 	s, err := openSession(ctx, sessionConfig{
-		brokers: c.Brokers, topic: c.Topic, batchSize: c.BatchSize, batchTimeout: c.BatchTimeout,
+		brokers: c.Brokers, tls: c.TLS, sasl: c.SASL, topic: c.Topic, batchSize: c.BatchSize, batchTimeout: c.BatchTimeout,
 		batchBytes: c.BatchBytes, balancer: c.Balancer, progress: c.Progress, onAck: c.OnAck, clock: c.clock,
 	})
 	if err != nil {
@@ -289,6 +292,8 @@ func topicInfo(ctx context.Context, c *kafka.Client, topic string, brokers []str
 		return 0, 0, fmt.Errorf("producer: topic %q does not exist on %s: create it first (okstream replay --create-topic --partitions N, producer.EnsureTopic, or kafka-topics.sh --create --topic %s), or check the name", topic, strings.Join(brokers, ","), topic)
 	case err != nil && ctx.Err() != nil:
 		return 0, 0, ctx.Err()
+	case err != nil && kafkasec.Explain(err) != err:
+		return 0, 0, fmt.Errorf("producer: cannot read metadata of topic %q from %s: %w", topic, strings.Join(brokers, ","), kafkasec.Explain(err))
 	case err != nil:
 		return 0, 0, fmt.Errorf("producer: cannot read metadata of topic %q from %s: %w; check that Kafka is running there and the addresses (host:port) are right", topic, strings.Join(brokers, ","), err)
 	case n == 0:

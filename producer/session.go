@@ -2,11 +2,14 @@ package producer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
+	"okstream/internal/kafkasec"
 	"okstream/internal/progress"
 )
 
@@ -14,6 +17,8 @@ import (
 // (Config or StreamConfig, with defaults applied).
 type sessionConfig struct {
 	brokers      []string
+	tls          *tls.Config
+	sasl         sasl.Mechanism
 	topic        string
 	batchSize    int
 	batchTimeout time.Duration
@@ -31,6 +36,7 @@ type sessionConfig struct {
 type session struct {
 	cfg        sessionConfig
 	w          *kafka.Writer
+	transport  kafka.RoundTripper // shared by the metadata client and w; nil: kafka-go's default
 	t          *tracker
 	batchBytes int64 // bound of one produce batch
 	inflight   int64 // events in flight at most (4 calls' worth)
@@ -45,9 +51,11 @@ func openSession(ctx context.Context, c sessionConfig) (*session, error) {
 	if c.topic == "" {
 		return nil, errors.New("producer: no topic given")
 	}
-	client := &kafka.Client{Addr: kafka.TCP(c.brokers...), Timeout: metaTimeout}
+	transport := kafkasec.Transport(c.tls, c.sasl)
+	client := kafkasec.Client(c.brokers, transport, metaTimeout)
 	nparts, maxBytes, err := topicInfo(ctx, client, c.topic, c.brokers)
 	if err != nil {
+		kafkasec.CloseTransport(transport)
 		return nil, err
 	}
 	batchBytes := c.batchBytes
@@ -72,8 +80,9 @@ func openSession(ctx context.Context, c sessionConfig) (*session, error) {
 		BatchTimeout: c.batchTimeout,
 		Async:        true,
 		Completion:   t.complete,
+		Transport:    transport,
 	}
-	return &session{cfg: c, w: w, t: t, batchBytes: batchBytes, inflight: int64(4 * c.batchSize), start: c.clock.Now()}, nil
+	return &session{cfg: c, w: w, transport: transport, t: t, batchBytes: batchBytes, inflight: int64(4 * c.batchSize), start: c.clock.Now()}, nil
 }
 
 // acquire waits until n more events may be in flight. It returns ctx.Err()
@@ -116,6 +125,7 @@ func (s *session) close(ctx context.Context, sent int64, stopErr error, drain ti
 	closed := make(chan struct{})
 	go func() {
 		_ = s.w.Close()
+		kafkasec.CloseTransport(s.transport)
 		close(closed)
 	}()
 	if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"okstream/codec"
 	"okstream/internal/progress"
@@ -32,6 +34,9 @@ type Source interface {
 type StreamConfig struct {
 	Brokers []string
 	Topic   string
+	// TLS and SASL secure the connections as in Config.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
 
 	// Speedup paces by event time: an event whose time is Δ after the
 	// first event's is handed to the Writer Δ/Speedup after the first one
@@ -143,7 +148,7 @@ func ReplaySource(ctx context.Context, src Source, cfg StreamConfig) (Stats, err
 	}
 	c := cfg.withDefaults()
 	s, err := openSession(ctx, sessionConfig{
-		brokers: c.Brokers, topic: c.Topic, batchSize: c.BatchSize, batchTimeout: c.BatchTimeout,
+		brokers: c.Brokers, tls: c.TLS, sasl: c.SASL, topic: c.Topic, batchSize: c.BatchSize, batchTimeout: c.BatchTimeout,
 		batchBytes: c.BatchBytes, balancer: c.Balancer, progress: c.Progress, onAck: c.OnAck, clock: c.clock,
 	})
 	if err != nil {

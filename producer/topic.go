@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,22 @@ import (
 	"strings"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"okstream/dataset"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 )
+
+// Admin makes the topic calls of a replay (create, read partitions and
+// retention) on Brokers over TLS and SASL when they are set (nil:
+// plaintext, no authentication), the same connection security as
+// Config.TLS and Config.SASL.
+type Admin struct {
+	Brokers []string
+	TLS     *tls.Config
+	SASL    sasl.Mechanism
+}
 
 // EnsureTopic creates topic with the given number of partitions (and the
 // brokers' default replication factor) unless it exists, and waits until
@@ -20,12 +33,17 @@ import (
 // that of the existing topic if there was one, which may differ from
 // partitions — and whether it created the topic.
 func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int) (n int, created bool, err error) {
-	return EnsureTopicConfig(ctx, brokers, topic, partitions, nil)
+	return Admin{Brokers: brokers}.EnsureTopic(ctx, topic, partitions, nil)
 }
 
 // EnsureTopicConfig is EnsureTopic with topic configs (e.g. retention.ms)
 // for a topic it creates; an existing topic keeps its configuration.
 func EnsureTopicConfig(ctx context.Context, brokers []string, topic string, partitions int, configs map[string]string) (n int, created bool, err error) {
+	return Admin{Brokers: brokers}.EnsureTopic(ctx, topic, partitions, configs)
+}
+
+// EnsureTopic is the package's EnsureTopicConfig over a's connections.
+func (a Admin) EnsureTopic(ctx context.Context, topic string, partitions int, configs map[string]string) (n int, created bool, err error) {
 	if topic == "" {
 		return 0, false, errors.New("producer: EnsureTopic: no topic name")
 	}
@@ -34,11 +52,15 @@ func EnsureTopicConfig(ctx context.Context, brokers []string, topic string, part
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*metaTimeout)
 	defer cancel()
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: metaTimeout}
+	c, done := a.client()
+	defer done()
 	created, err = kafkautil.EnsureTopic(ctx, c, kafkautil.TopicSpec{Name: topic, Partitions: partitions, Configs: configs})
 	if err != nil {
+		if adv := kafkasec.Advice(err); adv != "" {
+			return 0, false, fmt.Errorf("producer: could not create topic %q on %s: %w: %s", topic, strings.Join(a.Brokers, ","), err, adv)
+		}
 		return 0, false, fmt.Errorf("producer: could not create topic %q with %d partitions on %s: %w; check that the brokers are reachable and allow creating topics, or create it by hand (kafka-topics.sh --create --topic %s --partitions %d)",
-			topic, partitions, strings.Join(brokers, ","), err, topic, partitions)
+			topic, partitions, strings.Join(a.Brokers, ","), err, topic, partitions)
 	}
 	n, err = kafkautil.Partitions(ctx, c, topic)
 	if err != nil {
@@ -52,18 +74,31 @@ func EnsureTopicConfig(ctx context.Context, brokers []string, topic string, part
 // times check it: a broker deletes records older than retention.ms by
 // their record time.
 func TopicRetention(ctx context.Context, brokers []string, topic string) (int64, error) {
+	return Admin{Brokers: brokers}.TopicRetention(ctx, topic)
+}
+
+// TopicRetention is the package's TopicRetention over a's connections.
+func (a Admin) TopicRetention(ctx context.Context, topic string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: metaTimeout}
+	c, done := a.client()
+	defer done()
 	cfg, err := kafkautil.TopicConfig(ctx, c, topic, "retention.ms")
 	if err != nil {
-		return 0, err
+		return 0, kafkasec.Explain(err)
 	}
 	v, ok := cfg["retention.ms"]
 	if !ok {
 		return 0, fmt.Errorf("producer: topic %q: retention.ms not reported", topic)
 	}
 	return strconv.ParseInt(v, 10, 64)
+}
+
+// client is a's metadata client and the function that releases its
+// connections.
+func (a Admin) client() (*kafka.Client, func()) {
+	t := kafkasec.Transport(a.TLS, a.SASL)
+	return kafkasec.Client(a.Brokers, t, metaTimeout), func() { kafkasec.CloseTransport(t) }
 }
 
 // ReadColumn returns the values of one column of a CSV file, one per row in
@@ -80,6 +115,9 @@ func ReadColumn(path string, opts dataset.Options, column string) ([]float64, er
 	}
 	o := opts
 	o.Label = column
+	if opts.Dim > 0 && o.MaxDim < opts.Dim+1 {
+		o.MaxDim = opts.Dim + 1 // the caller's width bound still holds with the label moved
+	}
 	o.Dim = 0
 	o.Drop = nil
 	for _, d := range opts.Drop {

@@ -7,6 +7,7 @@
 #   scripts/kafka.sh restart [--keep-data]
 #   scripts/kafka.sh status                exit 0 if running, 1 if not
 #   scripts/kafka.sh env                   print: export OKSTREAM_TEST_BROKERS=127.0.0.1:9092
+#                                          (and the OKSTREAM_TEST_SASL_* exports with KAFKA_SASL_PORT)
 #   scripts/kafka.sh logs [-f] [N]         tail the broker log
 #
 #   eval "$(scripts/kafka.sh start)"      # stdout is only `export ...` and `#` comments
@@ -31,6 +32,19 @@
 #   broker RSS: about 200 MB idle, 275 MB after the kafkatest suite, 560 MB
 #   after the checkpoint/consumer/producer suites (-Xmx512m)
 #
+# SASL_SSL (optional): with KAFKA_SASL_PORT set, the broker also listens there
+# with SASL over TLS (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512), next to the
+# PLAINTEXT port, which the rest of the suite keeps using. The first such start
+# makes a throw-away CA, a broker certificate for 127.0.0.1/localhost (PKCS12
+# keystore, PKCS12 truststore with the CA, via openssl and keytool) and a client
+# certificate for mutual TLS (the listener has ssl.client.auth=requested: a
+# client certificate is verified if presented, not required) under
+# $NODE/tls. The SCRAM users are written into the cluster metadata when the
+# data dir is formatted (kafka-storage format --add-scram, i.e.
+# kafka.tools.StorageTool); the PLAIN user is in the listener's JAAS config
+# in server.properties. One user and password serve all three mechanisms.
+# These credentials protect a loopback test broker only.
+#
 # Every start begins with an empty cluster (a copy of the data dir formatted at
 # the first start, so no formatting JVM runs again); `start --keep-data` (or
 # KAFKA_KEEP_DATA=1) keeps topics and offsets from the previous run.
@@ -44,6 +58,9 @@
 #   OKSTREAM_KAFKA_HOME=~/.cache/okstream/kafka-$KAFKA_VERSION   jars + node state
 #   KAFKA_PORT=9092               client (PLAINTEXT) port on 127.0.0.1
 #   KAFKA_CONTROLLER_PORT=9093    KRaft controller port on 127.0.0.1
+#   KAFKA_SASL_PORT=              SASL_SSL port on 127.0.0.1 (empty: no SASL_SSL listener)
+#   KAFKA_SASL_USER=okstream      SASL user (PLAIN and SCRAM)
+#   KAFKA_SASL_PASSWORD=okstream-test-secret   its password
 #   KAFKA_HEAP=512m               -Xmx and -Xms
 #   KAFKA_JVM_OPTS=               extra JVM options
 #   KAFKA_JIT=c1                  c1: C1 JIT only (-XX:TieredStopAtLevel=1), starts much faster on
@@ -60,6 +77,9 @@ KAFKA_VERSION="${KAFKA_VERSION:-4.1.2}"
 KAFKA_HOST=127.0.0.1
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+KAFKA_SASL_PORT="${KAFKA_SASL_PORT:-}"
+KAFKA_SASL_USER="${KAFKA_SASL_USER:-okstream}"
+KAFKA_SASL_PASSWORD="${KAFKA_SASL_PASSWORD:-okstream-test-secret}"
 KAFKA_HEAP="${KAFKA_HEAP:-512m}"
 KAFKA_JVM_OPTS="${KAFKA_JVM_OPTS:-}"
 KAFKA_JIT="${KAFKA_JIT:-c1}"
@@ -77,6 +97,9 @@ DATA="$NODE/data"
 LOG="$NODE/kafka.log"
 PIDFILE="$NODE/kafka.pid"
 BOOTSTRAP="$KAFKA_HOST:$KAFKA_PORT"
+TLSDIR="$NODE/tls"
+# Password of the broker's keystore and truststore files (throw-away, loopback).
+STORE_PASS=okstream-test-store
 # Pinned: Maven 3.8.7's default maven-dependency-plugin is too old for these goals.
 MDP="org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 
@@ -87,7 +110,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -158,19 +181,57 @@ EOF
 
 # ---------------------------------------------------------------- config
 
+# make_tls: a throw-away CA, the broker's keystore (certificate for 127.0.0.1
+# and localhost) and truststore (the CA), and a client certificate for mTLS,
+# made once per node dir.
+make_tls() {
+	[ -f "$TLSDIR/.complete" ] && return 0
+	command -v openssl >/dev/null || die "openssl is needed for the SASL_SSL listener (KAFKA_SASL_PORT)"
+	command -v keytool >/dev/null || die "keytool (from the JDK) is needed for the SASL_SSL listener (KAFKA_SASL_PORT)"
+	rm -rf "$TLSDIR"
+	mkdir -p "$TLSDIR"
+	(
+		cd "$TLSDIR"
+		openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=okstream throw-away test CA" \
+			-keyout ca-key.pem -out ca.pem
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
+		printf 'extendedKeyUsage=clientAuth\n' >client.ext
+		for who in server client; do
+			openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=okstream-test-$who" -keyout "$who-key.pem" -out "$who.csr"
+			openssl x509 -req -sha256 -days 3650 -in "$who.csr" -CA ca.pem -CAkey ca-key.pem -CAcreateserial \
+				-extfile "$who.ext" -out "$who.pem"
+		done
+		openssl pkcs12 -export -name broker -in server.pem -inkey server-key.pem -certfile ca.pem \
+			-passout "pass:$STORE_PASS" -out broker.keystore.p12
+		keytool -importcert -noprompt -alias ca -file ca.pem -storetype PKCS12 \
+			-keystore broker.truststore.p12 -storepass "$STORE_PASS"
+		chmod 600 ./*-key.pem
+	) >"$NODE/tls.log" 2>&1 || {
+		cat "$NODE/tls.log" >&2
+		die "making the test CA and broker keystore in $TLSDIR failed"
+	}
+	touch "$TLSDIR/.complete"
+}
+
 write_config() {
 	mkdir -p "$CONF"
+	local listeners="PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$KAFKA_CONTROLLER_PORT"
+	local protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+	if [ -n "$KAFKA_SASL_PORT" ]; then
+		listeners="$listeners,SASL_SSL://$KAFKA_HOST:$KAFKA_SASL_PORT"
+		protocols="$protocols,SASL_SSL:SASL_SSL"
+	fi
 	cat >"$CONF/server.properties" <<EOF
 # Written by scripts/kafka.sh on every start; edit the script, not this file.
 # --- KRaft combined mode, single node, loopback only ---
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
+listeners=$listeners
+advertised.listeners=$listeners
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$protocols
 log.dirs=$DATA
 num.network.threads=2
 num.io.threads=4
@@ -209,6 +270,26 @@ log.retention.check.interval.ms=5000
 log.initial.task.delay.ms=1000
 # message.max.bytes stays at its default (1048588) so tests exercise the 1 MiB limit.
 EOF
+	if [ -n "$KAFKA_SASL_PORT" ]; then
+		cat >>"$CONF/server.properties" <<EOF
+# --- SASL_SSL listener (KAFKA_SASL_PORT): SASL PLAIN and SCRAM over TLS ---
+# SCRAM-SHA-256/512 user $KAFKA_SASL_USER, added at format time (--add-scram);
+# password checksum $(printf %s "$KAFKA_SASL_PASSWORD" | cksum | cut -d' ' -f1) (a new one reformats)
+listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USER="$KAFKA_SASL_PASSWORD";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+listener.name.sasl_ssl.ssl.keystore.location=$TLSDIR/broker.keystore.p12
+listener.name.sasl_ssl.ssl.keystore.password=$STORE_PASS
+listener.name.sasl_ssl.ssl.key.password=$STORE_PASS
+listener.name.sasl_ssl.ssl.truststore.type=PKCS12
+listener.name.sasl_ssl.ssl.truststore.location=$TLSDIR/broker.truststore.p12
+listener.name.sasl_ssl.ssl.truststore.password=$STORE_PASS
+# A client certificate is verified when presented (mTLS), not required.
+listener.name.sasl_ssl.ssl.client.auth=requested
+EOF
+	fi
 	cat >"$CONF/log4j2.xml" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by scripts/kafka.sh. XML, because Kafka's own log4j2.yaml would need jackson-dataformat-yaml. -->
@@ -258,8 +339,13 @@ format_storage() {
 	mkdir -p "$DATA"
 	# --standalone: a single-node dynamic controller quorum (KIP-853), built from
 	# controller.quorum.bootstrap.servers and the advertised CONTROLLER listener.
+	local scram=()
+	if [ -n "$KAFKA_SASL_PORT" ]; then
+		scram=(--add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]"
+			--add-scram "SCRAM-SHA-512=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]")
+	fi
 	"$JAVA" -cp "$LIB/*" -Dlog4j2.configurationFile="$CONF/log4j2.xml" kafka.tools.StorageTool \
-		format --standalone -t "$(new_cluster_id)" -c "$CONF/server.properties" >"$NODE/format.log" 2>&1 ||
+		format --standalone -t "$(new_cluster_id)" -c "$CONF/server.properties" "${scram[@]}" >"$NODE/format.log" 2>&1 ||
 		{
 			cat "$NODE/format.log" >&2
 			die "formatting $DATA failed"
@@ -316,6 +402,15 @@ coordinator_ok() {
 print_env() {
 	echo "# Kafka $KAFKA_VERSION bootstrap: $BOOTSTRAP"
 	echo "export OKSTREAM_TEST_BROKERS=$BOOTSTRAP"
+	if [ -n "$KAFKA_SASL_PORT" ]; then
+		echo "# SASL_SSL listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 over TLS; throw-away CA)"
+		echo "export OKSTREAM_TEST_SASL_BROKERS=$KAFKA_HOST:$KAFKA_SASL_PORT"
+		echo "export OKSTREAM_TEST_TLS_CA=$TLSDIR/ca.pem"
+		echo "export OKSTREAM_TEST_TLS_CERT=$TLSDIR/client.pem"
+		echo "export OKSTREAM_TEST_TLS_KEY=$TLSDIR/client-key.pem"
+		echo "export OKSTREAM_TEST_SASL_USER=$KAFKA_SASL_USER"
+		echo "export OKSTREAM_TEST_SASL_PASSWORD=$KAFKA_SASL_PASSWORD"
+	fi
 }
 
 wait_ready() {
@@ -329,7 +424,7 @@ wait_ready() {
 		fi
 		case $phase in
 		log) grep -q "Kafka Server started" "$LOG" && phase=port ;;
-		port) port_open "$KAFKA_PORT" && phase=metadata ;;
+		port) port_open "$KAFKA_PORT" && { [ -z "$KAFKA_SASL_PORT" ] || port_open "$KAFKA_SASL_PORT"; } && phase=metadata ;;
 		metadata) metadata_ok && phase=coordinator ;;
 		coordinator) coordinator_ok && phase=kcat ;;
 		kcat)
@@ -363,11 +458,12 @@ start() {
 	jv=$(sed -n 's/.*version "\([0-9]*\).*/\1/p' <<<"$jver" | head -n 1)
 	[ "${jv:-0}" -ge 17 ] || die "Kafka 4.x needs Java 17+, $JAVA is version ${jv:-unknown}"
 	local p
-	for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
-		port_open "$p" && die "port $p on $KAFKA_HOST is in use by another process (set KAFKA_PORT / KAFKA_CONTROLLER_PORT)"
+	for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" $KAFKA_SASL_PORT; do
+		port_open "$p" && die "port $p on $KAFKA_HOST is in use by another process (set KAFKA_PORT / KAFKA_CONTROLLER_PORT / KAFKA_SASL_PORT)"
 	done
 	[ -f "$LIB/.complete" ] || fetch_jars
 	mkdir -p "$NODE"
+	[ -z "$KAFKA_SASL_PORT" ] || make_tls
 	write_config
 	format_storage
 	[ -f "$LOG" ] && mv -f "$LOG" "$LOG.prev"

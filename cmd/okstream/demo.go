@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"okstream/dataset"
 	"okstream/dataset/kuairec"
 	"okstream/eval"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/internal/progress"
 	"okstream/learner/rng"
@@ -95,6 +97,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	feedback := fs.Bool("feedback", false, "delayed feedback (needs --data kuairec:DIR): each interaction becomes an impression (no label) and, play_duration later in event time, a label-only feedback event")
 	feedbackBuffer := fs.Int("feedback-buffer", 100000, "with --feedback: impressions kept per partition awaiting their feedback")
 	feedbackMaxAge := fs.Duration("feedback-max-age", 24*time.Hour, "with --feedback: evict impressions older than this, in event time")
+	var sf secFlags
+	sf.register(fs)
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -108,6 +112,16 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := sf.fromEnv(fs, os.Getenv); err != nil {
+		return usageErr("%v", err)
+	}
+	sec, err := sf.build(os.Getenv, warnTo(stderr, "demo"))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if sec.Enabled() && *brokers == "" {
+		return usageErr("the --tls-* and --sasl-* flags apply to --brokers; the embedded broker is plaintext on 127.0.0.1")
+	}
 	if len(models) == 0 {
 		models = listFlag{"champion=fogd:sigma=1,budget=100", "challenger=nogd:sigma=1,budget=100"}
 	}
@@ -122,7 +136,6 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 	// The data.
 	var src *demoSource
-	var err error
 	if *feedback {
 		if _, _, ok, _ := kuairec.ParseDataArg(df.data); !ok {
 			return usageErr("--feedback needs KuaiRec data: add --data kuairec:DIR, a KuaiRec 2.0 folder (or a SYNTHETIC sample: okstream kuairec-gen --out DIR --users 150 --videos 300 --quiet)")
@@ -175,7 +188,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	suffix := fmt.Sprintf("%d", time.Now().UnixNano()%1e6)
 	input := "demo-events-" + suffix
-	if _, _, err := producer.EnsureTopicConfig(ctx, addrs, input, *partitions, src.topicConfigs); err != nil {
+	conn := producer.Admin{Brokers: addrs, TLS: sec.TLS, SASL: sec.SASL}
+	if _, _, err := conn.EnsureTopic(ctx, input, *partitions, src.topicConfigs); err != nil {
 		return fail("%v", err)
 	}
 	logw := io.Discard
@@ -184,7 +198,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := consumer.Config{
-		Brokers: addrs, Group: "demo-" + suffix, Input: input, Models: ms, Dim: src.dim,
+		Brokers: addrs, TLS: sec.TLS, SASL: sec.SASL, Group: "demo-" + suffix, Input: input, Models: ms, Dim: src.dim,
 		Checkpoints: "demo-checkpoints-" + suffix, CheckpointEvery: max(1000, int(total)/(20**partitions)),
 		CheckpointInterval: 2 * time.Second, CreateTopics: true, Logger: log,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, FetchMaxWait: 100 * time.Millisecond,
@@ -201,7 +215,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	var replayStats producer.Stats
 	go func() {
 		var err error
-		replayStats, err = src.replay(ctx, addrs, input)
+		replayStats, err = src.replay(ctx, conn, input)
 		replayDone <- err
 	}()
 
@@ -275,7 +289,7 @@ type demoSource struct {
 	synthetic    bool  // SYNTHETIC KuaiRec data
 	feedback     bool  // impressions and delayed feedback events
 	topicConfigs map[string]string
-	replay       func(ctx context.Context, brokers []string, topic string) (producer.Stats, error)
+	replay       func(ctx context.Context, conn producer.Admin, topic string) (producer.Stats, error)
 	// summary describes a finished replay.
 	summary func(producer.Stats) string
 }
@@ -300,8 +314,8 @@ func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*dem
 	return &demoSource{
 		describe: ds.Name, dim: ds.Dim, total: total,
 		synthetic: strings.HasPrefix(ds.Name, "kuairec-synthetic/"),
-		replay: func(ctx context.Context, brokers []string, topic string) (producer.Stats, error) {
-			return producer.Replay(ctx, ds, producer.Config{Brokers: brokers, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom})
+		replay: func(ctx context.Context, conn producer.Admin, topic string) (producer.Stats, error) {
+			return producer.Replay(ctx, ds, producer.Config{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom})
 		},
 		summary: producer.Stats.String,
 	}, nil
@@ -332,8 +346,8 @@ func feedbackDemoSource(df *dataFlags) (*demoSource, error) {
 		// The records carry the log's event times (2020): no time-based
 		// retention, or the broker may delete them at once.
 		topicConfigs: map[string]string{"retention.ms": "-1"},
-		replay: func(ctx context.Context, brokers []string, topic string) (producer.Stats, error) {
-			return producer.ReplaySource(ctx, src, producer.StreamConfig{Brokers: brokers, Topic: topic, Headers: src.Headers()})
+		replay: func(ctx context.Context, conn producer.Admin, topic string) (producer.Stats, error) {
+			return producer.ReplaySource(ctx, src, producer.StreamConfig{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Headers: src.Headers()})
 		},
 		summary: func(st producer.Stats) string {
 			return fmt.Sprintf("%s: %d impressions, %d feedback events (play_duration later in event time)", st, src.Impressions, src.Feedback)
@@ -415,7 +429,9 @@ func finishDemo(stdout, stderr io.Writer, r demoReport, p *consumer.Pipeline, do
 	_, tot := p.Status()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 30 * time.Second}
+	transport := kafkasec.Transport(cfg.TLS, cfg.SASL)
+	defer kafkasec.CloseTransport(transport)
+	client := kafkasec.Client(cfg.Brokers, transport, 30*time.Second)
 	preds, err := readTopic(ctx, client, cfg.Output, -1)
 	if err != nil {
 		fmt.Fprintf(stderr, "okstream demo: reading the prediction topic: %v\n", err)

@@ -71,6 +71,7 @@ type dataFlags struct {
 	drop     string
 	header   string
 	dim      int
+	maxDense int // MiB
 	scale    string
 	positive string
 	limit    int
@@ -95,7 +96,8 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
 	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
-	fs.IntVar(&d.dim, "dim", 0, "LIBSVM feature dimension (0: infer)")
+	fs.IntVar(&d.dim, "dim", 0, fmt.Sprintf("LIBSVM feature dimension (0: infer, up to %d; set it for a wider file, or a CSV file with more feature columns)", dataset.DefaultMaxDim))
+	fs.IntVar(&d.maxDense, "max-dense-mib", dataset.DefaultMaxDenseBytes>>20, "refuse a dataset whose dense rows (rows × dimension × 8 bytes) take more than this many MiB")
 	fs.StringVar(&d.scale, "scale", "none", "min-max scaling: none, minmax11 (features to [-1,1]), minmax01 ([0,1]), plus y01/y11 for regression targets, e.g. minmax11+y01")
 	fs.StringVar(&d.positive, "positive", "", "classification: the label value mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values)")
 	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
@@ -143,6 +145,10 @@ func (d *dataFlags) options() (string, dataset.Options, error) {
 	if d.dim > 0 {
 		opts.Dim = d.dim
 	}
+	if d.maxDense <= 0 {
+		return "", opts, fmt.Errorf("--max-dense-mib %d: must be positive", d.maxDense)
+	}
+	opts.MaxDenseBytes = int64(d.maxDense) << 20
 	return path, opts, nil
 }
 

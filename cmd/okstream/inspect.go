@@ -16,6 +16,7 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
+	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 )
 
@@ -49,12 +50,22 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
+	var sf secFlags
+	sf.register(fs)
+	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "okstream inspect: "+format+"\n", a...)
 		return 2
+	}
+	if err := sf.fromEnv(fs, os.Getenv); err != nil {
+		return fail("%v", err)
+	}
+	sec, err := sf.build(os.Getenv, warnTo(stderr, "inspect"))
+	if err != nil {
+		return fail("%v", err)
 	}
 	if *brokers == "" {
 		*brokers = os.Getenv("OKSTREAM_BROKERS")
@@ -65,11 +76,13 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	brokerList := strings.Split(*brokers, ",")
-	client := &kafka.Client{Addr: kafka.TCP(brokerList...), Timeout: 30 * time.Second}
+	transport := kafkasec.Transport(sec.TLS, sec.SASL)
+	defer kafkasec.CloseTransport(transport)
+	client := kafkasec.Client(brokerList, transport, 30*time.Second)
 	switch what {
 	case "checkpoints":
-		if err := inspectCheckpoints(ctx, stdout, client, brokerList, *topic, *models); err != nil {
-			return fail("%v", err)
+		if err := inspectCheckpoints(ctx, stdout, checkpoint.Config{Brokers: brokerList, Topic: *topic, Client: client, MaxStateBytes: *maxState}, *models); err != nil {
+			return fail("%v", kafkasec.Explain(err))
 		}
 		return 0
 	case "predictions", "dead-letters", "events":
@@ -78,7 +91,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	recs, err := readTopic(ctx, client, *topic, *partition)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%v", kafkasec.Explain(err))
 	}
 	switch what {
 	case "predictions":
@@ -213,8 +226,12 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 	return tw.Flush()
 }
 
-func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, brokers []string, topic string, models bool) error {
-	s, err := checkpoint.OpenExisting(ctx, checkpoint.Config{Brokers: brokers, Topic: topic, Client: c})
+// inspectCheckpoints prints every ID's slots. A damaged or forged slot is a
+// line saying why it was rejected (the same validation and limits as a
+// restore), never a failure of the command.
+func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config, models bool) error {
+	topic := cfg.Topic
+	s, err := checkpoint.OpenExisting(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -230,6 +247,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, broke
 		fmt.Fprintf(w, "group %q  topic %s  partition %d  (%d records)\n", sm.ID.Group, sm.ID.Topic, sm.ID.Partition, sm.Records)
 		for _, l := range sm.Slots {
 			fmt.Fprintf(w, "  slot %s\n", l)
+		}
+		if sm.Dropped > 0 {
+			fmt.Fprintf(w, "  %d chunk records dropped (beyond the chunk-count or per-slot limits)\n", sm.Dropped)
 		}
 		if sm.Newest == nil {
 			fmt.Fprintln(w, "  NO COMPLETE CHECKPOINT: the runtime refuses to start this partition")
@@ -249,6 +269,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, c *kafka.Client, broke
 			stat := ""
 			if m.Stats.Labeled > 0 {
 				stat = fmt.Sprintf(", mistake rate %.3f%%, MSE %.4g", 100*m.Stats.MistakeRate(), m.Stats.MSE())
+			}
+			if m.Stats.Resets > 0 {
+				stat += fmt.Sprintf(", reset %d times (non-finite state)", m.Stats.Resets)
 			}
 			fmt.Fprintf(w, "    %-12s %s\n                 %d updates, %d labelled%s, state %d bytes\n", m.Name, m.Spec, m.Updates, m.Stats.Labeled, stat, len(m.State))
 		}
@@ -272,7 +295,14 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 		if len(v) > 48 {
 			v, more = v[:48], "…"
 		}
-		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], r.Key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
+		key := r.Key
+		if len(key) > 64 {
+			key = key[:64]
+		}
+		if h[consumer.HeaderTruncated] == "true" {
+			more += fmt.Sprintf("  (truncated: the record's key was %s bytes, its value %s)", h[consumer.HeaderKeyBytes], h[consumer.HeaderValueBytes])
+		}
+		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
 	}
 	fmt.Fprintf(w, "\n%d dead letters", len(recs))
 	reasons := make([]string, 0, len(counts))

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -74,14 +76,27 @@ func applyLayers(fs *flag.FlagSet, configPath string, getenv func(string) string
 	return firstErr
 }
 
+// Limits on a config file: it is read whole into flag values, so its size
+// bounds what it can make the command allocate.
+const (
+	maxConfigBytes = 1 << 20  // the whole file
+	maxConfigLine  = 64 << 10 // one line
+)
+
 func readConfigFile(path string, fs *flag.FlagSet) (map[string][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxConfigBytes {
+		return nil, fmt.Errorf("config file %s: %d bytes, more than the limit of %d", path, st.Size(), maxConfigBytes)
+	}
 	out := map[string][]string{}
-	sc := bufio.NewScanner(f)
+	// The limit also holds for a file that is not regular (a pipe) or grows.
+	lr := &io.LimitedReader{R: f, N: maxConfigBytes + 1}
+	sc := bufio.NewScanner(lr)
+	sc.Buffer(make([]byte, 0, 4<<10), maxConfigLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -111,7 +126,13 @@ func readConfigFile(path string, fs *flag.FlagSet) (map[string][]string, error) 
 		out[k] = append(out[k], v)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than the limit of %d bytes", path, line+1, maxConfigLine)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if lr.N == 0 {
+		return nil, fmt.Errorf("config file %s: more than the limit of %d bytes", path, maxConfigBytes)
 	}
 	return out, nil
 }

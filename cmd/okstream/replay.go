@@ -16,6 +16,7 @@ import (
 
 	"okstream/dataset"
 	"okstream/dataset/kuairec"
+	"okstream/internal/kafkasec"
 	"okstream/internal/progress"
 	"okstream/producer"
 )
@@ -105,6 +106,13 @@ type replayFlags struct {
 	timeMode             producer.TimeMode
 	msPerUnit            float64
 	kuairec              kuairecReplayFlags
+	sec                  secFlags
+	security             kafkasec.Security // built from sec
+}
+
+// admin is the topic-call side of the replay's connections.
+func (f *replayFlags) admin() producer.Admin {
+	return producer.Admin{Brokers: f.brokerList, TLS: f.security.TLS, SASL: f.security.SASL}
 }
 
 func (f *replayFlags) register(fs *flag.FlagSet) {
@@ -135,6 +143,7 @@ func (f *replayFlags) register(fs *flag.FlagSet) {
 		// the scaling must be fitted on the whole file.
 		lf.Usage = "stop after N events (0: every row once, or endless with --loop); the whole file is still read and scaled"
 	}
+	f.sec.register(fs)
 }
 
 // check validates the flags; the errors say how to fix them.
@@ -249,6 +258,13 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := f.sec.fromEnv(fs, os.Getenv); err != nil {
+		return fail(2, err)
+	}
+	var err error
+	if f.security, err = f.sec.build(os.Getenv, warnTo(stderr, "replay")); err != nil {
+		return fail(2, err)
+	}
 	if f.kuairec.selected(&df) {
 		return kuairecReplay(ctx, &df, &f, stdout, stderr)
 	}
@@ -268,7 +284,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail(2, err)
 	}
 	cfg := producer.Config{
-		Brokers: f.brokerList, Topic: f.topic,
+		Brokers: f.brokerList, Topic: f.topic, TLS: f.security.TLS, SASL: f.security.SASL,
 		Sparse: f.sparse, Unlabelled: f.unlabelled,
 		Keys: f.keyMode, KeySpace: f.keySpace,
 		Seed: f.seed, Permute: f.permute,
@@ -303,7 +319,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 
 	if f.createTopic {
-		n, created, err := producer.EnsureTopic(ctx, cfg.Brokers, cfg.Topic, f.partitions)
+		n, created, err := f.admin().EnsureTopic(ctx, cfg.Topic, f.partitions, nil)
 		if err != nil {
 			return fail(1, err)
 		}
@@ -365,7 +381,7 @@ var kuairecOnly = []string{"speedup", "feedback", "matrix", "threshold", "profil
 
 // datasetOnly are the flags that do not apply to --source kuairec.
 var datasetOnly = []string{"keys", "key-column", "key-space", "permute", "seed", "loop", "rate", "label-fraction", "no-labels",
-	"ts", "ts-column", "ts-unit", "task", "scale", "positive", "label", "drop", "header", "format", "dim"}
+	"ts", "ts-column", "ts-unit", "task", "scale", "positive", "label", "drop", "header", "format", "dim", "max-dense-mib"}
 
 func (k *kuairecReplayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.source, "source", "dataset", "what --data is: dataset (a file or shared dataset name) or kuairec (a KuaiRec 2.0 folder, real or synthetic; --data kuairec:DIR implies it)")
@@ -493,7 +509,7 @@ func kuairecReplay(ctx context.Context, df *dataFlags, f *replayFlags, stdout, s
 	}
 
 	if f.createTopic {
-		n, created, err := producer.EnsureTopicConfig(ctx, f.brokerList, f.topic, f.partitions, map[string]string{"retention.ms": "-1"})
+		n, created, err := f.admin().EnsureTopic(ctx, f.topic, f.partitions, map[string]string{"retention.ms": "-1"})
 		if err != nil {
 			return fail(1, err)
 		}
@@ -504,13 +520,13 @@ func kuairecReplay(ctx context.Context, df *dataFlags, f *replayFlags, stdout, s
 			fmt.Fprintf(stderr, "okstream replay: topic %s already exists with %d partitions (not %d); writing to it as it is\n", f.topic, n, f.partitions)
 		}
 	}
-	if ret, err := producer.TopicRetention(ctx, f.brokerList, f.topic); err == nil && ret >= 0 {
+	if ret, err := f.admin().TopicRetention(ctx, f.topic); err == nil && ret >= 0 {
 		if age := time.Since(time.UnixMilli(stream.Events[0].TS)); age > time.Duration(ret)*time.Millisecond {
 			fmt.Fprintf(stderr, "okstream replay: warning: topic %s has retention.ms=%d but the records carry event times from %s; the broker may delete them at once (set retention.ms=-1 on the topic)\n",
 				f.topic, ret, kuairec.FormatTime(stream.Events[0].TS)[:10])
 		}
 	}
-	cfg := producer.StreamConfig{Brokers: f.brokerList, Topic: f.topic, Speedup: k.speedup,
+	cfg := producer.StreamConfig{Brokers: f.brokerList, Topic: f.topic, TLS: f.security.TLS, SASL: f.security.SASL, Speedup: k.speedup,
 		BatchSize: f.batchSize, Headers: src.Headers()}
 	if !f.quiet {
 		name := "replay " + strings.TrimSuffix(stream.Name(), "]") + "," + mode.String() + "] -> " + f.topic

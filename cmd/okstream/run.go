@@ -61,15 +61,22 @@ type runFlags struct {
 	checkpointEvery                                        int
 	checkpointInterval                                     time.Duration
 	batchSize, fetchMaxBytes, maxEventBytes                int
+	deadLetterMaxBytes                                     int
+	stuckAfter                                             time.Duration
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange                             string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
+	maxStateBytes                                          int64
 	createTopics, passthrough                              bool
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
+	feedbackBufferBytes                                    int64
+	maxAbsValue                                            float64
+	maxIDBytes                                             int
 	shutdownTimeout                                        time.Duration
 	metricsAddr, logLevel, logFormat, config               string
+	sec                                                    secFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -88,6 +95,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fetchMaxBytes, "fetch-max-bytes", d.FetchMaxBytes, "maximum bytes per fetch")
 	fs.DurationVar(&f.fetchMaxWait, "fetch-max-wait", d.FetchMaxWait, "how long a fetch waits for new events")
 	fs.IntVar(&f.maxEventBytes, "max-event-bytes", d.MaxEventBytes, "larger events are dead-lettered (oversized)")
+	fs.IntVar(&f.deadLetterMaxBytes, "dead-letter-max-bytes", d.DeadLetterMaxBytes, "key and value bytes a dead letter copies from its record; larger records are copied truncated, with okstream-truncated headers")
+	fs.DurationVar(&f.stuckAfter, "stuck-after", d.StuckAfter, "a partition whose output is unacknowledged or whose fetches fail for this long is reported stuck (/readyz 503, okstream_partition_stuck)")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
@@ -95,15 +104,34 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
+	fs.Int64Var(&f.maxStateBytes, "checkpoint-max-state-bytes", d.CheckpointMaxStateBytes, "bound on one partition's checkpoint payload: larger states are not checkpointed, and a checkpoint record declaring more is rejected as damaged or forged (set the same value on every instance)")
 	fs.IntVar(&f.feedbackBuffer, "feedback-buffer", 0, "delayed feedback: impressions (unlabelled events with an id) kept per partition until a feedback event (schema v2, ref = the id) brings the label; 0: off")
 	fs.DurationVar(&f.feedbackMaxAge, "feedback-max-age", time.Hour, "delayed feedback: evict impressions older than this in event time (the events' ts)")
+	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
+	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
+	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of the /metrics, /healthz and /readyz server (empty: off)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.config, "config", "", "config file of name = value lines (flag names)")
+	f.sec.register(fs)
+}
+
+// defaultMetricsAddr is loopback only: the metrics and health endpoints
+// have no authentication, so exposing them is the operator's choice
+// (--metrics-addr :9090, as the Dockerfile and docker-compose.yml do).
+const defaultMetricsAddr = "127.0.0.1:9090"
+
+// offIfZero maps a limit flag's "0: off" to the Config's "negative: off"
+// (where 0 takes the default).
+func offIfZero(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
@@ -128,10 +156,12 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		Group: f.group, Input: f.input, Output: f.output, Checkpoints: f.checkpoints, DeadLetter: f.deadLetter,
 		Dim: f.dim, CheckpointEvery: f.checkpointEvery, CheckpointInterval: f.checkpointInterval,
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
+		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
-		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
-		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge,
+		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
+		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
+		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
 	}
 	for _, b := range strings.Split(f.brokers, ",") {
@@ -179,6 +209,12 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return fail("%v", err)
 	}
+	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg.TLS, cfg.SASL = sec.TLS, sec.SASL
+	log.Info("kafka connections", "brokers", strings.Join(cfg.Brokers, ","), "security", sec.String())
 	p, err := consumer.New(cfg)
 	if err != nil {
 		return fail("%v\n(see okstream run --help)", err)

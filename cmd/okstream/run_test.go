@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"log/slog"
 	"okstream/learner"
 	"os"
 	"path/filepath"
@@ -185,6 +186,32 @@ func TestREADMEListsEveryLearner(t *testing.T) {
 	for _, name := range learner.Names() {
 		if !strings.Contains(string(b), "| `"+name+"` |") {
 			t.Errorf("README's learners table lacks %s", name)
+		}
+	}
+}
+
+// The value and id limits: on by default, 0 turns them off (a negative
+// Config value), other values pass through; --feedback-buffer-bytes too.
+func TestLimitFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		abs           float64
+		idBytes       int
+		feedbackBytes int64
+	}{
+		{nil, 1e9, 1024, 64 << 20},
+		{[]string{"--max-abs-value", "0", "--max-id-bytes", "0"}, -1, -1, 64 << 20},
+		{[]string{"--max-abs-value", "1e6", "--max-id-bytes", "64", "--feedback-buffer-bytes", "1000"}, 1e6, 64, 1000},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var f runFlags
+		f.register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := f.pipelineConfig(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if cfg.MaxAbsValue != tc.abs || cfg.MaxIDBytes != tc.idBytes || cfg.FeedbackBufferBytes != tc.feedbackBytes {
+			t.Errorf("%v: MaxAbsValue %v, MaxIDBytes %d, FeedbackBufferBytes %d", tc.args, cfg.MaxAbsValue, cfg.MaxIDBytes, cfg.FeedbackBufferBytes)
 		}
 	}
 }

@@ -34,6 +34,18 @@ type csvReader struct {
 
 const csvBufSize = 256 << 10
 
+// Limits on what one record of a KuaiRec file can make the reader allocate.
+// The real files' records are under 4 KiB and 58 columns; a longer record,
+// or one with more fields, is a *dataset.ParseError naming the file and the
+// line on which the record starts.
+const (
+	// MaxRecordBytes bounds a record's length, a quoted field spanning
+	// lines included.
+	MaxRecordBytes = 1 << 20
+	// MaxRecordFields bounds a record's number of fields.
+	MaxRecordFields = 4096
+)
+
 func openCSV(path string) (*csvReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -67,13 +79,18 @@ func (r *csvReader) errorf(col int, format string, a ...any) error {
 }
 
 // physLine reads one physical line (without its '\n') into r.rec's tail.
-// It returns false at the end of the input.
+// It returns false at the end of the input, and an error when r.rec would
+// grow past MaxRecordBytes.
 func (r *csvReader) physLine() (bool, error) {
 	got := false
 	for {
 		b, err := r.br.ReadSlice('\n')
 		if len(b) > 0 {
 			got = true
+			if len(r.rec)+len(b) > MaxRecordBytes+1 { // +1: the '\n' dropped below
+				return false, &dataset.ParseError{File: r.path, Line: r.start,
+					Msg: fmt.Sprintf("record longer than %d bytes (kuairec.MaxRecordBytes; a quoted field left open spans lines)", MaxRecordBytes)}
+			}
 			r.rec = append(r.rec, b...)
 		}
 		switch {
@@ -99,6 +116,7 @@ func (r *csvReader) physLine() (bool, error) {
 func (r *csvReader) next() error {
 	for {
 		r.rec = r.rec[:0]
+		r.start = r.line + 1
 		ok, err := r.physLine()
 		if err != nil {
 			return err
@@ -111,8 +129,12 @@ func (r *csvReader) next() error {
 			r.rec = bytes.TrimPrefix(r.rec, []byte{0xEF, 0xBB, 0xBF})
 		}
 		// A quoted field may contain '\n': keep reading while a quote is open.
-		for quoteOpen(r.rec) {
+		// The quote state is carried from line to line, so that a field
+		// spanning many lines is scanned once (not once per line).
+		in, atStart := scanQuotes(r.rec, false, true)
+		for in {
 			r.rec = append(r.rec, '\n')
+			from := len(r.rec) - 1
 			ok, err := r.physLine()
 			if err != nil {
 				return err
@@ -120,6 +142,7 @@ func (r *csvReader) next() error {
 			if !ok {
 				return r.errorf(-1, "unterminated quoted field at the end of the file")
 			}
+			in, atStart = scanQuotes(r.rec[from:], in, atStart)
 		}
 		if n := len(r.rec); n > 0 && r.rec[n-1] == '\r' {
 			r.rec = r.rec[:n-1]
@@ -127,20 +150,24 @@ func (r *csvReader) next() error {
 		if len(r.rec) == 0 {
 			continue // blank line
 		}
-		r.fields = splitRecord(r.rec, r.fields[:0])
+		var ok2 bool
+		if r.fields, ok2 = splitRecord(r.rec, r.fields[:0], MaxRecordFields); !ok2 {
+			return r.errorf(-1, "more than %d fields (kuairec.MaxRecordFields)", MaxRecordFields)
+		}
 		return nil
 	}
 }
 
-// quoteOpen reports whether rec ends inside a quoted field.
-func quoteOpen(rec []byte) bool {
-	in := false
-	atStart := true // at the start of a field
-	for i := 0; i < len(rec); i++ {
-		c := rec[i]
+// scanQuotes continues a scan for quoted fields over seg, from the state
+// (inside a quoted field; at the start of a field) at its beginning, and
+// returns the state at its end. A record ends inside a quoted field if
+// scanQuotes(rec, false, true) returns in.
+func scanQuotes(seg []byte, in, atStart bool) (bool, bool) {
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
 		switch {
 		case in && c == '"':
-			if i+1 < len(rec) && rec[i+1] == '"' {
+			if i+1 < len(seg) && seg[i+1] == '"' {
 				i++
 				continue
 			}
@@ -150,16 +177,21 @@ func quoteOpen(rec []byte) bool {
 		}
 		atStart = !in && c == ','
 	}
-	return in
+	return in, atStart
 }
 
 // splitRecord splits rec at commas outside quotes. A field that starts with
 // '"' is quoted: its content runs to the matching quote ("" is an escaped
 // quote); anything between that quote and the next comma is kept literally
-// (lazy quotes). Quoted fields are unescaped in place.
-func splitRecord(rec []byte, dst [][]byte) [][]byte {
+// (lazy quotes). Quoted fields are unescaped in place. ok is false (and
+// the split stops) when rec has more than maxFields fields.
+func splitRecord(rec []byte, dst [][]byte, maxFields int) (_ [][]byte, ok bool) {
 	i, n := 0, len(rec)
+	start := len(dst)
 	for {
+		if len(dst)-start >= maxFields {
+			return dst, false
+		}
 		if i < n && rec[i] == '"' {
 			// Quoted: unescape into rec[i:] as we go.
 			w := i
@@ -195,11 +227,14 @@ func splitRecord(rec []byte, dst [][]byte) [][]byte {
 			dst = append(dst, rec[s:i])
 		}
 		if i >= n {
-			return dst
+			return dst, true
 		}
 		i++ // the comma
 		if i == n {
-			return append(dst, rec[n:])
+			if len(dst)-start >= maxFields {
+				return dst, false
+			}
+			return append(dst, rec[n:]), true
 		}
 	}
 }

@@ -351,11 +351,17 @@ func (o Options) writePlot(name string, draw func(path string) error) (string, e
 	return filepath.ToSlash(filepath.Join(o.ImgRel, name)), nil
 }
 
+// maxSectionFile bounds the markdown file UpdateSection reads whole.
+const maxSectionFile = 64 << 20
+
 // UpdateSection replaces (or appends) the section of id in the markdown file
-// at path.
+// at path. A file larger than 64 MiB is refused rather than read.
 func UpdateSection(path, id, body string) error {
 	begin := "<!-- BEGIN " + id + " -->"
 	end := "<!-- END " + id + " -->"
+	if st, err := os.Stat(path); err == nil && st.Size() > maxSectionFile {
+		return fmt.Errorf("%s: %d bytes, more than the %d a results file may have", path, st.Size(), maxSectionFile)
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err

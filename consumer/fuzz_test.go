@@ -1,0 +1,61 @@
+package consumer
+
+import (
+	"testing"
+)
+
+// FuzzDecodePayload feeds arbitrary bytes to the checkpoint payload decoder
+// (the models' summaries and the pending-feedback buffer; the learners'
+// own states are fuzzed in package learner): it never panics, and a buffer
+// it accepts respects the configured limits, with its accounted bytes equal
+// to the sum of its entries' costs and a usable watermark.
+func FuzzDecodePayload(f *testing.F) {
+	models := []Model{{Name: "a", Spec: "fogd:budget=4"}, {Name: "b", Spec: "nogd:budget=4"}}
+	lim := pendingLimits{max: 5, maxBytes: 4096, maxAge: 1000}
+	ms, err := newModelSet(models, 2, lim)
+	if err != nil {
+		f.Fatal(err)
+	}
+	seed := func() {
+		b, err := ms.marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	seed() // empty buffer
+	for i := 0; i < 4; i++ {
+		x := []float64{float64(i), -1}
+		ms.pend.observe(int64(100 * i))
+		ms.score(x, 1, true, nil, nil)
+		ms.pend.add(&impression{id: string(rune('p' + i)), key: "k", offset: int64(i), ts: int64(100 * i), hasTS: true,
+			x: x, scores: []float64{0.5, -0.5}, updates: []uint64{1, 2}})
+		seed()
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pend := newPending(lim, 2)
+		_, q, err := decodePayload(b, pend, []string{"a", "b"})
+		if err != nil {
+			return
+		}
+		if q.len() > lim.max || q.bytes > lim.maxBytes {
+			t.Fatalf("%d entries, %d bytes: above the limits", q.len(), q.bytes)
+		}
+		var sum int64
+		for e := q.order.Front(); e != nil; e = e.Next() {
+			im := e.Value.(*impression)
+			sum += im.cost()
+			if len(im.x) != 2 || len(im.scores) != 2 || len(im.updates) != 2 || q.byID[im.id] != e {
+				t.Fatalf("malformed entry %+v", im)
+			}
+		}
+		if sum != q.bytes || len(q.byID) != q.len() {
+			t.Fatalf("accounted %d, entries cost %d; %d ids for %d entries", q.bytes, sum, len(q.byID), q.len())
+		}
+		if q.nts > 0 {
+			q.watermark()
+		}
+		q.observe(0)
+	})
+}

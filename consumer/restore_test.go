@@ -1,0 +1,101 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/segmentio/kafka-go"
+
+	"okstream/checkpoint"
+	"okstream/internal/kafkatest"
+)
+
+// invalidCount reads okstream_checkpoint_invalid_total{partition, reason}.
+func invalidCount(p *Pipeline, part int, reason checkpoint.Reason) float64 {
+	var pm dto.Metric
+	if err := p.m.ckptInvalid.WithLabelValues(partLabel(part), string(reason)).Write(&pm); err != nil {
+		return -1
+	}
+	return pm.GetCounter().GetValue()
+}
+
+// The newest checkpoint's records are intact but its payload does not
+// decode (as a forged state with recomputed checksums would): the worker
+// reports it and restores the previous one, then keeps processing. With
+// both slots' manifests damaged, the partition refuses to start with a
+// message naming the reasons.
+func TestRestoreFallsBackAndRefuses(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 1, nil)
+	e.Produce(t, input, genEvents(600, 8, "r")...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointPartitions = 1 // so the test can write raw records to the checkpoints' partition
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "processing", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: 0}
+	good, _, err := s.Load(ctx, id)
+	if err != nil || good == nil {
+		t.Fatalf("no checkpoint after the first run: %v", err)
+	}
+	bad := checkpoint.Epoch{Generation: good.Epoch.Generation, Seq: good.Epoch.Seq + 1}
+	if _, err := s.Save(ctx, checkpoint.Checkpoint{ID: id, Epoch: bad, NextOffset: 600, Payload: []byte("not a payload")}); err != nil {
+		t.Fatal(err)
+	}
+
+	r = start(t, cfg)
+	waitFor(t, 60*time.Second, "ready after the fallback", r.p.Ready)
+	if n := invalidCount(r.p, 0, checkpoint.ReasonPayload); n != 1 {
+		t.Fatalf("okstream_checkpoint_invalid_total{reason=payload} = %v, want 1", n)
+	}
+	e.Produce(t, input, genEvents(100, 9, "s")...)
+	ends = endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "processing after the fallback", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// The second run checkpointed over the undecodable one.
+	cp, _, err := s.Load(ctx, id)
+	if err != nil || cp == nil || cp.NextOffset != 700 {
+		t.Fatalf("after the second run: %+v %v", cp, err)
+	}
+	if _, err := DescribePayload(cp.Payload); err != nil {
+		t.Fatal(err)
+	}
+
+	// Both manifests damaged: no fallback left.
+	prefix := "okstream/v1/" + cfg.Group + "/" + cfg.Input + "/0/"
+	e.Produce(t, cfg.Checkpoints,
+		kafka.Message{Key: []byte(prefix + "A/m"), Value: []byte("OKCM forged")},
+		kafka.Message{Key: []byte(prefix + "B/m"), Value: []byte("OKCM forged")})
+	r = start(t, cfg)
+	select {
+	case err := <-r.done:
+		r.done <- err
+		if !errors.Is(err, checkpoint.ErrNoValidCheckpoint) || !strings.Contains(err.Error(), string(checkpoint.ReasonMalformed)) {
+			t.Fatalf("want ErrNoValidCheckpoint naming the reason, got %v", err)
+		}
+		if n := invalidCount(r.p, 0, checkpoint.ReasonMalformed); n != 2 {
+			t.Fatalf("okstream_checkpoint_invalid_total{reason=malformed} = %v, want 2", n)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("pipeline started a partition without a valid checkpoint")
+	}
+}
