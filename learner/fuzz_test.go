@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"runtime"
 	"testing"
+
+	"okstream/internal/memtest"
 
 	"okstream/learner/state"
 )
@@ -89,11 +90,7 @@ func TestFuzzSpecsCoverRegistry(t *testing.T) {
 // that a declared size can never push it to gigabytes.
 func fuzzAllocBound(n int) uint64 { return 32*uint64(n) + 4<<20 }
 
-func totalAlloc() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.TotalAlloc
-}
+var totalAlloc = memtest.TotalAlloc
 
 // FuzzUnmarshal feeds mutated learner states to UnmarshalBinary through the
 // registry: for every spec of fuzzSpecs, a fresh learner must refuse a bad
