@@ -42,6 +42,8 @@ the raw JSON results. The section replaces the experiment's previous one in
 	jsonDir := fs.String("json", "docs/data", "directory for the raw JSON results")
 	printOnly := fs.Bool("print", false, "print the markdown to stdout and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	rerender := fs.Bool("rerender", false, "re-render the section from the raw JSON results (--json) without running anything (table experiments); numbers stay byte-identical")
+	algos := fs.String("algos", "", "comma-separated algorithm labels: run only these rows and merge them into the raw JSON results of an earlier run (same --runs, --seed), then re-render the whole section")
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		id, args = args[0], args[1:]
@@ -81,9 +83,46 @@ the raw JSON results. The section replaces the experiment's previous one in
 	if !*quiet {
 		o.Progress = stderr
 	}
+	if *algos != "" {
+		o.Algos = strings.Split(*algos, ",")
+	}
+	jsonPath := filepath.Join(*jsonDir, id+".json")
+	var prev *paper.Report
+	if *rerender || *algos != "" {
+		if prev, err = paper.ReadReport(jsonPath, exp); err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		if prev.Elapsed == 0 {
+			prev.Elapsed = paper.SectionElapsed(*out, id)
+		}
+		if *runs <= 0 {
+			o.Runs = prev.Runs // the merged rows must match the table's runs
+		}
+	}
 	start := time.Now()
-	rep, err := exp.Run(o)
-	if err != nil {
+	var rep *paper.Report
+	if *rerender {
+		rep = prev
+	} else {
+		if rep, err = exp.Run(o); err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		rep.Elapsed = time.Since(start)
+		if prev != nil {
+			if err := prev.Merge(rep); err != nil {
+				fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+				return 1
+			}
+			if err := prev.Replot(o); err != nil {
+				fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+				return 1
+			}
+			rep = prev
+		}
+	}
+	if err := rep.FillMajority(); err != nil {
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
@@ -106,7 +145,10 @@ the raw JSON results. The section replaces the experiment's previous one in
 	if *data != "" {
 		cmdLine += " --data " + *data
 	}
-	md := rep.Markdown(cmdLine, time.Since(start))
+	if prev != nil && *runs <= 0 && rep.Runs != exp.Runs {
+		cmdLine += fmt.Sprintf(" --runs %d", rep.Runs)
+	}
+	md := rep.Markdown(cmdLine, rep.Elapsed)
 	if *printOnly {
 		fmt.Fprint(stdout, md)
 		return 0
@@ -115,7 +157,7 @@ the raw JSON results. The section replaces the experiment's previous one in
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
-	if err := rep.WriteJSON(filepath.Join(*jsonDir, id+".json")); err != nil {
+	if err := rep.WriteJSON(jsonPath); err != nil {
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
