@@ -123,7 +123,7 @@ func TestForksImbalancedW7a(t *testing.T) {
 	majority := 100 * float64(min(pos, ds.Len()-pos)) / float64(ds.Len())
 	res, err := eval.Run(ds, []string{
 		"forks:budget=100,sigma=2^4",
-		"forks:budget=100,k=50,sm=50,c=0,sigma=2^2",
+		"forks:budget=100,preset=wide,sigma=2^2",
 	}, []string{"paper", "recommended"}, eval.Config{Runs: 2, Workers: 1})
 	if err != nil {
 		t.Fatal(err)

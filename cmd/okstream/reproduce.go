@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -88,7 +89,15 @@ the raw JSON results. The section replaces the experiment's previous one in
 	}
 	jsonPath := filepath.Join(*jsonDir, id+".json")
 	var prev *paper.Report
-	if *rerender || *algos != "" {
+	if *rerender && exp.Custom != nil {
+		rep, err := rerenderCustom(exp, jsonPath, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		rep.Elapsed = paper.SectionElapsed(*out, id)
+		prev = rep
+	} else if *rerender || *algos != "" {
 		if prev, err = paper.ReadReport(jsonPath, exp); err != nil {
 			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 			return 1
@@ -163,4 +172,38 @@ the raw JSON results. The section replaces the experiment's previous one in
 	}
 	fmt.Fprintf(stdout, "updated section %q of %s (plots in %s, data in %s)\n", id, *out, *img, filepath.Join(*jsonDir, id+".json"))
 	return 0
+}
+
+// rerenderCustom rebuilds a custom experiment's report from its raw JSON
+// results (Experiment.Rerender), refusing one that cannot.
+func rerenderCustom(exp *paper.Experiment, path string, o paper.Options) (*paper.Report, error) {
+	if exp.Rerender == nil {
+		return nil, fmt.Errorf("%s: cannot be re-rendered from its JSON; run it", exp.ID)
+	}
+	raw, err := readBounded(path, 256<<20)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := exp.Rerender(exp, raw, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// readBounded reads a whole file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: more than the %d bytes this reads", path, limit)
+	}
+	return b, nil
 }
