@@ -237,6 +237,10 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
 			}
+			var majority float64 // ≈maj marks in the mistake-rate tables (the file's legend explains them)
+			if e.Task == "classification" {
+				majority = MajorityRate(ds)
+			}
 			fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
 			if d.Note != "" {
 				body.WriteString(d.Note + ".\n\n")
@@ -268,7 +272,7 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 					return nil, err
 				}
 				fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
-				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false, 0)
+				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false, majority)
 				if plotPath != "" {
 					fmt.Fprintf(&body, "![%s %s time per event against B, %s](%s)\n\n", d.Title, v.Name, rg.Slug, plotPath)
 				}

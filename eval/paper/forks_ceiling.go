@@ -159,14 +159,8 @@ func ceilingCellFor(e *Experiment, d Dataset, grid []eval.Candidate, o Options, 
 		return nil, err
 	}
 	n := ds.Len()
-	pos := 0
-	for _, y := range ds.Y {
-		if y > 0 {
-			pos++
-		}
-	}
 	cell := &ceilingCell{Dataset: d.Title, N: n, B: d.B, Landmarks: min(n, ceilingLandmarks),
-		Majority:   100 * float64(min(pos, n-pos)) / float64(n),
+		Majority:   MajorityRate(ds),
 		PaperFORKS: algoFORKS.Paper[d.Title], PaperSkeGD: algoSkeGD.Paper[d.Title], PaperNOGD: algoNOGD.Paper[d.Title]}
 
 	// FORKS on the same permutations, σ picked on them.
