@@ -99,7 +99,7 @@ package learner
 //     confidently classified example pulls w back onto its margin, and
 //     with it the confidence w had on the examples whose features overlap
 //     A⁻¹φ; w stays small, most majority examples stay inside the margin,
-//     and about half of all rounds produce a hinge gradient, 97 % of them
+//     and about half of all rounds produce a hinge gradient, 94 % of them
 //     majority examples. The ONS balances those against the few minority
 //     gradients, whose steps A (grown by σ_i g gᵀ on every one of them)
 //     keeps short; the balance is the constant predictor. Without the

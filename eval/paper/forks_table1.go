@@ -225,7 +225,7 @@ configuration that learns.** Two settings, neither of them a bug (learner/forks.
 imbalance", has the instrumented runs). (1) The slab |φᵀw| ≤ C of Eq. 10 at C = 1 — the paper
 gives no C; 1 was our choice — is the hinge's margin, and the projection moves w itself: every
 confidently classified example pulls w back onto its margin, so most majority examples stay
-inside it and about half of all rounds produce a hinge gradient, 97 % of them from the majority
+inside it and about half of all rounds produce a hinge gradient, 94 % of them from the majority
 class; the Online Newton Step balances them against the few minority gradients at the constant
 predictor (w7a, σ = 2^4: at most one +1 prediction per update epoch). Without the slab the
 majority examples pass the margin and stop updating (6 % of rounds instead of 53 %). The hinge
