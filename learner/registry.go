@@ -404,6 +404,18 @@ func (p *Params) Enum(key, def string, allowed ...string) string {
 	return def
 }
 
+// LocalEnum is Enum for a parameter left out of the canonical spec (see
+// ParamDoc.Local), e.g. a preset that only chooses the defaults of other
+// parameters, whose resolved values are in the canonical spec.
+func (p *Params) LocalEnum(key, def string, allowed ...string) string {
+	v := p.Enum(key, def, allowed...)
+	if s, ok := p.resolved[key]; ok {
+		delete(p.resolved, key)
+		p.local[key] = s
+	}
+	return v
+}
+
 // Loss reads the "loss" parameter.
 func (p *Params) Loss(def Loss) Loss {
 	s := p.Enum("loss", def.String(), LossNames()...)

@@ -84,7 +84,7 @@ type SkeGD struct {
 func newSkeGD(p *Params, dim int) (Learner, error) {
 	kern := readKernel(p)
 	loss := p.Loss(Hinge)
-	o := readSketch(p, loss, decompSVD)
+	o := readSketch(p, loss, decompSVD, false)
 	lambda := p.Float("lambda", 0.01, NonNegative)
 	carry := p.Enum("carry", "keep", "keep", "reset", "transfer")
 	seed := p.Uint64("seed", 1)

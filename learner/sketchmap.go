@@ -169,14 +169,24 @@ var (
 )
 
 // readSketch reads the parameters shared by FORKS and SkeGD. It must be
-// called after the loss is known (the Stage-1 step depends on it).
-func readSketch(p *Params, loss Loss, defDecomp decompKind) sketchOpts {
+// called after the loss is known (the Stage-1 step depends on it). wide
+// selects FORKS' preset=wide defaults s_m = round(0.5 s_p) and k = s_m
+// instead of the paper's s_m = 0.2 s_p and k = 0.1B (explicit values win).
+func readSketch(p *Params, loss Loss, defDecomp decompKind, wide bool) sketchOpts {
 	var o sketchOpts
 	o.budget = p.Int("budget", 100, InRange(1, 1<<16))
 	o.buffer = p.Int("buffer", 2*o.budget, InRange(1, 1<<20))
 	o.sp = p.Int("sp", o.budget, InRange(1, 1<<14))
-	o.sm = p.Int("sm", max(1, int(math.Round(0.2*float64(o.sp)))), InRange(1, 1<<14))
-	o.k = p.Int("k", max(1, int(math.Round(0.1*float64(o.budget)))), InRange(1, 1<<14))
+	smFrac := 0.2
+	if wide {
+		smFrac = 0.5
+	}
+	o.sm = p.Int("sm", max(1, int(math.Round(smFrac*float64(o.sp)))), InRange(1, 1<<14))
+	defK := max(1, int(math.Round(0.1*float64(o.budget))))
+	if wide {
+		defK = o.sm
+	}
+	o.k = p.Int("k", defK, InRange(1, 1<<14))
 	o.blocks = p.Int("blocks", 1, InRange(1, 1<<10))
 	horizon := p.Int("horizon", 10000, Positive)
 	theta := p.Float("theta", 0.3, Positive)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,6 +43,8 @@ the raw JSON results. The section replaces the experiment's previous one in
 	jsonDir := fs.String("json", "docs/data", "directory for the raw JSON results")
 	printOnly := fs.Bool("print", false, "print the markdown to stdout and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	rerender := fs.Bool("rerender", false, "re-render the section from the raw JSON results (--json) without running anything (table experiments); numbers stay byte-identical")
+	algos := fs.String("algos", "", "comma-separated algorithm labels: run only these rows and merge them into the raw JSON results of an earlier run (same --runs, --seed), then re-render the whole section")
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		id, args = args[0], args[1:]
@@ -81,9 +84,54 @@ the raw JSON results. The section replaces the experiment's previous one in
 	if !*quiet {
 		o.Progress = stderr
 	}
+	if *algos != "" {
+		o.Algos = strings.Split(*algos, ",")
+	}
+	jsonPath := filepath.Join(*jsonDir, id+".json")
+	var prev *paper.Report
+	if *rerender && exp.Custom != nil {
+		rep, err := rerenderCustom(exp, jsonPath, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		rep.Elapsed = paper.SectionElapsed(*out, id)
+		prev = rep
+	} else if *rerender || *algos != "" {
+		if prev, err = paper.ReadReport(jsonPath, exp); err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		if prev.Elapsed == 0 {
+			prev.Elapsed = paper.SectionElapsed(*out, id)
+		}
+		if *runs <= 0 {
+			o.Runs = prev.Runs // the merged rows must match the table's runs
+		}
+	}
 	start := time.Now()
-	rep, err := exp.Run(o)
-	if err != nil {
+	var rep *paper.Report
+	if *rerender {
+		rep = prev
+	} else {
+		if rep, err = exp.Run(o); err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		rep.Elapsed = time.Since(start)
+		if prev != nil {
+			if err := prev.Merge(rep); err != nil {
+				fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+				return 1
+			}
+			if err := prev.Replot(o); err != nil {
+				fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+				return 1
+			}
+			rep = prev
+		}
+	}
+	if err := rep.FillMajority(); err != nil {
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
@@ -106,7 +154,10 @@ the raw JSON results. The section replaces the experiment's previous one in
 	if *data != "" {
 		cmdLine += " --data " + *data
 	}
-	md := rep.Markdown(cmdLine, time.Since(start))
+	if prev != nil && *runs <= 0 && rep.Runs != exp.Runs {
+		cmdLine += fmt.Sprintf(" --runs %d", rep.Runs)
+	}
+	md := rep.Markdown(cmdLine, rep.Elapsed)
 	if *printOnly {
 		fmt.Fprint(stdout, md)
 		return 0
@@ -115,10 +166,44 @@ the raw JSON results. The section replaces the experiment's previous one in
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
-	if err := rep.WriteJSON(filepath.Join(*jsonDir, id+".json")); err != nil {
+	if err := rep.WriteJSON(jsonPath); err != nil {
 		fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "updated section %q of %s (plots in %s, data in %s)\n", id, *out, *img, filepath.Join(*jsonDir, id+".json"))
 	return 0
+}
+
+// rerenderCustom rebuilds a custom experiment's report from its raw JSON
+// results (Experiment.Rerender), refusing one that cannot.
+func rerenderCustom(exp *paper.Experiment, path string, o paper.Options) (*paper.Report, error) {
+	if exp.Rerender == nil {
+		return nil, fmt.Errorf("%s: cannot be re-rendered from its JSON; run it", exp.ID)
+	}
+	raw, err := readBounded(path, 256<<20)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := exp.Rerender(exp, raw, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// readBounded reads a whole file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: more than the %d bytes this reads", path, limit)
+	}
+	return b, nil
 }

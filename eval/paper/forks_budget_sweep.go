@@ -237,6 +237,10 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
 			}
+			var majority float64 // ≈maj marks in the mistake-rate tables (the file's legend explains them)
+			if e.Task == "classification" {
+				majority = MajorityRate(ds)
+			}
 			fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
 			if d.Note != "" {
 				body.WriteString(d.Note + ".\n\n")
@@ -268,7 +272,7 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 					return nil, err
 				}
 				fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
-				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false)
+				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false, majority)
 				if plotPath != "" {
 					fmt.Fprintf(&body, "![%s %s time per event against B, %s](%s)\n\n", d.Title, v.Name, rg.Slug, plotPath)
 				}
@@ -348,7 +352,10 @@ func sweepLookup(pts []sweepPoint, B int, algo string) *sweepPoint {
 // slope, cost ∝ B^slope, if slope) and mistake rate per budget and
 // algorithm — mistake rate first if mistakesFirst; "–" where an algorithm
 // has no point at that budget.
-func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, labels []string, slope, mistakesFirst bool) {
+//
+// majority (%) marks the mistake-rate cells at the majority-class rate
+// (markMajority; 0: no marks).
+func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, labels []string, slope, mistakesFirst bool, majority float64) {
 	var present []string
 	for _, l := range labels {
 		for _, p := range pts {
@@ -390,7 +397,7 @@ func writeSweepTables(b *strings.Builder, budgets []int, pts []sweepPoint, label
 				case what == steadyColumn:
 					b.WriteString(" – |")
 				default:
-					fmt.Fprintf(b, " %.3f ± %.3f |", p.Mistake, p.Std)
+					fmt.Fprintf(b, " %s |", markMajority(fmt.Sprintf("%.3f ± %.3f", p.Mistake, p.Std), p.Mistake, majority))
 				}
 			}
 			b.WriteString("\n")

@@ -159,14 +159,8 @@ func ceilingCellFor(e *Experiment, d Dataset, grid []eval.Candidate, o Options, 
 		return nil, err
 	}
 	n := ds.Len()
-	pos := 0
-	for _, y := range ds.Y {
-		if y > 0 {
-			pos++
-		}
-	}
 	cell := &ceilingCell{Dataset: d.Title, N: n, B: d.B, Landmarks: min(n, ceilingLandmarks),
-		Majority:   100 * float64(min(pos, n-pos)) / float64(n),
+		Majority:   MajorityRate(ds),
 		PaperFORKS: algoFORKS.Paper[d.Title], PaperSkeGD: algoSkeGD.Paper[d.Title], PaperNOGD: algoNOGD.Paper[d.Title]}
 
 	// FORKS on the same permutations, σ picked on them.
@@ -297,17 +291,18 @@ func ceilingMarkdown(r *ceilingResult, plotRef string) string {
 	for _, c := range r.Cells {
 		fmt.Fprintf(&b, "### %s (n = %d, B = %d, k = 0.1B = %d; %d landmarks; majority-class predictor %.1f %% mistakes)\n\n", c.Dataset, c.N, c.B, c.B/10, c.Landmarks, c.Majority)
 		b.WriteString("| model | k | mistake % | chosen |\n|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| paper's FORKS | %d | %s | – |\n", c.B/10, c.PaperFORKS)
-		fmt.Fprintf(&b, "| paper's SkeGD | %d | %s | – |\n", c.B/10, c.PaperSkeGD)
-		fmt.Fprintf(&b, "| paper's NOGD | %d | %s | – |\n", c.B/10, c.PaperNOGD)
+		fmt.Fprintf(&b, "| paper's FORKS | %d | %s | – |\n", c.B/10, markValue(c.PaperFORKS.String(), c.PaperFORKS, c.Majority))
+		fmt.Fprintf(&b, "| paper's SkeGD | %d | %s | – |\n", c.B/10, markValue(c.PaperSkeGD.String(), c.PaperSkeGD, c.Majority))
+		fmt.Fprintf(&b, "| paper's NOGD | %d | %s | – |\n", c.B/10, markValue(c.PaperNOGD.String(), c.PaperNOGD, c.Majority))
 		for _, row := range append(append([]ceilingRow(nil), c.FORKS...), c.Ceiling...) {
 			label := "okstream " + row.Label
 			if strings.HasPrefix(row.Label, "ceiling") {
 				label = "**" + row.Label + "**"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %.3f ± %.3f | %s |\n", label, row.K, row.Mean, row.Std, row.Sigma)
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", label, row.K, markMajority(fmt.Sprintf("%.3f ± %.3f", row.Mean, row.Std), row.Mean, c.Majority), row.Sigma)
 		}
-		fmt.Fprintf(&b, "| always the majority class | – | %.3f | – |\n\n", c.Majority)
+		fmt.Fprintf(&b, "| always the majority class | – | %s | – |\n\n", markMajority(fmt.Sprintf("%.3f", c.Majority), c.Majority, c.Majority))
+		b.WriteString(majorityNote(c.Majority) + "\n\n")
 	}
 	if plotRef != "" {
 		fmt.Fprintf(&b, "![ceiling mistake rate against the rank k, with the paper's FORKS](%s)\n\n", plotRef)

@@ -36,9 +36,11 @@ package paper
 //     (eval's per-pass seconds), one run at a time.
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -116,6 +118,7 @@ a stream with KuaiRec's structure, not what they score on KuaiRec; pass --data D
 real folder.`,
 		Discussion: forksKuaiRecDiscussion,
 		Custom:     runKuaiRec,
+		Rerender:   rerenderKuaiRec,
 	})
 }
 
@@ -149,6 +152,7 @@ type kuairecResult struct {
 	Seed       uint64                       `json:"seed"`
 	Sigma      map[string]map[string]string `json:"sigma"` // loss → label → σ
 	Points     map[string][]sweepPoint      `json:"points"`
+	Skipped    []string                     `json:"skipped,omitempty"` // learners not registered in the build
 }
 
 // kuairecData opens the experiment's stream: the folder of o.Data, or a
@@ -211,11 +215,8 @@ func runKuaiRec(e *Experiment, o Options) (*Report, error) {
 	}
 	prefix := ds.Subset(idx)
 
-	var body strings.Builder
-	fmt.Fprintf(&body, "Stream: %s, N = %d events, d = %d, P(y = +1) = %.3f: the majority class errs on **%.2f %%**.\n\n",
-		res.Data, res.N, res.Dim, res.Positive, res.Majority)
 	var skipped []string
-	for _, loss := range []string{"hinge", "squared_hinge"} {
+	for _, loss := range kuairecLosses {
 		// σ per algorithm on the prefix, at B = 100.
 		grid := map[string]string{}
 		for _, a := range forksKuaiRecAlgos(loss, nil) {
@@ -243,7 +244,39 @@ func runKuaiRec(e *Experiment, o Options) (*Report, error) {
 			pts[i].Dataset, pts[i].Variant = res.Data, loss
 		}
 		res.Sigma[loss], res.Points[loss] = sigma, pts
+		title := fmt.Sprintf("%s, %s loss: mistake rate vs time (B = 100 … 500)", shortName(res.Data), strings.ReplaceAll(loss, "_", " "))
+		if _, err := o.writePlot(kuairecPlotName(e, loss), func(path string) error {
+			return plotTradeoff(pts, sweepLabels(algos), res.Majority, title, path)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	res.Skipped = skipped
+	return &Report{Exp: e, Runs: o.Runs, Seed: o.Seed, Body: kuairecBody(e, res, o), Data: res}, nil
+}
 
+// kuairecLosses are the losses of the experiment, in section order.
+var kuairecLosses = []string{"hinge", "squared_hinge"}
+
+func kuairecPlotName(e *Experiment, loss string) string {
+	return fmt.Sprintf("%s-%s.png", e.ID, slug(loss))
+}
+
+// kuairecBody renders the experiment's markdown from its raw results (the
+// plots, drawn by runKuaiRec, are referred to when o has an image
+// directory), so that rerenderKuaiRec gives the same section from the
+// JSON file.
+func kuairecBody(e *Experiment, res *kuairecResult, o Options) string {
+	var body strings.Builder
+	fmt.Fprintf(&body, "Stream: %s, N = %d events, d = %d, P(y = +1) = %.3f: the majority class errs on **%.2f %%**.\n\n",
+		res.Data, res.N, res.Dim, res.Positive, res.Majority)
+	for _, loss := range kuairecLosses {
+		pts, ok := res.Points[loss]
+		if !ok {
+			continue
+		}
+		sigma := res.Sigma[loss]
+		algos := forksKuaiRecAlgos(loss, sigma)
 		lossTitle := strings.ReplaceAll(loss, "_", " ")
 		fmt.Fprintf(&body, "### %s loss\n\n", lossTitle)
 		var sig []string
@@ -253,24 +286,31 @@ func runKuaiRec(e *Experiment, o Options) (*Report, error) {
 			}
 		}
 		fmt.Fprintf(&body, "σ picked on the prefix: %s.\n\n", strings.Join(sig, ", "))
-		fmt.Fprintf(&body, "Mistake rate (%%, mean ± std over %d runs) and time per event; PROS-N-KONS has B_max = 100 whatever B.\n\n", o.Runs)
-		writeSweepTables(&body, forksKuaiRecBudgets, pts, sweepLabels(algos), true, true)
+		fmt.Fprintf(&body, "Mistake rate (%%, mean ± std over %d runs) and time per event; PROS-N-KONS has B_max = 100 whatever B.\n\n", res.Runs)
+		writeSweepTables(&body, forksKuaiRecBudgets, pts, sweepLabels(algos), true, true, res.Majority)
+		body.WriteString(majorityNote(res.Majority) + "\n\n")
 		writeMajorityCheck(&body, pts, res.Majority)
-		title := fmt.Sprintf("%s, %s loss: mistake rate vs time (B = 100 … 500)", shortName(res.Data), lossTitle)
-		ref, err := o.writePlot(fmt.Sprintf("%s-%s.png", e.ID, slug(loss)), func(path string) error {
-			return plotTradeoff(pts, sweepLabels(algos), res.Majority, title, path)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if ref != "" {
-			fmt.Fprintf(&body, "![%s loss: mistake rate against time](%s)\n\n", lossTitle, ref)
+		if o.ImgDir != "" {
+			fmt.Fprintf(&body, "![%s loss: mistake rate against time](%s)\n\n", lossTitle, filepath.ToSlash(filepath.Join(o.ImgRel, kuairecPlotName(e, loss))))
 		}
 	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(&body, "Not run (learner not registered in this build): %s.\n\n", strings.Join(skipped, ", "))
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(&body, "Not run (learner not registered in this build): %s.\n\n", strings.Join(res.Skipped, ", "))
 	}
-	return &Report{Exp: e, Runs: o.Runs, Seed: o.Seed, Body: body.String(), Data: res}, nil
+	return body.String()
+}
+
+// rerenderKuaiRec rebuilds the report from the raw results runKuaiRec
+// wrote (ReadReport's counterpart for this custom experiment).
+func rerenderKuaiRec(e *Experiment, raw []byte, o Options) (*Report, error) {
+	var res kuairecResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	if res.Experiment != e.ID {
+		return nil, fmt.Errorf("results of %q, not %q", res.Experiment, e.ID)
+	}
+	return &Report{Exp: e, Runs: res.Runs, Seed: res.Seed, Body: kuairecBody(e, &res, o), Data: &res}, nil
 }
 
 func appendNew(list []string, xs ...string) []string {

@@ -57,6 +57,22 @@ func TestForksKuaiRecOnTheSyntheticSample(t *testing.T) {
 			t.Fatalf("body does not show the %s plot", loss)
 		}
 	}
+	// The section re-rendered from the JSON is the run's.
+	path := filepath.Join(t.TempDir(), "kr.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.Rerender(e, raw, Options{ImgDir: img, ImgRel: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Body != rep.Body {
+		t.Fatalf("re-rendered body differs:\n%s\nwant:\n%s", again.Body, rep.Body)
+	}
 	t1, _ := Get("forks-table1")
 	if _, err := t1.Run(Options{Data: "x"}); err == nil || !strings.Contains(err.Error(), "takes no --data") {
 		t.Fatalf("forks-table1 with Data: %v", err)

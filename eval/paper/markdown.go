@@ -102,7 +102,9 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		sep += "---|---|---|"
 		b.WriteString(sep + "\n")
 		for _, a := range e.Algos {
-			fmt.Fprintf(&b, "| %s | %s |", a.Label, a.Paper[dsName].format(mse))
+			// The paper's number is marked against the first variant's
+			// majority rate (the preprocessing does not change labels).
+			fmt.Fprintf(&b, "| %s | %s |", a.Label, markValue(a.Paper[dsName].format(mse), a.Paper[dsName], cells[0].Majority))
 			for _, c := range cells {
 				m := c.model(a.Label)
 				ref := a.Reference[dsName+"/"+c.Variant]
@@ -118,10 +120,11 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 					if slices.Contains(c.Skipped, a.Label) {
 						ours = "not run"
 					}
-					fmt.Fprintf(&b, " %s | %s | – |%s", ref.format(mse), ours, size)
+					fmt.Fprintf(&b, " %s | %s | – |%s", markValue(ref.format(mse), ref, c.Majority), ours, size)
 					continue
 				}
-				fmt.Fprintf(&b, " %s | %s | %s |%s", ref.format(mse), c.Result.FormatMetric(*m), chosenLabel(m), size)
+				fmt.Fprintf(&b, " %s | %s | %s |%s", markValue(ref.format(mse), ref, c.Majority),
+					markMajority(c.Result.FormatMetric(*m), m.Mean, c.Majority), chosenLabel(m), size)
 			}
 			m0 := cells[0].model(a.Label)
 			if m0 == nil {
@@ -165,6 +168,21 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		}
 		b.WriteString("\n")
 		_ = unit
+		same := true
+		for _, c := range cells[1:] {
+			same = same && c.Majority == cells[0].Majority
+		}
+		for i, c := range cells {
+			if same && i > 0 {
+				break
+			}
+			if note := majorityNote(c.Majority); note != "" {
+				if !same {
+					note = "(" + c.Variant + ") " + note
+				}
+				b.WriteString(note + "\n\n")
+			}
+		}
 		var notRun []string
 		for _, c := range cells {
 			for _, l := range c.Skipped {
@@ -226,6 +244,14 @@ func (r *Report) Markdown(cmdLine string, elapsed time.Duration) string {
 		b.WriteString(strings.TrimSpace(e.Discussion) + "\n")
 	}
 	return b.String()
+}
+
+// markValue is markMajority for a published Value (nil: unchanged).
+func markValue(s string, v *Value, maj float64) string {
+	if v == nil {
+		return s
+	}
+	return markMajority(s, v.Mean, maj)
 }
 
 func list(s []string) string {

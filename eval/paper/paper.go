@@ -129,6 +129,10 @@ type Experiment struct {
 	// dataset loop; it fills Report.Body (markdown) and Report.Data (raw
 	// results for the JSON file).
 	Custom func(e *Experiment, o Options) (*Report, error)
+	// Rerender, if set, rebuilds a Custom experiment's report from the raw
+	// results it wrote (the JSON file), without running it; see
+	// ReadReport for table experiments.
+	Rerender func(e *Experiment, raw []byte, o Options) (*Report, error)
 }
 
 var experiments = map[string]*Experiment{}

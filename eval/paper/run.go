@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"okstream/dataset"
 	"okstream/eval"
@@ -33,6 +34,10 @@ type Options struct {
 	// Data overrides an experiment's data (only experiments with
 	// AcceptsData, e.g. a KuaiRec 2.0 folder for forks-kuairec).
 	Data string
+	// Algos restricts a table experiment to these algorithm labels (nil:
+	// all); with Report.Merge it adds or refreshes rows of an earlier run
+	// without re-running the others.
+	Algos []string
 }
 
 // Cell is the outcome of one (dataset, variant).
@@ -47,6 +52,11 @@ type Cell struct {
 	// Skipped lists the algorithms not run because their learner is not
 	// registered in this build.
 	Skipped []string `json:",omitempty"`
+	// Majority is the mistake rate (%) of the majority-class predictor on
+	// the cell's data (classification; for adversarial games the mean over
+	// the runs' games); 0 for regression. Cells of the table within
+	// MajorityBand of it are marked.
+	Majority float64 `json:",omitempty"`
 }
 
 // Report is the outcome of an experiment.
@@ -58,6 +68,9 @@ type Report struct {
 	// Body and Data are a Custom experiment's markdown and raw results.
 	Body string
 	Data any
+	// Elapsed is the wall time of the run (recorded in the JSON so that a
+	// section can be re-rendered from it; 0 when unknown).
+	Elapsed time.Duration
 }
 
 func keep(filter []string, name string) bool {
@@ -151,6 +164,9 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 	}
 	var specs, labels, skipped []string
 	for _, a := range e.Algos {
+		if !keep(o.Algos, a.Label) {
+			continue
+		}
 		s := a.Spec(d)
 		if name, _, err := learner.ParseSpec(s); err == nil && learner.Describe(name) == nil {
 			skipped = append(skipped, a.Label) // not in this build: the row shows "not run"
@@ -188,6 +204,9 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 	}
 	res.Dataset = d.Title + " (" + v.Name + ")"
 	cell := Cell{Dataset: d.Title, Variant: v.Name, Scale: sc.String(), Data: key, Result: res, Skipped: skipped}
+	if cell.Majority, err = e.majority(d, ds, cfg.Sequence, runs); err != nil {
+		return Cell{}, err
+	}
 	var cmd strings.Builder
 	if d.Game != nil {
 		switch g := *d.Game; {
@@ -214,10 +233,31 @@ func (e *Experiment) runCell(d Dataset, v Variant, runs int, seed uint64, o Opti
 		fmt.Fprintf(&cmd, " \\\n    --model '%s'", s)
 	}
 	cell.Command = cmd.String()
-	if cell.Plot, err = o.writePlot(fmt.Sprintf("%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name)), res.PlotCurves); err != nil {
+	if cell.Plot, err = o.writePlot(e.plotName(cell), res.PlotCurves); err != nil {
 		return Cell{}, err
 	}
 	return cell, nil
+}
+
+// majority is the majority-class rate (%) of a classification cell: of ds,
+// or, for a game (seq ≠ nil), the mean over the runs' games; 0 for
+// regression.
+func (e *Experiment) majority(d Dataset, ds *dataset.Dataset, seq func(int) (*dataset.Dataset, error), runs int) (float64, error) {
+	if e.Task != "classification" {
+		return 0, nil
+	}
+	if d.Game == nil || seq == nil {
+		return MajorityRate(ds), nil
+	}
+	var sum float64
+	for r := range runs {
+		g, err := seq(r)
+		if err != nil {
+			return 0, err
+		}
+		sum += MajorityRate(g)
+	}
+	return sum / float64(runs), nil
 }
 
 // selectRuns resolves Options.SelectRuns against the experiment's.
@@ -324,15 +364,165 @@ func (r *Report) WriteJSON(path string) error {
 		}
 		return os.WriteFile(path, buf.Bytes(), 0o644)
 	}
-	if err := enc.Encode(struct {
-		Experiment string `json:"experiment"`
-		Runs       int    `json:"runs"`
-		Seed       uint64 `json:"seed"`
-		Cells      []Cell `json:"cells"`
-	}{r.Exp.ID, r.Runs, r.Seed, r.Cells}); err != nil {
+	if err := enc.Encode(reportJSON{r.Exp.ID, r.Runs, r.Seed, r.Elapsed.Seconds(), r.Cells}); err != nil {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// reportJSON is the file format of a table experiment's raw results.
+type reportJSON struct {
+	Experiment string  `json:"experiment"`
+	Runs       int     `json:"runs"`
+	Seed       uint64  `json:"seed"`
+	Elapsed    float64 `json:"elapsed_seconds,omitempty"`
+	Cells      []Cell  `json:"cells"`
+}
+
+// maxReportJSON bounds the JSON file ReadReport reads whole.
+const maxReportJSON = 256 << 20
+
+// ReadReport reads the raw results WriteJSON wrote for the table
+// experiment e, so that its section can be re-rendered (Markdown) or rows
+// merged into it (Merge) without re-running it. Numbers round-trip
+// exactly (encoding/json writes the shortest representation that parses
+// back to the same float64). It fails for a Custom experiment, a file of
+// another experiment, or a file above 256 MiB. Cells written before
+// Cell.Majority existed have it 0; FillMajority computes it.
+func ReadReport(path string, e *Experiment) (*Report, error) {
+	if e.Custom != nil {
+		return nil, fmt.Errorf("%s: a custom experiment cannot be re-rendered from its JSON", e.ID)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxReportJSON {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d this reads", path, fi.Size(), maxReportJSON)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var j reportJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if j.Experiment != e.ID {
+		return nil, fmt.Errorf("%s: results of %q, not %q", path, j.Experiment, e.ID)
+	}
+	for _, c := range j.Cells {
+		if c.Result == nil {
+			return nil, fmt.Errorf("%s: cell %s/%s has no result", path, c.Dataset, c.Variant)
+		}
+	}
+	return &Report{Exp: e, Runs: j.Runs, Seed: j.Seed, Cells: j.Cells,
+		Elapsed: time.Duration(j.Elapsed * float64(time.Second))}, nil
+}
+
+// FillMajority computes Cell.Majority where it is 0 (results written
+// before it existed) by loading each cell's data as the experiment does.
+func (r *Report) FillMajority() error {
+	e := r.Exp
+	if e.Task != "classification" {
+		return nil
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Majority > 0 {
+			continue
+		}
+		d, v, ok := e.find(c.Dataset, c.Variant)
+		if !ok {
+			return fmt.Errorf("%s: no dataset %s/%s in the experiment", e.ID, c.Dataset, c.Variant)
+		}
+		ds, _, _, err := e.load(d, v)
+		if err != nil {
+			return err
+		}
+		var seq func(int) (*dataset.Dataset, error)
+		if d.Game != nil {
+			seq = func(run int) (*dataset.Dataset, error) {
+				g := *d.Game
+				g.Seed = GameSeed(r.Seed, run)
+				return dataset.Adversarial(ds, g)
+			}
+		}
+		if c.Majority, err = e.majority(d, ds, seq, r.Runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// find returns the experiment's dataset and variant of a cell.
+func (e *Experiment) find(title, variant string) (Dataset, Variant, bool) {
+	for _, d := range e.Datasets {
+		if d.Title != title {
+			continue
+		}
+		for _, v := range d.Variants {
+			if v.Name == variant {
+				return d, v, true
+			}
+		}
+	}
+	return Dataset{}, Variant{}, false
+}
+
+// Merge adds the models of add (a run of the same experiment restricted
+// with Options.Algos) to r: a model whose label r already has replaces it,
+// a new one is appended, and its spec is appended to the cell's
+// equivalent eval command. Both must have the same runs and seed, and
+// every cell of add must exist in r. Elapsed times add up. Plots are not
+// redrawn (Replot).
+func (r *Report) Merge(add *Report) error {
+	if add.Runs != r.Runs || add.Seed != r.Seed {
+		return fmt.Errorf("%s: cannot merge %d runs (seed %d) into %d runs (seed %d)", r.Exp.ID, add.Runs, add.Seed, r.Runs, r.Seed)
+	}
+	for _, ac := range add.Cells {
+		c := r.cell(ac.Dataset, ac.Variant)
+		if c == nil {
+			return fmt.Errorf("%s: no cell %s/%s to merge into", r.Exp.ID, ac.Dataset, ac.Variant)
+		}
+		if ac.Result.SelectRuns != c.Result.SelectRuns {
+			return fmt.Errorf("%s %s/%s: grid winners picked on %d runs, the table's on %d", r.Exp.ID, ac.Dataset, ac.Variant, ac.Result.SelectRuns, c.Result.SelectRuns)
+		}
+		for _, m := range ac.Result.Models {
+			if old := c.model(m.Label); old != nil {
+				*old = m
+				continue
+			}
+			c.Result.Models = append(c.Result.Models, m)
+			c.Command += fmt.Sprintf(" \\\n    --model '%s'", m.Spec)
+		}
+		if c.Majority == 0 {
+			c.Majority = ac.Majority
+		}
+	}
+	r.Elapsed += add.Elapsed
+	return nil
+}
+
+// Replot redraws every cell's learning-curve plot into o.ImgDir (nothing
+// without one).
+func (r *Report) Replot(o Options) error {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		p, err := o.writePlot(r.Exp.plotName(*c), c.Result.PlotCurves)
+		if err != nil {
+			return err
+		}
+		if p != "" {
+			c.Plot = p
+		}
+	}
+	return nil
+}
+
+// plotName is the file name of a cell's learning-curve plot.
+func (e *Experiment) plotName(c Cell) string {
+	return fmt.Sprintf("%s-%s-%s.png", e.ID, slug(c.Dataset), slug(c.Variant))
 }
 
 // writePlot draws a plot into o.ImgDir/name with draw(path) and returns
@@ -384,4 +574,42 @@ func UpdateSection(path, id, body string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// SectionElapsed returns the running time a section of the results file
+// at path states ("took 3m17s on this machine"), or 0 if the file, the
+// section or the phrase is absent. ReadReport uses it for results written
+// before the JSON recorded the time.
+func SectionElapsed(path, id string) time.Duration {
+	if st, err := os.Stat(path); err != nil || st.Size() > maxSectionFile {
+		return 0
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.Index(s, "<!-- BEGIN "+id+" -->")
+	if i < 0 {
+		return 0
+	}
+	s = s[i:]
+	if j := strings.Index(s, "<!-- END "+id+" -->"); j >= 0 {
+		s = s[:j]
+	}
+	const pre, post = "; took ", " on this machine"
+	i = strings.Index(s, pre)
+	if i < 0 {
+		return 0
+	}
+	s = s[i+len(pre):]
+	j := strings.Index(s, post)
+	if j < 0 {
+		return 0
+	}
+	d, err := time.ParseDuration(s[:j])
+	if err != nil {
+		return 0
+	}
+	return d
 }
