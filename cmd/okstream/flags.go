@@ -53,7 +53,26 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 			return 0, true
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	// A bad flag is one line (with the closest flag name), not the whole
+	// usage: the flags are one `okstream help CMD` away.
+	out, usage := fs.Output(), fs.Usage
+	var msg strings.Builder
+	fs.SetOutput(&msg)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err != nil {
+		line := strings.TrimSpace(strings.SplitN(msg.String(), "\n", 2)[0])
+		if line == "" {
+			line = err.Error()
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if c := closestFlag(fs, strings.TrimPrefix(name, "-")); c != "" {
+				line += fmt.Sprintf(" (did you mean --%s?)", c)
+			}
+		}
+		fmt.Fprintf(out, "okstream %s: %s\nRun 'okstream help %s' for the flags.\n", fs.Name(), line, fs.Name())
 		return 2, true
 	}
 	if fs.NArg() > 0 {
@@ -61,6 +80,43 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 		return 2, true
 	}
 	return 0, false
+}
+
+// closestFlag returns the flag of fs nearest to name (edit distance at
+// most 2, or a prefix relation), or "" if none is close.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) {
+			d = min(d, 2)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // dataFlags are the flags that say which dataset to read and how.
