@@ -11,6 +11,7 @@ import (
 
 	"okstream/dataset"
 	"okstream/dataset/kuairec"
+	"okstream/learner"
 )
 
 // listFlag is a repeatable string flag.
@@ -83,40 +84,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 }
 
 // closestFlag returns the flag of fs nearest to name (edit distance at
-// most 2, or a prefix relation), or "" if none is close.
+// most 2), or "" if none is close.
 func closestFlag(fs *flag.FlagSet, name string) string {
-	best, bestD := "", 3
-	fs.VisitAll(func(f *flag.Flag) {
-		d := editDistance(name, f.Name)
-		if strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) {
-			d = min(d, 2)
-		}
-		if d < bestD {
-			best, bestD = f.Name, d
-		}
-	})
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return learner.Closest(name, names)
 }
 
 // dataFlags are the flags that say which dataset to read and how.

@@ -322,6 +322,12 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
 	}
 	fmt.Fprintf(w, "\n%d dead letters", len(recs))
+	writeReasonCounts(w, counts)
+}
+
+// writeReasonCounts ends a summary line with "; reason: count" per reason,
+// sorted by reason.
+func writeReasonCounts(w io.Writer, counts map[string]int) {
 	reasons := make([]string, 0, len(counts))
 	for k := range counts {
 		reasons = append(reasons, k)
@@ -373,13 +379,5 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, classif
 		fmt.Fprintf(w, "%d/%d  id=%s key=%s y=%s %s\n", r.Partition, r.Offset, ev.ID, ev.Key, y, feat)
 	}
 	fmt.Fprintf(w, "\n%d events, %d would be dead-lettered", len(recs), bad)
-	keys := make([]string, 0, len(reasons))
-	for k := range reasons {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "; %s: %d", k, reasons[k])
-	}
-	fmt.Fprintln(w)
+	writeReasonCounts(w, reasons)
 }
