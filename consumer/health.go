@@ -334,11 +334,11 @@ func (w *worker) noteHWM(hwm int64) {
 // lag is the high watermark minus the next offset to process (false while
 // the high watermark or the position is unknown).
 func (w *worker) lag() (int64, bool) {
-	hwm := w.hwm.Load()
-	if hwm < 0 || w.failure() != "" {
+	hwm, pos := w.hwm.Load(), w.pos.Load()
+	if hwm < 0 || pos < 0 {
 		return 0, false
 	}
-	return max(0, hwm-w.pos.Load()), true
+	return max(0, hwm-pos), true
 }
 
 // watermark is the partition's event-time watermark in ms.

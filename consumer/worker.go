@@ -107,7 +107,7 @@ type worker struct {
 
 	// Read by the pipeline (readiness, liveness, the live metrics).
 	hwm        atomic.Int64 // the partition's high watermark (-1: not known yet)
-	pos        atomic.Int64 // next offset to process, published after each micro-batch
+	pos        atomic.Int64 // next offset to process, published after each micro-batch (-1 until restored)
 	wmark      atomic.Int64 // event-time watermark (ms), valid when hasWmark
 	hasWmark   atomic.Bool
 	fetching   atomic.Bool  // a fetch has succeeded since the restore
@@ -163,6 +163,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		w.cNonFinite = append(w.cNonFinite, p.m.nonFinite.WithLabelValues(m.Name))
 	}
 	w.hwm.Store(-1)
+	w.pos.Store(-1) // until restored
 	w.dlqLog = map[string]*dlqLogState{}
 	ms.onReset = w.modelReset
 	return w, nil
