@@ -233,9 +233,7 @@ func (g *progress) log(now time.Time) {
 		if l, ok := w.lag(); ok {
 			lag += l
 		}
-		if t := w.lastCkpt.Load(); t != 0 {
-			maxAge = max(maxAge, now.Sub(time.Unix(0, t)))
-		}
+		maxAge = max(maxAge, w.checkpointAge(now))
 		if w.failure() != "" {
 			failed = append(failed, n)
 		}
@@ -389,4 +387,17 @@ func (w *worker) noteDeadLetter(reason, detail string, offset int64) {
 			"last_offset", offset, "last_detail", clipString(detail, maxDetailBytes))
 		st.last, st.suppressed = now, 0
 	}
+}
+
+// checkpointAge is how long the partition's processed events have gone
+// without a checkpoint: the time since its last checkpoint (or restore)
+// while events were processed after it, 0 when its checkpoint is up to date
+// (an idle partition has nothing to checkpoint, so its age does not grow
+// and an alert on the age does not fire for it).
+func (w *worker) checkpointAge(now time.Time) time.Duration {
+	t := w.lastCkpt.Load()
+	if t == 0 || w.unckpt.Load() == 0 {
+		return 0
+	}
+	return now.Sub(time.Unix(0, t))
 }

@@ -187,6 +187,18 @@ func TestReadyAndLiveReasons(t *testing.T) {
 	if why := p.wedged(); why != "" {
 		t.Fatalf("live: %q", why)
 	}
+
+	// Checkpoint age: 0 while the checkpoint is up to date, the time since
+	// it once events were processed after it.
+	now := time.Now()
+	w.lastCkpt.Store(now.Add(-10 * time.Second).UnixNano())
+	if a := w.checkpointAge(now); a != 0 {
+		t.Fatalf("checkpoint age %s of an idle, checkpointed partition", a)
+	}
+	w.unckpt.Store(5)
+	if a := w.checkpointAge(now); a != 10*time.Second {
+		t.Fatalf("checkpoint age %s with 5 events after a checkpoint 10 s old", a)
+	}
 }
 
 // The lag gauge follows processing within one micro-batch: with the whole

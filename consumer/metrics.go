@@ -198,7 +198,7 @@ var (
 		"1 while the partition is stopped because none of its checkpoints can be restored (see okstream checkpoints reset); /readyz is then 503.",
 		[]string{"partition"}, nil)
 	ckptAgeDesc = prometheus.NewDesc("okstream_checkpoint_age_seconds",
-		"Seconds since the partition's last successful checkpoint (or since its restore, before the first one).",
+		"Seconds the partition's processed events have gone without a checkpoint: since its last successful checkpoint (or its restore) while events were processed after it; 0 when the checkpoint is up to date (an idle partition).",
 		[]string{"partition"}, nil)
 )
 
@@ -247,8 +247,8 @@ func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
 		if wm, ok := w.watermark(); ok {
 			gauge(watermarkDesc, float64(wm)/1e3, label)
 		}
-		if t := w.lastCkpt.Load(); t != 0 {
-			gauge(ckptAgeDesc, now.Sub(time.Unix(0, t)).Seconds(), label)
+		if w.pos.Load() >= 0 {
+			gauge(ckptAgeDesc, w.checkpointAge(now).Seconds(), label)
 		}
 	}
 }

@@ -112,6 +112,7 @@ type worker struct {
 	hasWmark   atomic.Bool
 	fetching   atomic.Bool  // a fetch has succeeded since the restore
 	batchStart atomic.Int64 // Unix ns when the current micro-batch's compute began (0: none)
+	unckpt     atomic.Int64 // events processed since the last checkpoint (w.since)
 	tsw        tsWindow     // the last events' ts, for wmark (never checkpointed)
 
 	// Per-model counters (okstream_model_*_total), in model order.
@@ -525,6 +526,7 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
 	w.p.eventsSeen.Add(int64(len(recs)))
 	w.since += len(recs)
+	w.unckpt.Store(int64(w.since))
 	w.p.m.batchSecs.Observe(time.Since(start).Seconds())
 	w.publishStats()
 	w.drainTallies()
@@ -736,6 +738,7 @@ func (w *worker) checkpoint(ctx context.Context) error {
 	}
 	now := time.Now()
 	w.epoch, w.durable, w.since = ep, w.next, 0
+	w.unckpt.Store(0)
 	w.lastCkpt.Store(now.UnixNano())
 	w.p.contact()
 	w.p.m.ckptTotal.WithLabelValues("ok").Inc()
