@@ -3,16 +3,19 @@ package consumer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"okstream/checkpoint"
 	"okstream/codec"
@@ -507,4 +510,44 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// The broker timeout on its own: fetches and ListOffsets fail (their
+// connections are closed) while the group's heartbeats still succeed, so
+// the generation lives on; /readyz turns 503 "no broker reachable" after
+// --ready-broker-timeout, /healthz stays 200, and both recover when the
+// requests succeed again. Embedded broker only (it filters by request).
+func TestReadinessBrokerTimeout(t *testing.T) {
+	e := kafkatest.New(t)
+	if e.Real {
+		t.Skip("filters requests of the embedded broker")
+	}
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	e.Produce(t, input, genEvents(200, 81, "t")...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.ReadyBrokerTimeout = time.Second
+	var cut atomic.Bool
+	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.Cluster.KeepControl()
+		if k := req.Key(); cut.Load() && (k == 1 || k == 2) { // Fetch, ListOffsets
+			return nil, errors.New("test: data path cut"), true
+		}
+		return nil, nil, false
+	})
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "processing and readiness", func() bool { return caughtUp(ends, r) && r.p.Ready() })
+	cut.Store(true)
+	waitFor(t, cfg.ReadyBrokerTimeout+r.p.probeEvery()+3*time.Second, "503 no broker reachable", func() bool {
+		return strings.Contains(r.p.notReady(), "no broker reachable")
+	})
+	if !r.p.inGen.Load() {
+		t.Fatal("the generation ended: the test meant to keep it alive")
+	}
+	if code, _ := status(r.p, "/healthz"); code != 200 {
+		t.Fatalf("/healthz %d while the brokers do not answer fetches", code)
+	}
+	cut.Store(false)
+	waitFor(t, 30*time.Second, "ready again", r.p.Ready)
 }
