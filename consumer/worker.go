@@ -177,6 +177,7 @@ func (w *worker) run(ctx context.Context) error {
 	log := w.log
 	w.p.register(w.part, w)
 	defer w.p.unregister(w.part, w)
+	defer w.p.notePartitionFailed(w.part, "") // the next owner reports it again if it must
 	if err := w.restoreOrWait(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
