@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"runtime"
 	"strings"
 	"testing"
+
+	"okstream/internal/memtest"
 
 	"github.com/segmentio/kafka-go"
 
@@ -18,15 +19,8 @@ import (
 // declared size, far above what decoding 1 KiB needs.
 const allocBound = 64 << 20
 
-// allocated is the bytes allocated (runtime.MemStats.TotalAlloc) while f runs.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+// allocated is the bytes allocated while f runs.
+var allocated = memtest.Allocated
 
 // forgedRecords is a slot of id whose chunks are a real 1 KiB payload and
 // whose manifest declares size bytes, with every checksum valid: only the

@@ -70,6 +70,13 @@ func TestEquivalenceWithOfflineEval(t *testing.T) {
 // an uninterrupted run's, every input offset has a prediction, and
 // re-emitted predictions are byte-identical to the first ones.
 func TestExactRecoveryAfterKills(t *testing.T) {
+	exactRecoveryAfterKills(t, testModels, 170, []int{400, 1100, 1900, 2600})
+}
+
+// exactRecoveryAfterKills runs the kill-and-restart scenario above for
+// models, checkpointing every checkpointEvery events and killing after
+// about each of killAt predictions.
+func exactRecoveryAfterKills(t *testing.T, models []Model, checkpointEvery int, killAt []int) {
 	e := kafkatest.New(t)
 	input := e.Name("events")
 	e.CreateTopic(t, input, 2, nil)
@@ -78,6 +85,7 @@ func TestExactRecoveryAfterKills(t *testing.T) {
 
 	// Uninterrupted reference run.
 	ref := testConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
+	ref.Models = models
 	r := start(t, ref)
 	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
 	if err := r.shutdown(t); err != nil {
@@ -86,10 +94,11 @@ func TestExactRecoveryAfterKills(t *testing.T) {
 	refStates, _ := checkpointStates(t, e, ref, 2)
 	refPreds := predictionsByOffset(t, e, ref.Output)
 
-	// Crashing run: killed after ~400, ~1100, ~1900 and ~2600 predictions.
+	// Crashing run: killed after about each of killAt predictions.
 	cfg := testConfig(e, input, e.Name("crash"), e.Name("crash-preds"))
-	cfg.CheckpointEvery = 170
-	for _, at := range []int{400, 1100, 1900, 2600} {
+	cfg.Models = models
+	cfg.CheckpointEvery = checkpointEvery
+	for _, at := range killAt {
 		r := start(t, cfg)
 		waitFor(t, 90*time.Second, fmt.Sprintf("%d predictions", at), func() bool {
 			return int(r.p.m.predictionsCount()) >= at/2 || caughtUp(ends, r)

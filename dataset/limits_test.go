@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
+
+	"okstream/internal/memtest"
 )
 
 // allocBound is what any of the small hostile files below may make the
@@ -15,16 +16,9 @@ import (
 // each, up to MaxDim of them).
 const allocBound = 16 << 20
 
-// allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc
-// delta; the test must not run in parallel with others).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+// allocated returns the bytes f allocates (the test must not run in
+// parallel with others).
+var allocated = memtest.Allocated
 
 // readAll runs both readers on path: Load, and Open + Next to the end. It
 // returns their errors.

@@ -180,12 +180,19 @@ func (d *aldDict) encode(e *state.Encoder) {
 func (d *aldDict) decode(dec *state.Decoder) *aldDict {
 	dim := d.sv.Dim()
 	pts := dec.F64s(nil)
-	n := dec.Int()
+	hi := 1 << 16
+	if d.budget > 0 {
+		hi = d.budget
+	}
+	n := dec.IntIn(0, hi, "ald dictionary size")
 	if dec.Err() != nil {
 		return nil
 	}
-	if n < 0 || n > 1<<16 || len(pts) != n*dim || (d.budget > 0 && n > d.budget) {
+	if len(pts) != n*dim {
 		dec.Fail("ald dictionary of %d points (%d values, dimension %d, budget %d)", n, len(pts), dim, d.budget)
+		return nil
+	}
+	if !dec.Need(triangleBytes(n), 1, "ald dictionary factor") {
 		return nil
 	}
 	out := newALDDict(d.kern, d.thr, d.budget, dim)

@@ -55,7 +55,6 @@ package learner
 // allocation per round now and then in the KOGD phase (budget_policy=kogd).
 
 import (
-	"fmt"
 	"math"
 
 	"okstream/learner/kernel"
@@ -313,7 +312,7 @@ func (l *AOGDALD) UnmarshalBinary(data []byte) error {
 	if err := d.Done(); err != nil {
 		return err
 	}
-	j := dict.size()
+	j := dict.size() // dict is non-nil: decode returns nil only with an error
 	nx := len(extra) / l.dim
 	bad := len(extra)%l.dim != 0 || !(g2 >= 1)
 	switch {
@@ -325,7 +324,8 @@ func (l *AOGDALD) UnmarshalBinary(data []byte) error {
 		bad = bad || len(w) != j || len(a) != 0 || len(inv) != 0
 	}
 	if bad {
-		return fmt.Errorf("learner aogd-ald: inconsistent state (dictionary %d, w %d, a %d, K⁻¹ %d, KOGD points %d values)", j, len(w), len(a), len(inv), len(extra))
+		d.Fail("aogd-ald: inconsistent state (dictionary %d, w %d, a %d, K⁻¹ %d, KOGD points %d values)", j, len(w), len(a), len(inv), len(extra))
+		return d.Err()
 	}
 	c := max(2*j, aldInitCap(l.dict.budget))
 	l.dict, l.g2, l.full, l.n2, l.updates = dict, g2, full, n2, updates

@@ -105,16 +105,13 @@ func encodeFactor(e *state.Encoder, c *linalg.Cholesky) {
 }
 
 // decodeFactor reads a factor written by encodeFactor into a new Cholesky
-// of capacity at least capacity. It refuses more than maxN rows, a
+// of capacity at least capacity. It refuses more than maxN rows, rows that
+// are not all present (checked before the factor is allocated), a
 // non-positive or non-finite diagonal and a non-finite entry (recording the
 // problem in d and returning nil).
 func decodeFactor(d *state.Decoder, maxN, capacity int) *linalg.Cholesky {
-	n := d.Int()
-	if d.Err() != nil {
-		return nil
-	}
-	if n < 0 || n > maxN {
-		d.Fail("factor of %d rows (at most %d)", n, maxN)
+	n := d.IntIn(0, maxN, "factor rows")
+	if d.Err() != nil || !d.Need(triangleBytes(n), 1, "factor") {
 		return nil
 	}
 	c := linalg.NewCholesky(max(n, capacity))
@@ -131,6 +128,11 @@ func decodeFactor(d *state.Decoder, maxN, capacity int) *linalg.Cholesky {
 	}
 	return c
 }
+
+// triangleBytes is the encoded size of the n rows of a lower-triangular
+// factor written as length-prefixed float slices (row i has i+1 entries):
+// what a decoder must find present before it sizes an n×n factor.
+func triangleBytes(n int) int { return 8*(n*(n+1)/2) + 4*n }
 
 // allFiniteVec reports whether every entry of v is finite.
 func allFiniteVec(v []float64) bool {

@@ -15,6 +15,9 @@ type base struct {
 	dim     int
 	task    Task
 	updates uint64
+	// nonFinite is the number of NaN or infinite floats the last
+	// MarshalBinary wrote (see MarshalChecked); not part of the state.
+	nonFinite int
 }
 
 func newBase(p *Params, dim int, task Task) base {
@@ -24,6 +27,8 @@ func newBase(p *Params, dim int, task Task) base {
 // encoder starts a state encoding with the common header and counters.
 func (b *base) encoder(sizeHint int) *state.Encoder {
 	e := state.NewEncoder(sizeHint + 64 + len(b.spec))
+	b.nonFinite = 0
+	e.CountNonFinite(&b.nonFinite)
 	e.Header(b.name, b.spec, b.dim)
 	e.U64(b.updates)
 	return e
@@ -34,6 +39,27 @@ func (b *base) decoder(data []byte) (*state.Decoder, uint64) {
 	d := state.NewDecoder(data)
 	d.Header(b.name, b.spec, b.dim)
 	return d, d.U64()
+}
+
+func (b *base) lastNonFinite() int { return b.nonFinite }
+
+// MarshalChecked is MarshalBinary that also reports how many NaN or
+// infinite values the state holds, at no extra pass over it (the state
+// encoder counts them as it writes). A learner's state is all finite while
+// its model is sound; a non-zero count means the model has diverged (e.g.
+// after a huge input) and the state should not be checkpointed as a
+// working model. nonFinite is −1 for a Learner implemented outside this
+// package, whose states are not counted.
+func MarshalChecked(l Learner) (data []byte, nonFinite int, err error) {
+	data, err = l.MarshalBinary()
+	if err != nil {
+		return nil, 0, err
+	}
+	r, ok := l.(interface{ lastNonFinite() int })
+	if !ok {
+		return data, -1, nil
+	}
+	return data, r.lastNonFinite(), nil
 }
 
 func (b *base) info(budget, used, bytes int) Info {

@@ -224,12 +224,12 @@ func (l *KAWV) UnmarshalBinary(data []byte) error {
 	ys := d.F64sN(nil, n)
 	gamma := d.F64sN(nil, n)
 	c := min(max(2*n, 64), l.maxPts)
-	chol := decodeFactor(d, l.maxPts, c)
+	chol := decodeFactor(d, n, c)
+	if d.Err() == nil && chol.Size() != n {
+		d.Fail("kawv: %d points, factor of %d rows", n, chol.Size())
+	}
 	if err := d.Done(); err != nil {
 		return err
-	}
-	if chol.Size() != n {
-		return fmt.Errorf("learner kawv: inconsistent state (%d points, factor of %d rows)", n, chol.Size())
 	}
 	pts := kernel.NewMatrix(l.dim, c)
 	if err := pts.SetData(xs); err != nil {

@@ -230,11 +230,11 @@ func (l *kons) UnmarshalBinary(data []byte) error {
 	if dict != nil {
 		n = dict.Len()
 	}
-	r := d.Int()
-	if d.Err() == nil && (r < 0 || r > n) {
-		d.Fail("map rank %d outside [0, %d]", r, n)
-	}
+	r := d.IntIn(0, n, "map rank") // 0 after any error: never sizes anything
 	m := d.F64sN(nil, r*n)
+	if d.Err() != nil {
+		return d.Err()
+	}
 	o := newONS(max(r, 1), l.alpha, l.c)
 	o.decode(d)
 	if d.Err() == nil && o.k != r {

@@ -307,12 +307,14 @@ func (k *kors) encode(e *state.Encoder) {
 // owner installs the result only when the whole state decoded). On a
 // malformed state it records the problem in d and returns nil.
 func decodeKORS(d *state.Decoder, cfg korsConfig, dim int) *kors {
-	m := d.Int()
-	if d.Err() != nil {
-		return nil
+	hi := 1 << 16
+	if cfg.max > 0 {
+		hi = cfg.max
 	}
-	if m < 0 || m > 1<<16 || (cfg.max > 0 && m > cfg.max) {
-		d.Fail("kors dictionary size %d (cap %d)", m, cfg.max)
+	m := d.IntIn(0, hi, "kors dictionary size")
+	// Points, weights and the rows of L must all be present before the
+	// factor (m² floats) is sized from m.
+	if d.Err() != nil || !d.Need(8*(m*dim+m)+triangleBytes(m), 1, "kors dictionary") {
 		return nil
 	}
 	pts := d.F64sN(nil, m*dim)

@@ -37,6 +37,10 @@ type Learner interface {
 	// UnmarshalBinary restores a state written by MarshalBinary of a learner
 	// built from the same canonical spec and dimension; it refuses any other
 	// state with an error and leaves the learner unchanged in that case.
+	// The bytes are untrusted: the error wraps state.ErrCorrupt (or is a
+	// *state.MismatchError for a state of another configuration), no input
+	// makes it panic, and a state of n bytes never costs more than O(n) +
+	// O(configured budget) allocation (see package state).
 	encoding.BinaryUnmarshaler
 	// Info describes the learner and its resource use.
 	Info() Info

@@ -191,21 +191,18 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 	var r int
 	var m, w, alpha []float64
 	if primal {
-		r = d.Int()
-		if d.Err() == nil && (r < 0 || r > l.k) {
-			d.Fail("nogd rank %d outside [0, %d]", r, l.k)
-		}
+		r = d.IntIn(0, l.k, "nogd rank")
 		m = d.F64sN(nil, r*l.budget)
 		w = d.F64sN(nil, r)
 	} else {
 		alpha = d.F64s(nil)
 	}
+	n := len(svData) / l.dim
+	if d.Err() == nil && (len(svData)%l.dim != 0 || n > l.budget || (primal && n != l.budget) || (!primal && len(alpha) != n)) {
+		d.Fail("nogd: inconsistent state (%d stored values, %d coefficients)", len(svData), len(alpha))
+	}
 	if err := d.Done(); err != nil {
 		return err
-	}
-	n := len(svData) / l.dim
-	if len(svData)%l.dim != 0 || n > l.budget || (primal && n != l.budget) || (!primal && len(alpha) != n) {
-		return fmt.Errorf("learner nogd: inconsistent state (%d stored values, %d coefficients)", len(svData), len(alpha))
 	}
 	if err := l.sv.SetData(svData); err != nil {
 		return err

@@ -68,7 +68,6 @@ package learner
 // the svd form allocates its O(j²) transition matrices every growth).
 
 import (
-	"fmt"
 	"math"
 
 	"okstream/learner/linalg"
@@ -350,7 +349,8 @@ func (l *NONSALD) UnmarshalBinary(data []byte) error {
 	}
 	j := dict.size()
 	if o.k != j || (l.svd && (len(gram) != j*j || len(m) != j*j || len(amat) != j*j)) {
-		return fmt.Errorf("learner nons-ald: inconsistent state (dictionary %d, ONS dimension %d)", j, o.k)
+		d.Fail("nons-ald: inconsistent state (dictionary %d, ONS dimension %d)", j, o.k)
+		return d.Err()
 	}
 	if c := max(2*j, aldInitCap(l.dict.budget)); o.kmax < c {
 		big := newONS(c, l.mu, l.u)

@@ -144,12 +144,8 @@ func (o *ons) encode(e *state.Encoder) {
 }
 
 func (o *ons) decode(d *state.Decoder) {
-	k := d.Int()
-	if d.Err() != nil {
-		return
-	}
-	if k < 0 || k > 1<<16 {
-		d.Fail("ons dimension %d", k)
+	k := d.IntIn(0, 1<<16, "ons dimension")
+	if d.Err() != nil || !d.Need(k*(k+1)+1, 8, "ons state") {
 		return
 	}
 	v := d.F64sN(nil, k)

@@ -273,11 +273,11 @@ func (l *PKAWV) UnmarshalBinary(data []byte) error {
 	}
 	c := d.F64sN(nil, r)
 	chol := decodeFactor(d, r, r)
+	if d.Err() == nil && (chol.Size() != r || !allFiniteVec(sum) || !allFiniteVec(c)) {
+		d.Fail("pkawv: inconsistent Taylor state (factor of %d rows for %d features, or non-finite statistics)", chol.Size(), r)
+	}
 	if err := d.Done(); err != nil {
 		return err
-	}
-	if chol.Size() != r || !allFiniteVec(sum) || !allFiniteVec(c) {
-		return fmt.Errorf("learner pkawv: inconsistent Taylor state (factor of %d rows for %d features, or non-finite statistics)", chol.Size(), r)
 	}
 	l.sum, l.c, l.chol, l.updates = sum, c, chol, updates
 	return nil

@@ -92,7 +92,6 @@ package learner
 // now and then), and additions allocate the new cache column.
 
 import (
-	"fmt"
 	"math"
 
 	"okstream/learner/kernel"
@@ -356,11 +355,11 @@ func (l *PKAWV) nyUnmarshal(data []byte) error {
 			knm = append(knm, d.F64sN(nil, nh))
 		}
 	}
+	if d.Err() == nil && (chol.Size() != m || !allFiniteVec(c)) {
+		d.Fail("pkawv: inconsistent Nyström state (dictionary %d points, factor of %d rows)", m, chol.Size())
+	}
 	if err := d.Done(); err != nil {
 		return err
-	}
-	if chol.Size() != m || !allFiniteVec(c) {
-		return fmt.Errorf("learner pkawv: inconsistent Nyström state (dictionary %d points, factor of %d rows)", m, chol.Size())
 	}
 	var hist *kernel.Matrix
 	if !frozen {

@@ -43,8 +43,6 @@ package learner
 //   - There is no loss parameter: the Projectron is mistake driven.
 
 import (
-	"fmt"
-
 	"math"
 
 	"okstream/learner/kernel"
@@ -153,7 +151,8 @@ func (l *Projectron) UnmarshalBinary(data []byte) error {
 	chol := linalg.NewCholesky(l.budget)
 	for _, r := range rows {
 		if err := chol.Append(r[:len(r)-1], r[len(r)-1]); err != nil {
-			return fmt.Errorf("learner projectron: state has an invalid Cholesky factor: %w", err)
+			d.Fail("projectron: invalid Cholesky factor: %v", err)
+			return d.Err()
 		}
 	}
 	l.set.install(st)

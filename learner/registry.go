@@ -113,6 +113,15 @@ func New(spec string, dim int) (Learner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l, ok, err := splitSelfTune(name, kv, dim); ok {
+		return l, err // wrapped (scale=, sigma=auto, or σ left to the data): selftune.go
+	}
+	return newPlain(name, kv, dim)
+}
+
+// newPlain builds the registered learner itself, without the self-tuning
+// wrapper.
+func newPlain(name string, kv map[string]string, dim int) (Learner, error) {
 	r := registry[name]
 	if r == nil {
 		return nil, fmt.Errorf("unknown learner %q (known: %s)", name, strings.Join(Names(), ", "))

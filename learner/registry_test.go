@@ -77,7 +77,14 @@ func TestCanonicalSpec(t *testing.T) {
 		_, kv, _ := ParseSpec(l.Info().Spec)
 		docs := map[string]bool{}
 		conditional := map[string]bool{}
-		for _, d := range Describe(n).Params {
+		params := append(Describe(n).Params, SelfTuneDocs()...) // keys New accepts for every learner
+		if n == "auto" {
+			for _, d := range Describe("fogd").Params { // its default base's keys, passed to the members
+				d.When = "passed to the members"
+				params = append(params, d)
+			}
+		}
+		for _, d := range params {
 			docs[d.Name] = true
 			conditional[d.Name] = d.When != "" || d.Local
 		}

@@ -24,6 +24,7 @@ Learners (okstream help learners NAME... for their parameters):
 			fmt.Fprintf(tw, "  %s\t%s\n", n, r.Summary)
 		}
 		tw.Flush()
+		writeSelfTuneHelp(w)
 		names = learner.Names()
 		fmt.Fprintln(w)
 	}
@@ -45,4 +46,22 @@ Learners (okstream help learners NAME... for their parameters):
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
+}
+
+// writeSelfTuneHelp lists the keys every learner accepts for data-driven
+// settings (learner.SelfTuneDocs) and says which values come from the data.
+func writeSelfTuneHelp(w io.Writer) {
+	fmt.Fprint(w, `
+Data-driven settings (every learner; stored in the model, checkpointed, restored exactly):
+`)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range learner.SelfTuneDocs() {
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", p.Name, p.Default, p.Doc)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `  sigma=auto derives σ from the stream; scale=standard learns the feature (and
+  regression label) statistics online. A spec that gives σ as a number keeps the
+  papers' behaviour (raw features). auto:base=NAME also chooses σ online among
+  2^-3..2^3 × the data-driven σ (no value comes from an offline grid search).
+`)
 }

@@ -15,6 +15,26 @@
 // Decoder errors are sticky: after the first short read or bad length every
 // further read returns a zero value, and Err reports the first problem. Callers
 // read all fields and check Err once at the end.
+//
+// # Untrusted input
+//
+// A state may come from anywhere a checkpoint is stored, so decoding treats
+// it as hostile. The guarantee, for the Decoder and for every learner's
+// UnmarshalBinary built on it: a state of n bytes never causes more than
+// O(n) + O(configured budget) allocation — the configured budget being what
+// the learner's own spec fixes (budget, rank, dictionary cap, feature count,
+// dimension), which a freshly built learner already holds. The Decoder
+// checks every length prefix against the bytes actually remaining before it
+// allocates (a slice of k float64s needs 8k bytes present), and learners
+// read every size they will allocate from (dimension, rank, dictionary size,
+// count) with IntIn against their configuration, and reserve with Need the
+// bytes a matrix's rows will occupy before sizing the matrix. A value out of
+// range is an error and is never used afterwards (IntIn returns 0 for it),
+// and no input makes a decoder panic.
+//
+// Every decoding error wraps ErrCorrupt, except a well-formed state of a
+// differently configured learner, which is a *MismatchError. A learner whose
+// UnmarshalBinary returns an error is left unchanged.
 package state
 
 import (
@@ -30,8 +50,8 @@ const Magic uint32 = 0x4c4b534f // "OSKL" little-endian
 // FormatVersion is the version of the header layout.
 const FormatVersion uint16 = 1
 
-// maxLen bounds any single length prefix so a corrupt state cannot make the
-// decoder allocate gigabytes.
+// maxLen bounds any single length prefix (a second line of defence: every
+// prefix is also checked against the bytes remaining before allocating).
 const maxLen = 1 << 28
 
 // ErrCorrupt is wrapped by every decoding error.
@@ -39,7 +59,9 @@ var ErrCorrupt = errors.New("learner state corrupt or truncated")
 
 // Encoder appends encoded values to a buffer.
 type Encoder struct {
-	buf []byte
+	buf       []byte
+	nonFinite int
+	sink      *int // also counts non-finite values, if set (CountNonFinite)
 }
 
 // NewEncoder returns an Encoder with capacity hint n bytes.
@@ -72,8 +94,30 @@ func (e *Encoder) I64(v int64) { e.U64(uint64(v)) }
 // Int appends an int as int64.
 func (e *Encoder) Int(v int) { e.I64(int64(v)) }
 
-// F64 appends a float64's bit pattern.
-func (e *Encoder) F64(v float64) { e.U64(math.Float64bits(v)) }
+// F64 appends a float64's bit pattern, counting it if it is NaN or ±Inf.
+func (e *Encoder) F64(v float64) {
+	b := math.Float64bits(v)
+	if b&expMask == expMask {
+		e.nonFinite++
+		if e.sink != nil {
+			*e.sink++
+		}
+	}
+	e.U64(b)
+}
+
+// expMask selects a float64's exponent bits: all set means NaN or ±Inf.
+const expMask = 0x7ff0000000000000
+
+// NonFinite returns how many NaN or infinite values F64 and F64s have
+// written so far: a model state with a non-zero count is not fit to be
+// checkpointed as a working model (learner.MarshalChecked reports it).
+func (e *Encoder) NonFinite() int { return e.nonFinite }
+
+// CountNonFinite makes the Encoder also add every NaN or infinite value it
+// writes from now on to *n, so that the owner of a state can learn the
+// count without holding on to the Encoder (and its buffer).
+func (e *Encoder) CountNonFinite(n *int) { e.sink = n }
 
 // F64s appends a length-prefixed float64 slice.
 func (e *Encoder) F64s(v []float64) {
@@ -132,6 +176,47 @@ func (d *Decoder) Fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
+}
+
+// Remaining returns the number of bytes not yet read (0 after an error).
+func (d *Decoder) Remaining() int {
+	if d.err != nil {
+		return 0
+	}
+	return len(d.b) - d.off
+}
+
+// Need reports whether at least count×size more bytes are present (count,
+// size ≥ 0; the product may not overflow into a pass). Otherwise it records
+// an error naming what and returns false. Learners call it with the bytes a
+// structure's encoding will occupy before allocating that structure, so
+// that a declared size alone never sizes an allocation.
+func (d *Decoder) Need(count, size int, what string) bool {
+	if d.err != nil {
+		return false
+	}
+	rem := len(d.b) - d.off
+	if count < 0 || size < 0 || (size > 0 && count > rem/size) {
+		d.Fail("%s: needs %d×%d bytes, %d remain", what, count, size, rem)
+		return false
+	}
+	return true
+}
+
+// IntIn reads an int that must lie in [lo, hi]. Out of range, it records an
+// error naming what and returns 0, so that the value read is never used
+// (e.g. to size an allocation) after an error; after an earlier error it
+// returns 0 too.
+func (d *Decoder) IntIn(lo, hi int, what string) int {
+	v := d.Int()
+	if d.err != nil {
+		return 0
+	}
+	if v < lo || v > hi {
+		d.Fail("%s %d outside [%d, %d]", what, v, lo, hi)
+		return 0
+	}
+	return v
 }
 
 // Done reports an error if bytes remain unread, then returns Err.
@@ -216,8 +301,12 @@ func (d *Decoder) F64s(dst []float64) []float64 {
 	if d.err != nil {
 		return dst[:0]
 	}
-	if len(d.b)-d.off < 8*n {
-		d.Fail("slice of %d floats overruns state", n)
+	return d.f64s(dst, n)
+}
+
+// f64s reads n floats (the length prefix already read) into dst.
+func (d *Decoder) f64s(dst []float64, n int) []float64 {
+	if !d.Need(n, 8, "float slice") {
 		return dst[:0]
 	}
 	if cap(dst) < n {
@@ -230,13 +319,18 @@ func (d *Decoder) F64s(dst []float64) []float64 {
 	return dst
 }
 
-// F64sN reads a float64 slice that must have exactly n elements.
+// F64sN reads a float64 slice that must have exactly n elements; a slice
+// of another length is an error, detected before anything is allocated.
 func (d *Decoder) F64sN(dst []float64, n int) []float64 {
-	dst = d.F64s(dst)
-	if d.err == nil && len(dst) != n {
-		d.Fail("slice has %d elements, want %d", len(dst), n)
+	got := d.length()
+	if d.err != nil {
+		return dst[:0]
 	}
-	return dst
+	if got != n {
+		d.Fail("slice has %d elements, want %d", got, n)
+		return dst[:0]
+	}
+	return d.f64s(dst, n)
 }
 
 // Ints reads an int slice.
@@ -245,8 +339,7 @@ func (d *Decoder) Ints(dst []int) []int {
 	if d.err != nil {
 		return dst[:0]
 	}
-	if len(d.b)-d.off < 8*n {
-		d.Fail("slice of %d ints overruns state", n)
+	if !d.Need(n, 8, "int slice") {
 		return dst[:0]
 	}
 	if cap(dst) < n {

@@ -72,3 +72,49 @@ func TestTruncatedAndMismatch(t *testing.T) {
 		t.Fatal("trailing byte not detected")
 	}
 }
+
+func TestNonFiniteCount(t *testing.T) {
+	var sink int
+	e := NewEncoder(0)
+	e.CountNonFinite(&sink)
+	e.F64(math.MaxFloat64)
+	e.F64(math.SmallestNonzeroFloat64)
+	e.F64(math.Copysign(0, -1))
+	e.F64s([]float64{1, math.NaN(), math.Inf(1), math.Inf(-1), -math.MaxFloat64})
+	e.U64(math.Float64bits(math.NaN())) // integers are not counted
+	if e.NonFinite() != 3 || sink != 3 {
+		t.Fatalf("NonFinite = %d, sink = %d, want 3", e.NonFinite(), sink)
+	}
+}
+
+// Need and IntIn refuse sizes that the remaining bytes cannot hold, and
+// IntIn never returns an out-of-range value.
+func TestNeedAndIntIn(t *testing.T) {
+	e := NewEncoder(0)
+	e.Int(1 << 40)
+	e.Int(3)
+	e.F64s([]float64{1, 2, 3})
+	d := NewDecoder(e.Bytes())
+	if v := d.IntIn(0, 1<<16, "size"); v != 0 || !errors.Is(d.Err(), ErrCorrupt) {
+		t.Fatalf("IntIn out of range: %d, %v", v, d.Err())
+	}
+	if d.IntIn(0, 10, "next") != 0 || d.Need(0, 8, "x") || d.Remaining() != 0 {
+		t.Fatal("reads after an error must return zero values")
+	}
+	d = NewDecoder(e.Bytes()[8:])
+	if v := d.IntIn(0, 3, "n"); v != 3 {
+		t.Fatalf("IntIn = %d", v)
+	}
+	if !d.Need(3, 8, "floats") || d.Need(4, 8, "too many") || d.Need(1<<62, 1<<62, "overflow") {
+		t.Fatal("Need")
+	}
+	d = NewDecoder(e.Bytes()[8:])
+	d.Int()
+	if !d.Need(1, 28, "all") || d.Need(1, 29, "one more") {
+		t.Fatal("Need at the boundary")
+	}
+	d = NewDecoder(e.Bytes()[16:])
+	if d.F64sN(nil, 2) != nil || !errors.Is(d.Err(), ErrCorrupt) {
+		t.Fatal("F64sN must refuse a wrong length without allocating")
+	}
+}

@@ -1,0 +1,461 @@
+package learner
+
+// Self-tuning wrapper: online standardisation and a data-driven kernel width
+// for any learner, as part of the model.
+//
+// Spec keys (read by New for every learner, see selfTuneDocs):
+//
+//	scale=standard|none   standardise the features (and, for regression,
+//	                      the label) online with outlier-robust running
+//	                      statistics (scale.go); none feeds raw features.
+//	sigma=auto            derive σ from the stream: the median heuristic
+//	                      (Schölkopf & Smola 2002; Gretton et al., JMLR 2012,
+//	                      §8) — σ̂ = median pairwise distance of the first
+//	                      `warmup` events in the scaled space.
+//	warmup=W              length of the warm-up window (default 100).
+//
+// Defaults. A spec without these keys keeps the paper's behaviour: raw
+// features and the σ it gives (default 1) — it means what it meant before,
+// and its checkpoints stay valid (sigmaAutoByDefault switches bare specs to
+// sigma=auto). sigma=auto (and the auto learner) default to
+// scale=standard: when the learner chooses the length scale, it also
+// chooses the units. Standardising first matters because one σ
+// must serve every feature: on raw files a feature measured in thousands
+// decides every kernel distance alone (cod-rna, cpusmall), and the median
+// heuristic on raw features inherits that. For regression the label is
+// standardised too (the inner learner learns (y − m_y)/s_y and the wrapper
+// returns m_y + s_y·f), because the step sizes of the papers assume labels of
+// order one. scale= given without sigma also selects sigma=auto; a learner
+// without σ (polynomial or linear kernel) is wrapped only if scale= is given.
+//
+// Why the median heuristic. The analytic width sqrt(2d) (exact for
+// independent standardised features) was measured against it on the shared
+// files, unscaled, FOGD and NOGD at their defaults (mistake %, analytic vs
+// median): german 32.0/33.0 and 30.0/30.1, svmguide3 27.4/29.4 and
+// 23.0/23.2, spambase 14.6/15.6 and 14.5/15.7, cod-rna 9.0/9.4 and
+// 19.2/10.5, w7a 3.10/2.88 and 2.92/3.00. The analytic width is ahead by up
+// to 2 points on dense files whose features are close to independent; the
+// median heuristic never loses more than that and avoids the analytic
+// width's 8.7-point failure on cod-rna (clustered, correlated features),
+// so it is the default, and auto's σ grid covers the factor between them.
+//
+// How σ̂ is applied. For a shift-invariant kernel κ_σ(x, x') = g(‖x − x'‖/σ),
+// κ_σ̂(x, x') = κ_1(x/σ̂, x'/σ̂), so the inner learner is built with its own
+// σ (1, or the explicit value) and fed z/σ̂: the wrapper works for every
+// learner without changing any of them.
+//
+// Warm-up (the first W events). The wrapper buffers the raw events
+// (W·(d+1) floats, released afterwards). Meanwhile a provisional inner
+// learner predicts and learns, on inputs standardised with the robust
+// statistics of the buffer so far and scaled by the analytic width
+// σ₀ = sqrt(2·Σ_j s_j²) (for standardised features sqrt(2·d'), d' the number
+// of non-constant features: the median distance of independent standardised
+// features), so predictions are meaningful from the second event on (the
+// first event's input is all zeros and its score 0). After the W-th event
+// the statistics are frozen into running (Welford) form, σ̂ is computed, and
+// a fresh inner learner replays the W buffered events in the final
+// coordinates; the provisional learner is dropped. σ̂ costs O(W²·d) once.
+//
+// State. During warm-up the state is the buffer; restoring replays it
+// through a fresh wrapper, which reproduces the provisional learner bit for
+// bit (everything is deterministic). After warm-up the state is the running
+// statistics, σ̂ and the inner learner's own state.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// selfTuneDocs document the wrapper's keys; `okstream help learners` lists
+// them once for all learners.
+var selfTuneDocs = []ParamDoc{
+	{Name: "scale", Default: "standard with sigma=auto and in auto, else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "sigma", Default: "the learner's (1); auto in auto", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ (and, without scale=, the papers' raw-feature behaviour)", When: "shift-invariant kernel"},
+	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
+}
+
+// SelfTuneDocs returns the documentation of the keys every learner accepts
+// for online standardisation and data-driven σ.
+func SelfTuneDocs() []ParamDoc { return slices.Clone(selfTuneDocs) }
+
+const defaultWarmup = 100
+
+// sigmaAutoByDefault selects what a spec that leaves σ out means. false (the
+// current choice): σ = 1, raw features, as every learner documented before
+// self-tuning existed, so existing specs, tests and checkpoints keep their
+// meaning; sigma=auto (or scale=, or the auto learner) asks for the
+// data-driven width. true: leaving σ out means sigma=auto and
+// scale=standard (see the file comment); the switch is this one constant,
+// but tests that build learners without σ and inspect their internals must
+// then say sigma=1.
+const sigmaAutoByDefault = false
+
+// selfTuned is the wrapper (see the file comment).
+type selfTuned struct {
+	base
+	standard  bool // scale=standard
+	autoSigma bool // sigma=auto
+	scaleY    bool // standard and regression
+	warmup    int
+	build     func() (Learner, error) // a fresh inner learner
+
+	inner Learner
+	st    *standardiser // coordinates 0..d−1 features, d the label
+	// inv is 1/σ̂ (after warm-up) or 1/σ₀ (during warm-up); 1 without sigma=auto.
+	inv float64
+
+	// Warm-up only: buffered raw rows (x, y), stride dim+1.
+	buf []float64
+	// scratch
+	z []float64
+}
+
+// splitSelfTune decides whether spec (name, kv) needs the wrapper and, if
+// so, builds it. ok is false when the spec is a plain learner's.
+func splitSelfTune(name string, kv map[string]string, dim int) (l Learner, ok bool, err error) {
+	inner := make(map[string]string, len(kv))
+	for k, v := range kv {
+		inner[k] = v
+	}
+	scale, hasScale := inner["scale"]
+	delete(inner, "scale")
+	warm, hasWarm := inner["warmup"]
+	delete(inner, "warmup")
+	sigmaAuto := inner["sigma"] == "auto"
+	if sigmaAuto {
+		delete(inner, "sigma")
+	}
+	_, sigmaGiven := inner["sigma"]
+	_, wantsTuning := registry[name]
+	wantsTuning = wantsTuning && name == "auto"
+	if !hasScale && !hasWarm && !sigmaAuto && !wantsTuning && (sigmaGiven || !sigmaAutoByDefault) {
+		return nil, false, nil // the papers' behaviour: raw features, σ as given (default 1)
+	}
+	probe, err := newPlain(name, inner, dim)
+	if err != nil {
+		return nil, true, err
+	}
+	_, probeKV, _ := ParseSpec(probe.Info().Spec)
+	_, hasSigma := probeKV["sigma"]
+	if _, wants := probe.(interface{ selfTuning() }); wants {
+		hasSigma, sigmaGiven = true, false // auto: its members' σ grid is in units of σ̂
+	}
+	if sigmaAuto && !hasSigma {
+		return nil, true, fmt.Errorf("learner %s: sigma=auto needs a shift-invariant kernel (gaussian, laplacian, cauchy)", name)
+	}
+	autoSigma := hasSigma && !sigmaGiven && (sigmaAuto || wantsTuning || hasScale || hasWarm || sigmaAutoByDefault)
+	if !hasScale && !hasWarm && !autoSigma {
+		return probe, true, nil // no σ to derive and no scaling asked for
+	}
+	if !hasScale {
+		scale = "none"
+		if autoSigma {
+			scale = "standard"
+		}
+	}
+	if scale != "standard" && scale != "none" {
+		return nil, true, fmt.Errorf("learner %s: parameter scale: %q is not one of standard, none", name, scale)
+	}
+	w := defaultWarmup
+	if hasWarm {
+		v, err := ParseNumber(warm)
+		if err != nil || v != math.Trunc(v) || v < 3 || v > 10000 {
+			return nil, true, fmt.Errorf("learner %s: parameter warmup: %q must be an integer in [3, 10000]", name, warm)
+		}
+		w = int(v)
+	}
+	task := probe.Info().Task
+	canon := probeKV
+	canon["scale"] = scale
+	canon["warmup"] = fmt.Sprint(w)
+	if autoSigma {
+		canon["sigma"] = "auto"
+	}
+	innerName := probe.Info().Name
+	t := &selfTuned{
+		base:      base{name: innerName, spec: canonicalSpec(innerName, canon), dim: dim, task: task},
+		standard:  scale == "standard",
+		autoSigma: autoSigma,
+		scaleY:    scale == "standard" && task == Regression,
+		warmup:    w,
+		build:     func() (Learner, error) { return newPlain(name, inner, dim) },
+		inner:     probe,
+		st:        newStandardiser(dim+1, w),
+		inv:       1,
+		buf:       make([]float64, 0, w*(dim+1)),
+		z:         make([]float64, dim),
+	}
+	t.setWarmupWidth()
+	return t, true, nil
+}
+
+// canonicalSpec writes name:k=v,... with keys sorted.
+func canonicalSpec(name string, kv map[string]string) string {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString(name)
+	for i, k := range keys {
+		if i == 0 {
+			b.WriteByte(':')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + kv[k])
+	}
+	return b.String()
+}
+
+func (t *selfTuned) warm() bool { return t.buf != nil }
+
+// setWarmupWidth sets inv = 1/σ₀ from the current statistics (warm-up).
+func (t *selfTuned) setWarmupWidth() {
+	if !t.autoSigma {
+		return
+	}
+	var ss float64
+	for j := 0; j < t.dim; j++ {
+		s := t.st.s[j]
+		if t.standard {
+			s = math.Min(s, 1) // standardised: 1 if the feature varies, else 0
+			if s > 0 {
+				s = 1
+			}
+		}
+		ss += s * s
+	}
+	t.inv = 1
+	if s0 := math.Sqrt(2 * ss); s0 > 0 && !math.IsInf(s0, 0) {
+		t.inv = 1 / s0
+	}
+}
+
+// input writes the inner learner's input for x into t.z.
+func (t *selfTuned) input(x []float64) []float64 {
+	t.checkDim(x)
+	for j, v := range x {
+		if t.standard {
+			v = t.st.z(j, v)
+		}
+		t.z[j] = v * t.inv
+	}
+	return t.z
+}
+
+// label maps y to the inner learner's label and back.
+func (t *selfTuned) label(y float64) float64 {
+	if !t.scaleY {
+		return y
+	}
+	return t.st.z(t.dim, y)
+}
+
+func (t *selfTuned) output(f float64) float64 {
+	if !t.scaleY {
+		return f
+	}
+	return t.st.m[t.dim] + t.st.s[t.dim]*f
+}
+
+// Predict returns the inner learner's score on the scaled input.
+func (t *selfTuned) Predict(x []float64) float64 {
+	return t.output(t.inner.Predict(t.input(x)))
+}
+
+// Learn predicts x, updates the inner learner and the statistics, and
+// returns the pre-update score.
+func (t *selfTuned) Learn(x []float64, y float64) float64 {
+	f := t.output(t.inner.Learn(t.input(x), t.label(y)))
+	t.updates++
+	if !t.warm() {
+		if t.standard {
+			for j, v := range x {
+				t.st.add(j, v)
+			}
+			t.st.add(t.dim, y)
+			t.st.n++
+		}
+		return f
+	}
+	t.buf = append(t.buf, x...)
+	t.buf = append(t.buf, y)
+	n := len(t.buf) / (t.dim + 1)
+	if n < t.warmup {
+		if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
+			t.st.fromBuffer(t.buf, t.dim+1, n)
+		}
+		t.setWarmupWidth()
+		return f
+	}
+	if err := t.finishWarmup(); err != nil {
+		// The inner learner was built once from the same spec; a second
+		// build cannot fail.
+		panic("learner " + t.name + ": rebuilding after warm-up: " + err.Error())
+	}
+	return f
+}
+
+// finishWarmup freezes the statistics, computes σ̂ and replays the buffer
+// into a fresh inner learner.
+func (t *selfTuned) finishWarmup() error {
+	stride := t.dim + 1
+	n := len(t.buf) / stride
+	t.st.fromBuffer(t.buf, stride, n)
+	t.st.finishWarmup(t.warmup)
+	t.st.col = nil
+	inner, err := t.build()
+	if err != nil {
+		return err
+	}
+	rows := make([]float64, n*t.dim) // scaled rows, before 1/σ̂
+	t.inv = 1
+	for i := 0; i < n; i++ {
+		copy(rows[i*t.dim:], t.input(t.buf[i*stride:i*stride+t.dim]))
+	}
+	if t.autoSigma {
+		t.inv = 1 / medianDistance(rows, t.dim, n)
+		for i := range rows {
+			rows[i] *= t.inv
+		}
+	}
+	for i := 0; i < n; i++ {
+		inner.Learn(rows[i*t.dim:(i+1)*t.dim], t.label(t.buf[i*stride+t.dim]))
+	}
+	t.inner = inner
+	t.buf = nil
+	if !t.standard {
+		t.st = nil // statistics were needed for σ₀ only
+	}
+	return nil
+}
+
+// medianDistance returns the lower median of the n(n−1)/2 pairwise
+// Euclidean distances of the rows (stride d), or 1 if it is 0.
+func medianDistance(rows []float64, d, n int) float64 {
+	if n < 2 {
+		return 1
+	}
+	sq := make([]float64, 0, n*(n-1)/2)
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			var s float64
+			a, b := rows[i*d:(i+1)*d], rows[j*d:(j+1)*d]
+			for k := range a {
+				u := a[k] - b[k]
+				s += u * u
+			}
+			sq = append(sq, s)
+		}
+	}
+	slices.Sort(sq)
+	m := math.Sqrt(sq[(len(sq)-1)/2])
+	if !(m > 0) || math.IsInf(m, 0) {
+		return 1
+	}
+	return m
+}
+
+// MarshalBinary writes the buffer (warm-up) or the statistics, σ̂ and the
+// inner learner's state.
+func (t *selfTuned) MarshalBinary() ([]byte, error) {
+	e := t.encoder(8*len(t.buf) + 64)
+	e.Bool(t.warm())
+	if t.warm() {
+		e.F64s(t.buf)
+		return e.Bytes(), nil
+	}
+	e.F64(t.inv)
+	if t.standard {
+		t.st.encode(e)
+	}
+	in, err := t.inner.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	e.Blob(in)
+	return e.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state of an identically configured wrapper. On
+// any error the learner is unchanged.
+func (t *selfTuned) UnmarshalBinary(data []byte) error {
+	d, updates := t.decoder(data)
+	warm := d.Bool()
+	fresh, err := t.fresh()
+	if err != nil {
+		return err
+	}
+	if warm {
+		buf := d.F64s(nil)
+		if err := d.Done(); err != nil {
+			return err
+		}
+		stride := t.dim + 1
+		if len(buf)%stride != 0 || len(buf)/stride >= t.warmup || uint64(len(buf)/stride) != updates {
+			d.Fail("warm-up buffer of %d floats for %d updates", len(buf), updates)
+			return d.Err()
+		}
+		for i := 0; i < len(buf); i += stride {
+			fresh.Learn(buf[i:i+t.dim], buf[i+t.dim])
+		}
+	} else {
+		if updates < uint64(t.warmup) {
+			d.Fail("%d updates but warm-up finished", updates)
+		}
+		inv := d.F64()
+		if !(inv > 0) || math.IsInf(inv, 0) {
+			d.Fail("bad 1/σ̂ %v", inv)
+		}
+		if t.standard {
+			fresh.st.decode(d)
+		}
+		blob := d.Blob()
+		if err := d.Done(); err != nil {
+			return err
+		}
+		if err := fresh.inner.UnmarshalBinary(blob); err != nil {
+			return err
+		}
+		fresh.inv = inv
+		fresh.buf = nil
+		if !t.standard {
+			fresh.st = nil
+		}
+		fresh.updates = updates
+	}
+	fresh.z = t.z
+	*t = *fresh
+	return nil
+}
+
+// fresh returns a new wrapper with the same configuration.
+func (t *selfTuned) fresh() (*selfTuned, error) {
+	inner, err := t.build()
+	if err != nil {
+		return nil, err
+	}
+	f := *t
+	f.updates = 0
+	f.inner = inner
+	f.st = newStandardiser(t.dim+1, t.warmup)
+	f.inv = 1
+	f.buf = make([]float64, 0, t.warmup*(t.dim+1))
+	f.z = make([]float64, t.dim)
+	f.setWarmupWidth()
+	return &f, nil
+}
+
+// Info reports the inner learner's budget and use, under the wrapper's spec.
+func (t *selfTuned) Info() Info {
+	in := t.inner.Info()
+	bytes := in.Bytes + 8*(cap(t.buf)+len(t.z))
+	if t.st != nil {
+		bytes += 8 * (3*len(t.st.m) + cap(t.st.col))
+	}
+	return t.info(in.Budget, in.Used, bytes)
+}
