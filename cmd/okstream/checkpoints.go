@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -59,26 +58,17 @@ func runCheckpoints(args []string, stdout, stderr io.Writer) int {
 	if what != "reset" {
 		return fail("say what to do: reset (see okstream checkpoints --help)")
 	}
-	if err := sf.fromEnv(fs, os.Getenv); err != nil {
-		return fail("%v", err)
+	if *input == "" || *partition < 0 {
+		return fail("--input and --partition are required (see okstream checkpoints --help)")
 	}
-	sec, err := sf.build(os.Getenv, warnTo(stderr, "checkpoints"))
+	conn, err := sf.connect(fs, *brokers, "checkpoints", stderr)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if *brokers == "" {
-		*brokers = os.Getenv("OKSTREAM_BROKERS")
-	}
-	if *brokers == "" || *input == "" || *partition < 0 {
-		return fail("--brokers, --input and --partition are required (see okstream checkpoints --help)")
-	}
+	defer conn.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	brokerList := strings.Split(*brokers, ",")
-	transport := kafkasec.Transport(sec.TLS, sec.SASL)
-	defer kafkasec.CloseTransport(transport)
-	client := kafkasec.Client(brokerList, transport, 30*time.Second)
-	cfg := checkpoint.Config{Brokers: brokerList, Topic: *topic, Client: client}
+	cfg := checkpoint.Config{Brokers: conn.brokers, Topic: *topic, Client: conn.client}
 	if _, err := checkpoint.OpenExisting(ctx, cfg); err != nil { // never create the topic here
 		return fail("%v", kafkasec.Explain(err))
 	}
