@@ -380,7 +380,7 @@ func TestDamagedCheckpointFailsOnlyItsPartition(t *testing.T) {
 		kafka.Message{Key: []byte(prefix + "A/m"), Value: []byte("OKCM forged")},
 		kafka.Message{Key: []byte(prefix + "B/m"), Value: []byte("OKCM forged")})
 
-	var logs syncBuffer
+	var logs kafkatest.SyncBuffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	r = start(t, cfg)
 	waitFor(t, 60*time.Second, "partition 1 failed", func() bool {
@@ -475,7 +475,7 @@ func TestProgressAndDeadLetterLogs(t *testing.T) {
 	e.Produce(t, input, append(good, bad...)...)
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.ProgressInterval = time.Second
-	var logs syncBuffer
+	var logs kafkatest.SyncBuffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	r := start(t, cfg)
 	ends := endOffsets(t, e, input)
@@ -492,24 +492,6 @@ func TestProgressAndDeadLetterLogs(t *testing.T) {
 			t.Fatalf("progress line without %s:\n%s", key, out)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers (log handlers).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // The broker timeout on its own: fetches and ListOffsets fail (their

@@ -11,6 +11,7 @@
 package kafkatest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -300,4 +301,24 @@ func scriptPath(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and a reader:
+// for a test that collects the logs or output of goroutines (a pipeline's
+// log handler, a command's stderr) while it polls them.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
