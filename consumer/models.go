@@ -322,6 +322,12 @@ func (ms *modelSet) marshal() ([]byte, error) {
 	return e.Bytes(), nil
 }
 
+// ErrDimensionChanged reports a checkpoint payload of another dimension
+// than the configured one: a configuration change (--dim), so when it is
+// why no checkpoint of a partition can be restored, the pipeline stops
+// (like ErrModelChanged) instead of failing the partitions one by one.
+var ErrDimensionChanged = errors.New("feature dimension changed since the checkpoint")
+
 // ErrModelChanged reports a checkpointed model whose spec differs from the
 // configured one.
 var ErrModelChanged = errors.New("model configuration changed since the checkpoint")
@@ -416,7 +422,7 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		return nil, err
 	}
 	if dim != ms.dim && dim != 0 {
-		return nil, fmt.Errorf("checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", dim, ms.dim)
+		return nil, fmt.Errorf("%w: the checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", ErrDimensionChanged, dim, ms.dim)
 	}
 	pl, pend, err := decodePayload(payload, ms.pend, current)
 	if err != nil {

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,33 @@ func TestRestoreFallsBackAndRefuses(t *testing.T) {
 	case err := <-r.done:
 		t.Fatalf("the pipeline stopped: %v", err)
 	default:
+	}
+}
+
+// A changed --dim is a configuration error, not damage: when it is why no
+// checkpoint restores, the pipeline stops with ErrDimensionChanged (as for
+// a changed model spec) rather than failing every partition one by one.
+func TestDimensionChangeStopsThePipeline(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	e.Produce(t, input, genEvents(300, 91, "x")...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "processing", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dim = testDim + 1
+	r = start(t, cfg)
+	select {
+	case err := <-r.done:
+		r.done <- err
+		if !errors.Is(err, ErrDimensionChanged) || !strings.Contains(err.Error(), "--dim") {
+			t.Fatalf("want ErrDimensionChanged naming --dim, got %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the pipeline kept running with checkpoints of another dimension")
 	}
 }

@@ -434,6 +434,7 @@ func (w *worker) restore(ctx context.Context) error {
 	var cp *checkpoint.Checkpoint
 	var fresh []string
 	var failed []string
+	dimChanged := 0
 	for _, c := range cps {
 		f, err := w.ms.restore(c.Payload, w.p.cfg.OnModelChange == "reset")
 		if errors.Is(err, ErrModelChanged) {
@@ -442,6 +443,9 @@ func (w *worker) restore(ctx context.Context) error {
 		if err != nil {
 			// The records were intact but the payload does not decode
 			// (e.g. a forged learner state): try the older checkpoint.
+			if errors.Is(err, ErrDimensionChanged) {
+				dimChanged++
+			}
 			r := checkpoint.Rejection{Slot: c.Epoch.Slot(), Reason: checkpoint.ReasonPayload, Detail: fmt.Sprintf("epoch %s: %v", c.Epoch, err)}
 			w.invalidCheckpoint(r)
 			failed = append(failed, r.String())
@@ -449,6 +453,10 @@ func (w *worker) restore(ctx context.Context) error {
 		}
 		cp, fresh = c, f
 		break
+	}
+	if cp == nil && len(cps) > 0 && dimChanged == len(cps) {
+		// A configuration change, not damage: every partition would fail.
+		return errFatal{fmt.Errorf("partition %d: %w: %s (restore the old --dim, or use another --group or --checkpoint-topic to start fresh models)", w.part, ErrDimensionChanged, strings.Join(failed, "; "))}
 	}
 	if cp == nil && len(cps) > 0 {
 		return errPartitionFailed{fmt.Errorf("partition %d: no checkpoint could be restored: %s (%s)", w.part, strings.Join(failed, "; "), w.recoveryHint())}
