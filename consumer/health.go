@@ -13,7 +13,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"okstream/internal/kafkautil"
 )
 
 // Readiness, liveness, the probe that keeps the lag current, the progress
@@ -161,8 +160,8 @@ func (p *Pipeline) monitor(ctx context.Context) {
 }
 
 // probe is one round trip to the brokers: the high watermarks of the live
-// partitions (ListOffsets), or the input topic's metadata when there are
-// none. Success counts as broker contact.
+// partitions (ListOffsets; of partition 0 when there are none). Success
+// counts as broker contact.
 func (p *Pipeline) probe(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, p.probeEvery())
 	defer cancel()
@@ -172,15 +171,14 @@ func (p *Pipeline) probe(ctx context.Context) {
 		workers[n] = w
 	}
 	p.mu.Unlock()
-	if len(workers) == 0 {
-		if _, err := kafkautil.Partitions(ctx, p.client, p.cfg.Input); err == nil {
-			p.contact()
-		}
-		return
-	}
+	// ListOffsets, not Metadata: kafka-go's transport answers metadata
+	// requests from its cache, which would hide an outage.
 	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
 	for n := range workers {
 		req.Topics[p.cfg.Input] = append(req.Topics[p.cfg.Input], kafka.LastOffsetOf(n))
+	}
+	if len(workers) == 0 {
+		req.Topics[p.cfg.Input] = []kafka.OffsetRequest{kafka.LastOffsetOf(0)}
 	}
 	resp, err := p.client.ListOffsets(ctx, req)
 	if err != nil {
@@ -188,9 +186,12 @@ func (p *Pipeline) probe(ctx context.Context) {
 	}
 	ok := false
 	for _, po := range resp.Topics[p.cfg.Input] {
-		if w := workers[po.Partition]; w != nil && po.Error == nil {
+		if po.Error != nil {
+			continue
+		}
+		ok = true
+		if w := workers[po.Partition]; w != nil {
 			w.noteHWM(po.LastOffset)
-			ok = true
 		}
 	}
 	if ok {

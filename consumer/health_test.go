@@ -117,6 +117,17 @@ func TestReadinessThroughBrokerOutage(t *testing.T) {
 	if v, _ := gauge(t, r.p, "okstream_ready", nil); v != 0 {
 		t.Fatalf("okstream_ready = %v during the outage", v)
 	}
+	// The broker timeout holds on its own too (the workers are gone with
+	// the generation: the probe alone must not be fooled by cached
+	// metadata).
+	waitFor(t, limit, "the broker timeout during the outage", func() bool {
+		return strings.Contains(r.p.notReady(), "no broker reachable")
+	})
+	for until := time.Now().Add(4*r.p.probeEvery() + time.Second); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+		if why := r.p.notReady(); !strings.Contains(why, "no broker reachable") {
+			t.Fatalf("a broker counted as reachable during the outage: %q", why)
+		}
+	}
 	// Unready, not dead: liveness holds through the outage.
 	for i := 0; i < 3; i++ {
 		if code, body := status(r.p, "/healthz"); code != 200 {
