@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-
 )
 
 // Readiness, liveness, the probe that keeps the lag current, the progress
