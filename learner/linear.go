@@ -5,15 +5,20 @@ package learner
 // auto-vs-grid`). The input is x̃ = (x, 1) (an intercept).
 //
 // Classification (loss=logistic, the default; hinge and squared_hinge are
-// accepted): online logistic regression by diagonal AdaGrad (Duchi, Hazan,
-// Singer, JMLR 2011, §1 and Eq. 1 with the diagonal proximal term),
+// accepted): online logistic regression by the normalized adaptive
+// gradient NAG (Ross, Mineiro & Langford, "Normalized Online Learning",
+// UAI 2013, Algorithm 1 — Vowpal Wabbit's default update): with s_j the
+// largest |x̃_j| seen, G_j = Σ g_j², N = Σ_t Σ_j x̃_tj²/s_j² and t the
+// number of updates,
 //
-//	g_t = ℓ'(wᵀx̃_t, y_t)·x̃_t,  G_j += g_tj²,  w_j −= η·g_tj/√G_j,
+//	on a new largest |x_j|: w_j ← w_j·s_j²/x_j², s_j ← |x_j|;
+//	g = ℓ'(wᵀx̃, y)·x̃,  G_j += g_j²,  w_j −= η·√(t/N)·g_j/(s_j·√G_j),
 //
-// η = 0.5 (the default rate of Vowpal Wabbit's adaptive updates). The step
-// of coordinate j is η·sign-ish/|x_j| so the change of the score it causes,
-// η·x_j·g_j/√G_j, does not depend on the unit of feature j: rescaling a
-// feature leaves every prediction unchanged (up to rounding).
+// η = 0.5 (VW's default rate). Every quantity is invariant to the unit of
+// each feature (x_j → c·x_j gives w_j → w_j/c and the same scores), so the
+// baseline needs no scaling and no tuning per file. One departure: the
+// rescaling of w_j on a new largest |x_j| is done after the prediction of
+// that event (NAG does it before), so that Learn returns Predict's score.
 //
 // Regression (loss=square): ridge regression recomputed after every event
 // (recursive least squares in closed form) with a penalty scaled per
@@ -32,8 +37,8 @@ package learner
 //
 // Cost per event: O(d) for classification; O(d²) to accumulate G and
 // O(d³/3) to refactor for regression (d = 40: about 25k flops), so the
-// regression form is for low-dimensional streams. State: w and G's
-// diagonal (classification); G, b and w (regression), all marshalled.
+// regression form is for low-dimensional streams. State: w, s, G_j, N and
+// t (classification); G, b and w (regression), all marshalled.
 //
 // Robustness: an event whose update would put a non-finite number into the
 // state (a feature or label of magnitude ≥ 1e150, or non-finite) is
@@ -49,11 +54,11 @@ import (
 func init() {
 	Register(Registration{
 		Name:    "linear",
-		Summary: "online linear baseline on raw features: logistic regression by AdaGrad (classification), scale-invariant ridge/RLS (regression); nothing to tune per file",
-		Paper:   "Duchi, Hazan & Singer, JMLR 2011 (AdaGrad); ridge/recursive least squares",
+		Summary: "online linear baseline on raw features: logistic regression by normalized AdaGrad (NAG, as Vowpal Wabbit; classification), scale-invariant ridge/RLS (regression); nothing to tune per file",
+		Paper:   "Ross, Mineiro & Langford, Normalized Online Learning, UAI 2013 (NAG); ridge/recursive least squares",
 		Params: []ParamDoc{
-			{Name: "loss", Default: "logistic", Doc: "logistic, hinge, squared_hinge (AdaGrad) or square (ridge regression)"},
-			{Name: "eta", Default: "0.5", Doc: "AdaGrad rate η (the step of coordinate j is η/√Σg_j²)", When: "classification loss"},
+			{Name: "loss", Default: "logistic", Doc: "logistic, hinge, squared_hinge (NAG) or square (ridge regression)"},
+			{Name: "eta", Default: "0.5", Doc: "NAG rate η (the step of coordinate j is η·√(t/N)/(s_j·√Σg_j²), see the learner's comment)", When: "classification loss"},
 			{Name: "lambda", Default: "0.001", Doc: "ridge penalty relative to each coordinate's energy Σx_j² (scale-invariant)", When: "loss=square"},
 		},
 		New: newLinear,
@@ -73,6 +78,9 @@ type Linear struct {
 	n      int       // d+1 (intercept last)
 	w      []float64 // n
 	g2     []float64 // classification: Σ g_j²
+	smax   []float64 // classification: largest |x̃_j| seen
+	norm   float64   // classification: N = Σ_t Σ_j x̃_tj²/s_j²
+	steps  float64   // classification: t, the number of updates taken
 	gram   []float64 // regression: G, n×n row-major
 	b      []float64 // regression: Σ y x̃
 	xt     []float64 // scratch: x̃
@@ -96,7 +104,7 @@ func newLinear(p *Params, dim int) (Learner, error) {
 		l.a, l.r = make([]float64, n*n), make([]float64, n)
 		l.chol = linalg.NewCholesky(n)
 	} else {
-		l.g2 = make([]float64, n)
+		l.g2, l.smax = make([]float64, n), make([]float64, n)
 	}
 	return l, nil
 }
@@ -129,21 +137,7 @@ func (l *Linear) Learn(x []float64, y float64) float64 {
 		return f
 	}
 	if l.loss != Square {
-		d := l.loss.Deriv(f, y)
-		if d == 0 || math.IsNaN(d) {
-			return f
-		}
-		for j, v := range xt {
-			g := d * v
-			if g == 0 {
-				continue
-			}
-			l.g2[j] += g * g
-			if l.g2[j] == 0 {
-				continue // g² underflowed: no step (√G_j would be 0)
-			}
-			l.w[j] -= l.eta * g / math.Sqrt(l.g2[j])
-		}
+		l.stepNAG(xt, f, y)
 		return f
 	}
 	n := l.n
@@ -157,6 +151,43 @@ func (l *Linear) Learn(x []float64, y float64) float64 {
 	}
 	l.refit()
 	return f
+}
+
+// stepNAG takes NAG's step for the event x̃ with score f and label y (see
+// the file comment).
+func (l *Linear) stepNAG(xt []float64, f, y float64) {
+	for j, v := range xt {
+		if a := math.Abs(v); a > l.smax[j] {
+			if l.smax[j] > 0 {
+				r := l.smax[j] / a
+				l.w[j] *= r * r
+			}
+			l.smax[j] = a
+		}
+	}
+	for j, v := range xt {
+		if l.smax[j] > 0 {
+			r := v / l.smax[j]
+			l.norm += r * r
+		}
+	}
+	l.steps++
+	d := l.loss.Deriv(f, y)
+	if d == 0 || math.IsNaN(d) || l.norm == 0 {
+		return
+	}
+	rate := l.eta * math.Sqrt(l.steps/l.norm)
+	for j, v := range xt {
+		g := d * v
+		if g == 0 {
+			continue
+		}
+		l.g2[j] += g * g
+		if l.g2[j] == 0 {
+			continue // g² underflowed: no step (√G_j would be 0)
+		}
+		l.w[j] -= rate * g / (l.smax[j] * math.Sqrt(l.g2[j]))
+	}
 }
 
 // refit sets w = (G + λ diag G)⁻¹ b through the Jacobi-scaled system
@@ -205,6 +236,9 @@ func (l *Linear) MarshalBinary() ([]byte, error) {
 		e.F64s(l.b)
 	} else {
 		e.F64s(l.g2)
+		e.F64s(l.smax)
+		e.F64(l.norm)
+		e.F64(l.steps)
 	}
 	return e.Bytes(), nil
 }
@@ -214,17 +248,20 @@ func (l *Linear) MarshalBinary() ([]byte, error) {
 func (l *Linear) UnmarshalBinary(data []byte) error {
 	d, updates := l.decoder(data)
 	w := d.F64sN(nil, l.n)
-	var g2, gram, b []float64
+	var g2, smax, gram, b []float64
+	var norm, steps float64
 	if l.loss == Square {
 		gram = d.F64sN(nil, l.n*l.n)
 		b = d.F64sN(nil, l.n)
 	} else {
 		g2 = d.F64sN(nil, l.n)
+		smax = d.F64sN(nil, l.n)
+		norm, steps = d.F64(), d.F64()
 	}
 	if err := d.Done(); err != nil {
 		return err
 	}
-	for _, v := range [][]float64{w, g2, gram, b} {
+	for _, v := range [][]float64{w, g2, smax, gram, b, {norm, steps}} {
 		if !finiteBelow(v, math.Inf(1)) {
 			return fmt.Errorf("learner linear: state holds a non-finite number")
 		}
@@ -232,6 +269,8 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 	l.updates = updates
 	copy(l.w, w)
 	copy(l.g2, g2)
+	copy(l.smax, smax)
+	l.norm, l.steps = norm, steps
 	copy(l.gram, gram)
 	copy(l.b, b)
 	return nil
@@ -239,5 +278,5 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 
 // Info reports the learner (no budget; Bytes is the state's floats).
 func (l *Linear) Info() Info {
-	return l.info(0, 0, 8*(len(l.w)+len(l.g2)+len(l.gram)+len(l.b)))
+	return l.info(0, 0, 8*(len(l.w)+len(l.g2)+len(l.smax)+len(l.gram)+len(l.b)+2))
 }
