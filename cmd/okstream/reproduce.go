@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -150,6 +151,12 @@ the raw JSON results. The section replaces the experiment's previous one in
 		cmdLine += " --data " + *data
 		if id == "auto-vs-grid" {
 			cmdLine += " --task " + o.Task
+			fs.Visit(func(f *flag.Flag) { // the format flags given
+				switch f.Name {
+				case "format", "label", "drop", "header", "dim", "max-dense-mib", "positive", "limit":
+					cmdLine += fmt.Sprintf(" --%s %s", f.Name, f.Value)
+				}
+			})
 		}
 	}
 	md := rep.Markdown(cmdLine, time.Since(start))

@@ -103,9 +103,9 @@ func init() {
 		ID:          "auto-vs-grid",
 		Title:       "Self-tuning (auto) vs the best grid point in hindsight, the old defaults, a linear baseline and the constant predictor",
 		Paper:       "none (okstream's own experiment; auto follows Cesa-Bianchi & Lugosi 2006, Prop. 3.1)",
-		Runs:        5,
+		Runs:        10,
 		AcceptsData: true,
-		Intro: `Every shared dataset, unscaled as shipped, 5 permutations, progressive validation
+		Intro: `Every shared dataset, unscaled as shipped, 10 permutations, progressive validation
 (every event predicted before its label is used), one pass, learners' default budgets (B = 100).
 Rows: the defaults before self-tuning (σ = 1 on raw features, written ` + "`sigma=1,scale=none`" + `);
 ` + "`auto:base=B`" + ` with nothing set per dataset; the best fixed grid point in hindsight of the
