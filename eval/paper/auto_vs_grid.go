@@ -129,7 +129,21 @@ german, svmguide3 — most of the stream is played by many members). The old-def
 what a bare spec gave before self-tuning: σ = 1 on raw features, often worse than the constant.
 ` + "`okstream run`" + ` without --model runs auto:base=fogd (champion), the FOGD columns here.
 NOGD and FORKS at the default budget (B = 100, rank k = 0.1B = 10) are limited by their rank on
-the imbalanced w7a, whatever σ (see forks-ceiling).`,
+the imbalanced w7a, whatever σ (see forks-ceiling); on german their best grid point is itself at
+(FORKS) or barely below (NOGD) the majority rate, so auto over them cannot be clearly below it.
+
+Where auto is furthest from its base's best grid point, and why (seed 1). Small streams: german
+has 1000 events, all played by the full bank (halving starts at event 1000); EWA's regret
+2·ln N (N = 21) is a visible share of 1000 events, and the grid point is the best of 30 chosen on
+the reported permutations themselves, which biases it low (the best of 30 noisy means).
+Regression with a wide label range: the EWA loss is normalised by the squared range of the labels
+seen (the condition of its guarantee), so on cpusmall (labels 0–99, most above 80) the weights
+concentrate slowly and auto:fogd pays for its weaker members. One NOGD permutation on cod-rna
+sits at the majority rate: the online standardiser's scale of a heavy-tailed feature keeps growing
+after the 100-event warm-up (about 3.5× by event 3000), while NOGD's stored support vectors keep
+the coordinates of the time they were stored; the fixed grid points with scale=standard share the
+effect (their worst permutation is the same one). FOGD, whose model is a weight vector on random
+features, adapts to the drift and is the steadiest base, which is why it is the default.`,
 	})
 }
 
