@@ -83,6 +83,9 @@ type worker struct {
 	durable  int64 // next offset of the last durable checkpoint (-1: none)
 	since    int   // events since the last checkpoint
 	lastCkpt time.Time
+	// published: source offsets ≥ the restored checkpoint whose output is
+	// already in the output topics (effectively-once mode; dedup.go).
+	published *offsetSet
 
 	dec    *codec.Decoder
 	ev     codec.Event
@@ -151,6 +154,9 @@ func (w *worker) run(ctx context.Context) error {
 	w.p.register(w.part, w)
 	defer w.p.unregister(w.part, w)
 	if err := w.restore(ctx); err != nil {
+		return err
+	}
+	if err := w.findPublished(ctx); err != nil { // effectively-once (dedup.go)
 		return err
 	}
 	w.p.partReady(w.part, true)
@@ -282,7 +288,14 @@ func (w *worker) writeLoop(ctx context.Context) {
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
-			err := w.writeUnit(ctx, u)
+			var err error
+			if attempt > 0 {
+				// effectively-once: drop what the failed write did land (dedup.go)
+				err = w.resync(ctx, u)
+			}
+			if err == nil {
+				err = w.writeUnit(ctx, u)
+			}
 			if err == nil {
 				continue // done, or refused records were replaced: write the replacements
 			}
@@ -317,6 +330,7 @@ func (w *worker) writeLoop(ctx context.Context) {
 func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 	var perr, derr error
 	var pbad, dbad []refusal
+	w.stamp(u) // effectively-once: output partition and group header (dedup.go)
 	np := len(u.preds)
 	if len(u.preds) > 0 && len(u.dlq) > 0 {
 		done := make(chan struct{})
@@ -618,6 +632,9 @@ func (w *worker) feedback(u *unit, r *kafkautil.Record) {
 // emit appends the prediction record of the event just processed (an
 // outcome record when im is the impression a feedback event resolved).
 func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
+	if w.suppressed(r.Offset) { // already published (effectively-once; dedup.go)
+		return
+	}
 	id := w.ev.ID
 	switch {
 	case im != nil:
@@ -656,6 +673,9 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 // deadLetter appends the dead letter of a record (see deadLetterMsg: whole,
 // or truncated to the dead-letter limit with headers saying so).
 func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
+	if w.suppressed(r.Offset) { // already published (effectively-once; dedup.go)
+		return
+	}
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
 	u.dlq = append(u.dlq, deadLetterMsg(r.Key, r.Value, w.p.dlqMax, reason, detail,
 		w.p.cfg.Input+"/"+w.label+"/"+strconv.FormatInt(r.Offset, 10)))
