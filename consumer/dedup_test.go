@@ -1,0 +1,288 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"okstream/codec"
+	"okstream/internal/kafkatest"
+)
+
+func TestOffsetSet(t *testing.T) {
+	s := &offsetSet{base: 100}
+	for _, o := range []int64{100, 163, 164, 1000, 99} {
+		if s.add(o) {
+			t.Fatalf("%d reported as a duplicate", o)
+		}
+	}
+	if !s.add(163) || s.n != 4 {
+		t.Fatalf("duplicate not reported, or count %d, want 4 (99 is below the base)", s.n)
+	}
+	for o, want := range map[int64]bool{99: false, 100: true, 101: false, 163: true, 164: true, 999: false, 1000: true, 5000: false} {
+		if s.has(o) != want {
+			t.Fatalf("has(%d) = %v", o, !want)
+		}
+	}
+	var none *offsetSet
+	if none.has(1) {
+		t.Fatal("a nil set has nothing")
+	}
+}
+
+// withGarbage returns the events with every 37th replaced by an undecodable
+// record (a dead letter).
+func withGarbage(msgs []kafka.Message) []kafka.Message {
+	for i := 5; i < len(msgs); i += 37 {
+		msgs[i] = kafka.Message{Key: msgs[i].Key, Value: []byte("not msgpack " + strconv.Itoa(i))}
+	}
+	return msgs
+}
+
+// outputPerOffset reads the predictions and dead letters of cfg and counts
+// the records of each source (partition, offset) across both topics,
+// failing on records of a partition in another output partition.
+func outputPerOffset(t *testing.T, e *kafkatest.Env, cfg Config) (count map[[2]int64]int, dlq int) {
+	t.Helper()
+	count = map[[2]int64]int{}
+	preds := predictionsByOffset(t, e, cfg.Output) // fails on duplicates
+	for k := range preds {
+		count[k]++
+	}
+	for _, r := range e.ReadAll(t, cfg.Output) {
+		pr, _ := codec.DecodePrediction(r.Value)
+		if int(pr.Partition) != r.Partition {
+			t.Fatalf("prediction of input partition %d in output partition %d", pr.Partition, r.Partition)
+		}
+	}
+	for _, r := range e.ReadAll(t, cfg.DeadLetter) {
+		var src string
+		for _, h := range r.Headers {
+			if h.Key == HeaderSource {
+				src = string(h.Value)
+			}
+		}
+		f := strings.Split(src, "/")
+		p, _ := strconv.Atoi(f[len(f)-2])
+		o, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+		if p != r.Partition {
+			t.Fatalf("dead letter of input partition %d in partition %d", p, r.Partition)
+		}
+		count[[2]int64{int64(p), o}]++
+		dlq++
+	}
+	return count, dlq
+}
+
+// exactlyOnce checks that every input offset has exactly one output record.
+func exactlyOnce(t *testing.T, e *kafkatest.Env, cfg Config, ends map[int]int64) {
+	t.Helper()
+	count, dlq := outputPerOffset(t, e, cfg)
+	total := 0
+	for p, end := range ends {
+		for o := int64(0); o < end; o++ {
+			if n := count[[2]int64{int64(p), o}]; n != 1 {
+				t.Fatalf("input partition %d offset %d: %d output records, want exactly 1", p, o, n)
+			}
+		}
+		total += int(end)
+	}
+	if len(count) != total || dlq == 0 {
+		t.Fatalf("%d sources in the output for %d input offsets (%d dead letters, want some)", len(count), total, dlq)
+	}
+}
+
+// Effectively-once delivery across many kills (no final checkpoint, writes
+// in flight may or may not land) and a rebalance 1 → 3 → 1 in which two of
+// the three instances are killed: every input offset has exactly one
+// prediction or dead letter, the predictions equal an uninterrupted
+// run's, and the final models are bit-identical to it.
+func TestEffectivelyOnceKillsAndRebalance(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	events := withGarbage(genEvents(4500, 5, "eo"))
+	produced := make(chan struct{})
+	go func() { // events keep arriving while instances are killed
+		defer close(produced)
+		w := e.Writer(input)
+		defer w.Close()
+		for i := 0; i < len(events); i += 150 {
+			if err := w.WriteMessages(context.Background(), events[i:i+150]...); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+
+	cfg := testConfig(e, input, e.Name("eo"), e.Name("eo-preds"))
+	cfg.CheckpointEvery = 130
+	suppressed := 0.0
+	kills := 0
+	for i := 0; i < 12; i++ { // one instance, killed after 10 + 5·i new predictions
+		r := start(t, cfg)
+		at := float64(10 + 5*i)
+		waitFor(t, 90*time.Second, fmt.Sprintf("%v predictions", at), func() bool {
+			return r.p.m.predictionsCount() >= at
+		})
+		r.kill(t)
+		kills++
+		suppressed += counterValue(r.p.dm.suppressed.WithLabelValues("restore"))
+	}
+	// 1 → 3 → 1: A, then B and C join; B and C are killed; A takes over.
+	a := start(t, cfg)
+	b := start(t, cfg)
+	c := start(t, cfg)
+	waitFor(t, 90*time.Second, "three instances predicting", func() bool {
+		return owned(a) == 1 && owned(b) == 1 && owned(c) == 1 &&
+			b.p.m.predictionsCount() > 0 && c.p.m.predictionsCount() > 0
+	})
+	select {
+	case <-produced:
+		t.Fatal("the events were all produced before the rebalance's kills: the test is too slow to test them mid-stream")
+	default:
+	}
+	b.kill(t)
+	c.kill(t)
+	kills += 2
+	<-produced
+	ends := endOffsets(t, e, input)
+	waitFor(t, 90*time.Second, "A to catch up alone", func() bool { return owned(a) == 3 && caughtUp(ends, a) })
+	if err := a.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*running{a, b, c} {
+		suppressed += counterValue(x.p.dm.suppressed.WithLabelValues("restore"))
+		if d := counterValue(x.p.dm.duplicates.WithLabelValues("predictions")); d != 0 {
+			t.Fatalf("%v duplicates detected", d)
+		}
+	}
+	if suppressed == 0 {
+		t.Fatal("no output was suppressed after the kills: they did not hit between checkpoints")
+	}
+
+	exactlyOnce(t, e, cfg, ends)
+
+	// Reference: uninterrupted, at-least-once (the values are the same).
+	ref := testConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
+	ref.Delivery = DeliveryAtLeastOnce
+	r := start(t, ref)
+	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	refStates, _ := checkpointStates(t, e, ref, 3)
+	refPreds := predictionsByOffset(t, e, ref.Output)
+	preds := predictionsByOffset(t, e, cfg.Output)
+	if len(preds) != len(refPreds) {
+		t.Fatalf("%d predictions, %d in the reference run", len(preds), len(refPreds))
+	}
+	for k, v := range refPreds {
+		if !bytes.Equal(preds[k], v) {
+			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
+		}
+	}
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := 0; p < 3; p++ {
+		for i := range cfg.Models {
+			if !bytes.Equal(states[p][i], refStates[p][i]) {
+				t.Fatalf("partition %d model %s: state after kills differs from the uninterrupted run", p, cfg.Models[i].Name)
+			}
+		}
+	}
+	t.Logf("%d kills: %d output records for %d input offsets, %v recomputed without publishing",
+		kills, len(preds)+len(e.ReadAll(t, cfg.DeadLetter)), ends[0]+ends[1]+ends[2], suppressed)
+}
+
+// Writes whose acknowledgement is lost after the broker applied them (what
+// a broker restart or a leader change does to writes in flight; here the
+// broker answers NOT_ENOUGH_REPLICAS_AFTER_APPEND, having appended): in
+// at-least-once mode the retries duplicate records; in effectively-once
+// mode the writer finds them in the output before retrying, and does not.
+func TestEffectivelyOnceLostAcks(t *testing.T) {
+	if kafkatest.New(t).Real {
+		t.Skip("needs the embedded broker's fault injection")
+	}
+	for _, mode := range []string{DeliveryAtLeastOnce, DeliveryEffectivelyOnce} {
+		t.Run(mode, func(t *testing.T) {
+			e := kafkatest.New(t)
+			input := e.Name("events")
+			e.CreateTopic(t, input, 2, nil)
+			e.Produce(t, input, withGarbage(genEvents(2000, 9, "la"))...)
+			ends := endOffsets(t, e, input)
+			cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+			cfg.Delivery = mode
+			var faults []*kfake.FaultHandle
+			for _, topic := range []string{cfg.Output, cfg.DeadLetter} {
+				faults = append(faults, e.Cluster.Fault(kfake.Fault{
+					Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicasAfterAppend, Count: 3,
+				}))
+			}
+			r := start(t, cfg)
+			waitFor(t, 90*time.Second, "the run", func() bool { return caughtUp(ends, r) })
+			if err := r.shutdown(t); err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range faults {
+				if f.Hits() != 3 {
+					t.Fatalf("fault %d hit %d times, want 3", i, f.Hits())
+				}
+			}
+			if mode == DeliveryAtLeastOnce {
+				n := len(e.ReadAll(t, cfg.Output)) + len(e.ReadAll(t, cfg.DeadLetter))
+				if n <= 2000 {
+					t.Fatalf("%d output records for 2000 events: the lost acknowledgements did not duplicate anything at least once", n)
+				}
+				return
+			}
+			exactlyOnce(t, e, cfg, ends)
+			if s := counterValue(r.p.dm.suppressed.WithLabelValues("retry")); s == 0 {
+				t.Fatal("nothing suppressed before the retries")
+			}
+		})
+	}
+}
+
+// Effectively-once delivery refuses output topics whose partition count is
+// not the input's, saying what to do.
+func TestEffectivelyOncePartitionCount(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	e.CreateTopic(t, cfg.Output, 3, nil)
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = p.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "has 3 partitions, the input") || !strings.Contains(err.Error(), "--delivery at-least-once") {
+		t.Fatalf("Run: %v, want the partition-count refusal", err)
+	}
+	cfg.Delivery = DeliveryAtLeastOnce
+	r := start(t, cfg)
+	waitFor(t, 30*time.Second, "joining", func() bool { return r.p.joined.Load() })
+}
+
+// counterValue reads a counter.
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
