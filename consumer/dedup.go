@@ -13,24 +13,33 @@ package consumer
 // input partition: the prediction records and dead letters of input
 // partition p go to partition p of the output and dead-letter topics (which
 // therefore have the input's partition count; setup checks it), keyed as in
-// at-least-once mode, and carry the header okstream-group with the consumer
-// group. The records of output partition p that belong to this worker are
-// then those whose group header is the worker's group and whose source
-// (prediction: topic, partition, offset; dead letter: the okstream-source
-// header) is the worker's input partition. An event has at most one output
-// record across both topics (a prediction, or a dead letter in its place),
-// so one set of published source offsets covers both.
+// at-least-once mode, and carry two headers: okstream-group, the consumer
+// group, and okstream-unit, the input offset f at which the record's
+// micro-batch starts. The records of output partition p that belong to this
+// worker are those whose group header is the worker's group and whose
+// source (prediction: topic, partition, offset; dead letter: the
+// okstream-source header) is the worker's input partition. An event has at
+// most one output record across both topics (a prediction, or a dead letter
+// in its place), so one set of published source offsets covers both.
 //
-// findPublished, after the restore, reads the tail of both partitions
-// backwards from their high watermarks in chunks of publishedChunk records
-// until it meets one of its records whose source offset is below c (or the
-// start of the log), and keeps the set of source offsets ≥ c it saw; emit
-// and deadLetter skip those offsets. A set rather than "the last offset"
-// because a write of several batches can leave a gap (a failed batch
-// followed by a written one); the gap is filled, not skipped. The same scan
-// runs before the writer retries a failed write (resync), because a write
-// whose acknowledgement was lost may have landed; kafka-go's own retries are
-// off in this mode for that reason (Writer.MaxAttempts = 1).
+// The writer writes a partition's micro-batches one after the other, the
+// next only once every record of the previous one is acknowledged, and a
+// recovering worker publishes what is missing before going on. Hence the
+// invariant: when a record with okstream-unit f is in the log, every source
+// offset below f has its output record. Only the last micro-batch can be
+// incomplete — and not only at its end: a write of several batches can
+// fail in the first and land the second.
+//
+// findPublished, after the restore at c, reads each of the two partitions
+// backwards from its high watermark in chunks of publishedChunk records,
+// until it has passed below the okstream-unit f of the last of its records
+// (or reached the log's start; one micro-batch, typically), and keeps the
+// offsets ≥ c it saw, plus "everything in [c, F)" with F the larger f of
+// the two topics; emit and deadLetter skip those offsets, so gaps are filled
+// and nothing found is published again. The same scan runs before the
+// writer retries a failed write (resync), because a write whose
+// acknowledgement was lost may have landed; kafka-go's own retries are off
+// in this mode for that reason (Writer.MaxAttempts = 1).
 //
 // What is not covered, and is counted where it can be seen (see the
 // README's Guarantees): a record the scan cannot see yet because the broker
@@ -69,6 +78,10 @@ const (
 // letters in effectively-once mode.
 const HeaderGroup = "okstream-group"
 
+// HeaderUnit carries, in effectively-once mode, the input offset at which
+// the record's micro-batch starts (see the invariant above).
+const HeaderUnit = "okstream-unit"
+
 // publishedChunk is how many records findPublished reads per step back.
 const publishedChunk = 2000
 
@@ -99,11 +112,12 @@ func newDedupMetrics(reg prometheus.Registerer) *dedupMetrics {
 	return m
 }
 
-// offsetSet is a set of source offsets ≥ base (a bitmap).
+// offsetSet is a set of source offsets ≥ base: every offset below full,
+// and those of a bitmap.
 type offsetSet struct {
-	base int64
-	bits []uint64
-	n    int
+	base, full int64
+	bits       []uint64
+	n          int
 }
 
 func (s *offsetSet) add(o int64) (dup bool) {
@@ -127,8 +141,22 @@ func (s *offsetSet) has(o int64) bool {
 	if s == nil {
 		return false
 	}
+	if o >= s.base && o < s.full {
+		return true
+	}
 	i := o - s.base
 	return i >= 0 && int(i>>6) < len(s.bits) && s.bits[i>>6]&(uint64(1)<<(i&63)) != 0
+}
+
+// size is how many offsets the set holds.
+func (s *offsetSet) size() int64 {
+	n := int64(s.n) + max(0, s.full-s.base)
+	for o := s.base; o < s.full && int((o-s.base)>>6) < len(s.bits); o++ {
+		if s.bits[(o-s.base)>>6]&(uint64(1)<<((o-s.base)&63)) != 0 {
+			n-- // counted twice
+		}
+	}
+	return n
 }
 
 // effectivelyOnce reports whether the pipeline runs in effectively-once mode.
@@ -157,22 +185,26 @@ func (p *Pipeline) checkOutputPartitions(ctx context.Context, inputParts int) er
 // the partition set on it (its input partition; see stamp).
 var samePartition = kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })
 
-// stamp sets the output partition and the group header of the unit's
-// records (idempotent: writeUnit calls it before every attempt, and settle
-// adds records between attempts).
+// stamp sets the output partition and the group and unit headers of the
+// unit's records (idempotent: writeUnit calls it before every attempt, and
+// settle adds records between attempts).
 func (w *worker) stamp(u *unit) {
 	if !w.p.effectivelyOnce() {
 		return
 	}
+	if len(u.hdrs) != 2 {
+		u.hdrs = []kafka.Header{w.p.groupHdr[0], {Key: HeaderUnit}}
+	}
+	u.hdrs[1].Value = strconv.AppendInt(u.hdrs[1].Value[:0], u.first, 10)
 	for i := range u.preds {
 		u.preds[i].Partition = w.part
-		u.preds[i].Headers = w.p.groupHdr
+		u.preds[i].Headers = u.hdrs
 	}
 	for i := range u.dlq {
 		m := &u.dlq[i]
 		m.Partition = w.part
 		if header(*m, HeaderGroup) == "" {
-			m.Headers = append(m.Headers, w.p.groupHdr[0])
+			m.Headers = append(m.Headers, u.hdrs...)
 		}
 	}
 }
@@ -199,9 +231,9 @@ func (w *worker) findPublished(ctx context.Context) error {
 		set, err := w.scanPublished(ctx, w.next)
 		if err == nil {
 			w.published = set
-			if set.n > 0 {
+			if n := set.size(); n > 0 {
 				w.log.Info("output already published after the checkpoint: recomputing it without publishing",
-					"from", w.next, "published", set.n, "took", time.Since(start).Round(time.Millisecond).String())
+					"from", w.next, "published", n, "took", time.Since(start).Round(time.Millisecond).String())
 			}
 			return nil
 		}
@@ -220,100 +252,115 @@ func (w *worker) scanPublished(ctx context.Context, from int64) (*offsetSet, err
 	if err != nil {
 		return nil, err
 	}
-	set := &offsetSet{base: from}
+	set := &offsetSet{base: from, full: from}
 	for _, t := range []struct{ topic, label string }{{w.p.cfg.Output, "predictions"}, {w.p.cfg.DeadLetter, "dead_letters"}} {
-		if err := w.scanTail(ctx, t.topic, from, end, func(o int64) {
+		unit, err := w.scanTail(ctx, t.topic, from, end, func(o int64) {
 			if set.add(o) {
 				w.p.dm.duplicates.WithLabelValues(t.label).Inc()
 				w.log.Warn("duplicate output record found (a zombie instance, or a write that landed after a scan missed it)", "topic", t.topic, "source_offset", o)
 			}
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, fmt.Errorf("topic %s partition %d: %w", t.topic, w.part, err)
 		}
+		set.full = max(set.full, min(unit, end))
 	}
 	return set, nil
 }
 
 // scanTail reads partition w.part of topic backwards from its high
 // watermark, publishedChunk records at a time, calling found with the
-// source offset (in [from, end)) of each of this worker's records, until a
-// chunk holds one of its records with a source offset below from, or the
-// log's start.
-func (w *worker) scanTail(ctx context.Context, topic string, from, end int64, found func(int64)) error {
+// source offset (in [from, end)) of each of this worker's records, until it
+// has read one of its records whose source offset is below the unit start
+// of the last of them (or the log's start), which it returns (-1: none of
+// its records).
+func (w *worker) scanTail(ctx context.Context, topic string, from, end int64, found func(int64)) (int64, error) {
 	first, hwm, err := kafkautil.Offsets(ctx, w.p.client, topic, w.part)
 	if err != nil {
-		return err
+		return -1, err
 	}
-	var recs []kafkautil.Record
+	last := int64(-1) // unit start of the last of our records
+	var recs, chunk []kafkautil.Record
 	for hi := hwm; hi > first; hi -= publishedChunk {
 		lo := max(first, hi-publishedChunk)
-		below := false
+		chunk = chunk[:0]
 		for pos := lo; pos < hi; {
 			recs, _, err = kafkautil.FetchBatch(ctx, w.p.client, topic, w.part, pos, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, recs[:0])
 			if err != nil {
-				return err
+				return -1, err
 			}
 			if len(recs) == 0 {
 				break // nothing readable left in the chunk
 			}
-			for i := range recs {
-				r := &recs[i]
-				if r.Offset >= hi {
-					break
-				}
-				if o, ok := w.sourceOf(r); ok {
-					switch {
-					case o < from:
-						below = true
-					case o < end:
-						found(o)
-					}
+			for _, r := range recs {
+				if r.Offset < hi {
+					chunk = append(chunk, r)
 				}
 			}
 			pos = recs[len(recs)-1].Offset + 1
 		}
+		below := false
+		for i := len(chunk) - 1; i >= 0; i-- {
+			o, unit, ok := w.sourceOf(&chunk[i])
+			if !ok {
+				continue
+			}
+			if last < 0 {
+				last = unit
+			}
+			if o >= from && o < end {
+				found(o)
+			}
+			below = below || o < last
+		}
 		if below {
-			return nil
+			break
 		}
 	}
-	return nil
+	return last, nil
 }
 
-// sourceOf returns the source offset of an output record if it is one of
-// this worker's (its group, input topic and partition).
-func (w *worker) sourceOf(r *kafkautil.Record) (int64, bool) {
-	group, source := "", ""
+// sourceOf returns the source offset and unit start of an output record if
+// it is one of this worker's (its group, input topic and partition).
+func (w *worker) sourceOf(r *kafkautil.Record) (offset, unit int64, ok bool) {
+	group, source, us := "", "", ""
 	for _, h := range r.Headers {
 		switch h.Key {
 		case HeaderGroup:
 			group = string(h.Value)
 		case HeaderSource:
 			source = string(h.Value)
+		case HeaderUnit:
+			us = string(h.Value)
 		}
 	}
 	if group != w.p.cfg.Group {
-		return 0, false
+		return 0, 0, false
+	}
+	unit, err := strconv.ParseInt(us, 10, 64)
+	if err != nil {
+		return 0, 0, false
 	}
 	if source != "" { // a dead letter
 		prefix := w.p.cfg.Input + "/" + w.label + "/"
 		if !strings.HasPrefix(source, prefix) {
-			return 0, false
+			return 0, 0, false
 		}
 		o, err := strconv.ParseInt(source[len(prefix):], 10, 64)
-		return o, err == nil
+		return o, unit, err == nil
 	}
 	pr, err := codec.DecodePrediction(r.Value)
 	if err != nil || pr.Topic != w.p.cfg.Input || int(pr.Partition) != w.part {
-		return 0, false
+		return 0, 0, false
 	}
-	return pr.Offset, true
+	return pr.Offset, unit, true
 }
 
 // msgSource is the source offset of an output record the worker is writing
 // (-1 if it cannot be told).
 func (w *worker) msgSource(m *kafka.Message) int64 {
 	r := kafkautil.Record{Value: m.Value, Headers: m.Headers}
-	if o, ok := w.sourceOf(&r); ok {
+	if o, _, ok := w.sourceOf(&r); ok {
 		return o
 	}
 	return -1

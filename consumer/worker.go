@@ -113,6 +113,8 @@ type unit struct {
 	dlq   []kafka.Message
 	arena []byte // backing bytes of the prediction values
 	next  int64  // input offset after the batch
+	first int64  // input offset the batch starts from (effectively-once; dedup.go)
+	hdrs  []kafka.Header
 }
 
 // fetched is one fetch handed from the fetcher to the worker.
@@ -503,6 +505,7 @@ func (w *worker) outOfRange(ctx context.Context, pos int64) int64 {
 func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	start := time.Now()
 	u := w.newUnit()
+	u.first = w.next
 	for i := range recs {
 		w.process(u, &recs[i])
 	}
