@@ -82,8 +82,9 @@ const HeaderGroup = "okstream-group"
 // the record's micro-batch starts (see the invariant above).
 const HeaderUnit = "okstream-unit"
 
-// publishedChunk is how many records findPublished reads per step back.
-const publishedChunk = 2000
+// publishedChunk is how many records findPublished reads per step back (a
+// variable for tests).
+var publishedChunk int64 = 2000
 
 // dedupMetrics are the counters of effectively-once delivery.
 type dedupMetrics struct {

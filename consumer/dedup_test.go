@@ -286,3 +286,36 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// A recovery far behind the output: the checkpoint is ~24 micro-batches
+// before the end of the output; the worker reads only the output's last
+// micro-batch (okstream-unit), recomputes the rest without publishing it,
+// and the output keeps exactly one record per input offset.
+func TestEffectivelyOnceLongRecovery(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 1, nil)
+	e.Produce(t, input, withGarbage(genEvents(3000, 13, "lr"))...)
+	ends := endOffsets(t, e, input)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.BatchSize, cfg.CheckpointEvery = 50, 1800
+	defer func(n int64) { publishedChunk = n }(publishedChunk)
+	publishedChunk = 64 // smaller than what the recovery recomputes
+	r := start(t, cfg)
+	waitFor(t, 90*time.Second, "the first run", func() bool { return caughtUp(ends, r) })
+	r.kill(t)
+	_, next := checkpointStates(t, e, cfg, 1)
+	if next[0] > 2000 || next[0] == 0 {
+		t.Fatalf("checkpoint at %d: want one well before the end", next[0])
+	}
+	r = start(t, cfg)
+	waitFor(t, 90*time.Second, "the recovery", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	// (the kill may cut the last micro-batches' writes: they are published now)
+	if s := counterValue(r.p.dm.suppressed.WithLabelValues("restore")); s > float64(3000-next[0]) || s < float64(3000-next[0])-300 {
+		t.Fatalf("%v records suppressed after the restore at %d, want about %d", s, next[0], 3000-next[0])
+	}
+	exactlyOnce(t, e, cfg, ends)
+}
