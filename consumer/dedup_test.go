@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -318,4 +320,57 @@ func TestEffectivelyOnceLongRecovery(t *testing.T) {
 		t.Fatalf("%v records suppressed after the restore at %d, want about %d", s, next[0], 3000-next[0])
 	}
 	exactlyOnce(t, e, cfg, ends)
+}
+
+// A broker restart while events arrive and output is being written (real
+// Kafka only: OKSTREAM_TEST_RESTART_CMD restarts it keeping its data, e.g.
+// "KAFKA_PORT=… ../scripts/kafka.sh restart --keep-data"): writes and fetches
+// fail and are retried, writes in flight may have landed; every input offset
+// still has exactly one output record.
+func TestEffectivelyOnceBrokerRestart(t *testing.T) {
+	restart := os.Getenv("OKSTREAM_TEST_RESTART_CMD")
+	e := kafkatest.New(t)
+	if !e.Real || restart == "" {
+		t.Skip("needs a real Kafka and OKSTREAM_TEST_RESTART_CMD")
+	}
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	events := withGarbage(genEvents(12000, 17, "br"))
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointEvery = 700
+	r := start(t, cfg)
+	produced := make(chan struct{})
+	go func() { // 12,000 events over about 12 s, retried across the restart
+		defer close(produced)
+		w := e.Writer(input)
+		defer w.Close()
+		for i := 0; i < len(events); i += 200 {
+			for try := 0; ; try++ {
+				err := w.WriteMessages(context.Background(), events[i:i+200]...)
+				if err == nil {
+					break
+				}
+				if try > 120 {
+					t.Error(err)
+					return
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	waitFor(t, 90*time.Second, "2,000 predictions", func() bool { return r.p.m.predictionsCount() >= 2000 })
+	out, err := exec.Command("sh", "-c", restart).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarting the broker: %v\n%s", err, out)
+	}
+	<-produced
+	ends := endOffsets(t, e, input)
+	waitFor(t, 3*time.Minute, "catching up after the restart", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, e, cfg, ends)
+	t.Logf("broker restarted after %v predictions; suppressed before retries: %v; duplicates detected: %v",
+		2000, counterValue(r.p.dm.suppressed.WithLabelValues("retry")), counterValue(r.p.dm.duplicates.WithLabelValues("predictions")))
 }

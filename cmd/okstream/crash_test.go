@@ -94,7 +94,10 @@ func TestSIGKILLRecovery(t *testing.T) {
 	// each source (partition, offset).
 	outputs := func() map[[2]int64]int {
 		seen := map[[2]int64]int{}
-		recs, _ := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
+		recs, err := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
+		if err != nil {
+			t.Logf("reading the predictions: %v", err)
+		}
 		for _, r := range recs {
 			p, err := codec.DecodePrediction(r.Value)
 			if err == nil {
