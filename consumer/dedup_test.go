@@ -177,35 +177,9 @@ func TestEffectivelyOnceKillsAndRebalance(t *testing.T) {
 
 	exactlyOnce(t, e, cfg, ends)
 
-	// Reference: uninterrupted, at-least-once (the values are the same).
-	ref := testConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
-	ref.Delivery = DeliveryAtLeastOnce
-	r := start(t, ref)
-	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
-	if err := r.shutdown(t); err != nil {
-		t.Fatal(err)
-	}
-	refStates, _ := checkpointStates(t, e, ref, 3)
-	refPreds := predictionsByOffset(t, e, ref.Output)
-	preds := predictionsByOffset(t, e, cfg.Output)
-	if len(preds) != len(refPreds) {
-		t.Fatalf("%d predictions, %d in the reference run", len(preds), len(refPreds))
-	}
-	for k, v := range refPreds {
-		if !bytes.Equal(preds[k], v) {
-			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
-		}
-	}
-	states, _ := checkpointStates(t, e, cfg, 3)
-	for p := 0; p < 3; p++ {
-		for i := range cfg.Models {
-			if !bytes.Equal(states[p][i], refStates[p][i]) {
-				t.Fatalf("partition %d model %s: state after kills differs from the uninterrupted run", p, cfg.Models[i].Name)
-			}
-		}
-	}
+	preds := sameAsReference(t, e, cfg, ends)
 	t.Logf("%d kills: %d output records for %d input offsets, %v recomputed without publishing",
-		kills, len(preds)+len(e.ReadAll(t, cfg.DeadLetter)), ends[0]+ends[1]+ends[2], suppressed)
+		kills, preds+len(e.ReadAll(t, cfg.DeadLetter)), ends[0]+ends[1]+ends[2], suppressed)
 }
 
 // Writes whose acknowledgement is lost after the broker applied them (what
@@ -219,11 +193,7 @@ func TestEffectivelyOnceLostAcks(t *testing.T) {
 	}
 	for _, mode := range []string{DeliveryAtLeastOnce, DeliveryEffectivelyOnce} {
 		t.Run(mode, func(t *testing.T) {
-			e := kafkatest.New(t)
-			input := e.Name("events")
-			e.CreateTopic(t, input, 2, nil)
-			e.Produce(t, input, withGarbage(genEvents(2000, 9, "la"))...)
-			ends := endOffsets(t, e, input)
+			e, input, ends := newInput(t, 2, withGarbage(genEvents(2000, 9, "la")))
 			cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 			cfg.Delivery = mode
 			var faults []*kfake.FaultHandle
@@ -260,9 +230,7 @@ func TestEffectivelyOnceLostAcks(t *testing.T) {
 // Effectively-once delivery refuses output topics whose partition count is
 // not the input's, saying what to do.
 func TestEffectivelyOncePartitionCount(t *testing.T) {
-	e := kafkatest.New(t)
-	input := e.Name("events")
-	e.CreateTopic(t, input, 2, nil)
+	e, input, _ := newInput(t, 2, genEvents(10, 1, "pc"))
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	e.CreateTopic(t, cfg.Output, 3, nil)
 	p, err := New(cfg)
@@ -294,11 +262,7 @@ func counterValue(c prometheus.Counter) float64 {
 // micro-batch (okstream-unit), recomputes the rest without publishing it,
 // and the output keeps exactly one record per input offset.
 func TestEffectivelyOnceLongRecovery(t *testing.T) {
-	e := kafkatest.New(t)
-	input := e.Name("events")
-	e.CreateTopic(t, input, 1, nil)
-	e.Produce(t, input, withGarbage(genEvents(3000, 13, "lr"))...)
-	ends := endOffsets(t, e, input)
+	e, input, ends := newInput(t, 1, withGarbage(genEvents(3000, 13, "lr")))
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.BatchSize, cfg.CheckpointEvery = 50, 1800
 	defer func(n int64) { publishedChunk = n }(publishedChunk)
@@ -373,4 +337,46 @@ func TestEffectivelyOnceBrokerRestart(t *testing.T) {
 	exactlyOnce(t, e, cfg, ends)
 	t.Logf("broker restarted after %v predictions; suppressed before retries: %v; duplicates detected: %v",
 		2000, counterValue(r.p.dm.suppressed.WithLabelValues("retry")), counterValue(r.p.dm.duplicates.WithLabelValues("predictions")))
+}
+
+// newInput creates an input topic with msgs, returning its end offsets.
+func newInput(t *testing.T, parts int, msgs []kafka.Message) (*kafkatest.Env, string, map[int]int64) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, parts, nil)
+	e.Produce(t, input, msgs...)
+	return e, input, endOffsets(t, e, input)
+}
+
+// sameAsReference runs cfg's input uninterrupted in another group
+// (at-least-once: the values are the same) and checks that cfg's
+// predictions and final models equal its; it returns the prediction count.
+func sameAsReference(t *testing.T, e *kafkatest.Env, cfg Config, ends map[int]int64) int {
+	t.Helper()
+	ref := testConfig(e, cfg.Input, e.Name("ref"), e.Name("ref-preds"))
+	ref.Models, ref.Delivery = cfg.Models, DeliveryAtLeastOnce
+	r := start(t, ref)
+	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	refPreds, preds := predictionsByOffset(t, e, ref.Output), predictionsByOffset(t, e, cfg.Output)
+	if len(preds) != len(refPreds) {
+		t.Fatalf("%d predictions, %d in the reference run", len(preds), len(refPreds))
+	}
+	for k, v := range refPreds {
+		if !bytes.Equal(preds[k], v) {
+			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
+		}
+	}
+	refStates, _ := checkpointStates(t, e, ref, len(ends))
+	states, _ := checkpointStates(t, e, cfg, len(ends))
+	for p := range ends {
+		for i := range cfg.Models {
+			if !bytes.Equal(states[p][i], refStates[p][i]) {
+				t.Fatalf("partition %d model %s: final state differs from the uninterrupted run's", p, cfg.Models[i].Name)
+			}
+		}
+	}
+	return len(preds)
 }
