@@ -245,7 +245,7 @@ func TestEffectivelyOncePartitionCount(t *testing.T) {
 	}
 	cfg.Delivery = DeliveryAtLeastOnce
 	r := start(t, cfg)
-	waitFor(t, 30*time.Second, "joining", func() bool { return r.p.joined.Load() })
+	waitFor(t, 30*time.Second, "joining", func() bool { return r.p.inGen.Load() })
 }
 
 // counterValue reads a counter.

@@ -22,7 +22,18 @@ func init() {
 	register(command{name: "run", summary: "run the stream processor: consume events, predict, learn, publish predictions, checkpoint", run: runRun})
 }
 
-const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N --model NAME=SPEC [--model ...] [flags]
+// defaultRunModel is the model okstream run (and the demo, the README's
+// quick start and docker-compose.yml) uses when none is given: the
+// self-tuning configuration, with nothing set for a particular stream.
+// auto over FOGD members standardises the features online, takes σ from
+// the stream (median heuristic) and selects among σ (2^-3..2^3 × that σ)
+// and η (0.2, 0.02, 0.002) online by exponentially weighted averaging;
+// docs/results.md "auto-vs-grid" measures it against the best grid point
+// in hindsight on every shared dataset. Its cost settles at about twice a
+// single FOGD's after 8000 events per partition (successive halving).
+const defaultRunModel = "champion=auto:base=fogd"
+
+const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N [--model [NAME=]SPEC ...] [flags]
 
 Joins the consumer group and, for every event of the input topic (strictly in
 offset order per partition), scores it with every model, learns from its label
@@ -32,22 +43,36 @@ checkpoints the models to a compacted topic every --checkpoint-every events or
 SIGTERM or Ctrl-C drains: pending predictions are written, every partition
 checkpoints, and the instance leaves the group. Start more instances with the
 same --group to spread partitions (and their models) across machines.
+Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
+the features online, take σ from the stream and are selected online (nothing
+to tune per stream; okstream help learners auto).
 
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
 by ';') or in a --config file ("name = value" lines, flag names, '#'
-comments). Precedence: flags > environment > config file > defaults.
+comments). Precedence: flags > environment > config file > defaults. An
+OKSTREAM_ variable that names no flag is reported at start (misspelt?).
+A model's NAME is optional: --model fogd:sigma=1 is named fogd; two models
+of one learner need names. --passthrough ignores the --model flags (with a
+warning), so one config file serves both modes.
+
+Create the topics first (okstream topics create): run creates the missing
+output, dead-letter and checkpoint topics, but not the input.
 Metrics: /metrics, /healthz and /readyz on --metrics-addr.`
 
-const runExamples = `  okstream run --brokers localhost:9092 --input events --dim 8 \
-    --model champion=fogd:sigma=1,budget=100 --model challenger=nogd:sigma=1,budget=100
+const runExamples = `  # the default model: champion=auto:base=fogd (self-tuning: no σ to choose)
+  okstream run --brokers localhost:9092 --input events --dim 8
+
+  # a champion and a challenger
+  okstream run --brokers localhost:9092 --input events --dim 8 \
+    --model champion=auto:base=fogd --model challenger=auto:base=nogd
 
   # the same from a file plus the environment
   cat > okstream.conf <<'CONF'
   input = events
   dim = 8
-  model = champion=fogd:sigma=1,budget=100
-  model = challenger=nogd:sigma=1,budget=100
+  model = champion=auto:base=fogd
+  model = challenger=nogd:budget=100
   checkpoint-every = 50000
   CONF
   OKSTREAM_BROKERS=kafka-1:9092,kafka-2:9092 okstream run --config okstream.conf`
@@ -63,6 +88,7 @@ type runFlags struct {
 	batchSize, fetchMaxBytes, maxEventBytes                int
 	deadLetterMaxBytes                                     int
 	stuckAfter                                             time.Duration
+	readyBrokerTimeout, progressInterval                   time.Duration
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange                             string
 	delivery                                               string
@@ -88,7 +114,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.output, "output", "", "predictions topic (default INPUT.predictions)")
 	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
-	fs.Var(&f.models, "model", "model NAME=SPEC, repeatable; the first is the champion (okstream help learners)")
+	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -98,6 +124,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxEventBytes, "max-event-bytes", d.MaxEventBytes, "larger events are dead-lettered (oversized)")
 	fs.IntVar(&f.deadLetterMaxBytes, "dead-letter-max-bytes", d.DeadLetterMaxBytes, "key and value bytes a dead letter copies from its record; larger records are copied truncated, with okstream-truncated headers")
 	fs.DurationVar(&f.stuckAfter, "stuck-after", d.StuckAfter, "a partition whose output is unacknowledged or whose fetches fail for this long is reported stuck (/readyz 503, okstream_partition_stuck)")
+	fs.DurationVar(&f.readyBrokerTimeout, "ready-broker-timeout", d.ReadyBrokerTimeout, "/readyz answers 503 when no broker has answered for this long (outages); liveness is not affected")
+	fs.DurationVar(&f.progressInterval, "progress-interval", d.ProgressInterval, "period of the info-level progress log line (events/s, lag, checkpoint age, dead letters by reason); 0: off")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
 	fs.StringVar(&f.delivery, "delivery", consumer.DeliveryEffectivelyOnce, "output delivery: effectively-once (output partition = input partition; a recovering worker does not publish again what the output has) or at-least-once (output partitioned by key hash; duplicates after a crash)")
@@ -112,7 +140,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
 	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
-	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
+	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are ignored (with a warning)")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
@@ -121,6 +149,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "config file of name = value lines (flag names)")
 	f.sec.register(fs)
 }
+
+// environ is the process environment (a variable for tests).
+var environ = os.Environ
 
 // defaultMetricsAddr is loopback only: the metrics and health endpoints
 // have no authentication, so exposing them is the operator's choice
@@ -159,6 +190,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		Dim: f.dim, CheckpointEvery: f.checkpointEvery, CheckpointInterval: f.checkpointInterval,
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
+		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
@@ -171,7 +203,11 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 			cfg.Brokers = append(cfg.Brokers, b)
 		}
 	}
-	for _, m := range f.models {
+	models := f.models
+	if len(models) == 0 && !f.passthrough {
+		models = listFlag{defaultRunModel}
+	}
+	for _, m := range models {
 		pm, err := consumer.ParseModel(m)
 		if err != nil {
 			return cfg, fmt.Errorf("--model %q: %w", m, err)
@@ -207,9 +243,16 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return fail("%v", err)
 	}
+	for _, w := range unknownEnv(fs, environ(), f.sec.o.SASLPasswordEnv) {
+		log.Warn(w)
+	}
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if cfg.Passthrough && len(cfg.Models) > 0 {
+		log.Warn("--passthrough: the --model flags are ignored (no model runs)", "models", len(cfg.Models))
+		cfg.Models = nil
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
 	if err != nil {
