@@ -304,6 +304,12 @@ func (w *worker) scanTail(ctx context.Context, topic string, from, end int64, fo
 		for i := len(chunk) - 1; i >= 0; i-- {
 			o, unit, ok := w.sourceOf(&chunk[i])
 			if !ok {
+				// A record of this input partition without the group header
+				// was written before effectively-once delivery (an upgrade,
+				// or --delivery at-least-once): what precedes it is not
+				// partitioned for the scan, so it ends here (the output of
+				// that era may be published again once, at least once).
+				below = below || w.legacy(&chunk[i])
 				continue
 			}
 			if last < 0 {
@@ -355,6 +361,25 @@ func (w *worker) sourceOf(r *kafkautil.Record) (offset, unit int64, ok bool) {
 		return 0, 0, false
 	}
 	return pr.Offset, unit, true
+}
+
+// legacy reports whether an output record without the group header is the
+// output of this worker's input partition.
+func (w *worker) legacy(r *kafkautil.Record) bool {
+	source := ""
+	for _, h := range r.Headers {
+		switch h.Key {
+		case HeaderGroup:
+			return false
+		case HeaderSource:
+			source = string(h.Value)
+		}
+	}
+	if source != "" {
+		return strings.HasPrefix(source, w.p.cfg.Input+"/"+w.label+"/")
+	}
+	pr, err := codec.DecodePrediction(r.Value)
+	return err == nil && pr.Topic == w.p.cfg.Input && int(pr.Partition) == w.part
 }
 
 // msgSource is the source offset of an output record the worker is writing
