@@ -6,8 +6,9 @@ package learner
 // Spec keys (read by New for every learner, see selfTuneDocs):
 //
 //	scale=standard|none   standardise the features (and, for regression,
-//	                      the label) online with outlier-robust running
-//	                      statistics (scale.go); none feeds raw features.
+//	                      the label) online with outlier-robust
+//	                      statistics of the warm-up window, then frozen
+//	                      (scale.go); none feeds raw features.
 //	sigma=auto            derive σ from the stream: the median heuristic
 //	                      (Schölkopf & Smola 2002; Gretton et al., JMLR 2012,
 //	                      §8) — σ̂ = median pairwise distance of the first
@@ -58,13 +59,13 @@ package learner
 // of non-constant features: the median distance of independent standardised
 // features), so predictions are meaningful from the second event on (the
 // first event's input is all zeros and its score 0). After the W-th event
-// the statistics are frozen into running (Welford) form, σ̂ is computed, and
+// the statistics are frozen (scale.go says why), σ̂ is computed, and
 // a fresh inner learner replays the W buffered events in the final
 // coordinates; the provisional learner is dropped. σ̂ costs O(W²·d) once.
 //
 // State. During warm-up the state is the buffer; restoring replays it
 // through a fresh wrapper, which reproduces the provisional learner bit for
-// bit (everything is deterministic). After warm-up the state is the running
+// bit (everything is deterministic). After warm-up the state is the frozen
 // statistics, σ̂ and the inner learner's own state.
 
 import (
@@ -77,7 +78,7 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median/MAD of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
 	{Name: "sigma", Default: "auto (data-driven) when not given", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ and, without scale=, keeps the papers' raw features", When: "shift-invariant kernel"},
 	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }
@@ -278,14 +279,7 @@ func (t *selfTuned) Learn(x []float64, y float64) float64 {
 	f := t.output(t.inner.Learn(t.input(x), t.label(y)))
 	t.updates++
 	if !t.warm() {
-		if t.standard {
-			for j, v := range x {
-				t.st.add(j, v)
-			}
-			t.st.add(t.dim, y)
-			t.st.n++
-		}
-		return f
+		return f // the statistics are frozen (scale.go)
 	}
 	t.buf = append(t.buf, x...)
 	t.buf = append(t.buf, y)
@@ -311,8 +305,7 @@ func (t *selfTuned) finishWarmup() error {
 	stride := t.dim + 1
 	n := len(t.buf) / stride
 	t.st.fromBuffer(t.buf, stride, n)
-	t.st.finishWarmup(t.warmup)
-	t.st.col = nil
+	t.st.freeze()
 	inner, err := t.build()
 	if err != nil {
 		return err
