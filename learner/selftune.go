@@ -13,7 +13,7 @@ package learner
 //	                      (Schölkopf & Smola 2002; Gretton et al., JMLR 2012,
 //	                      §8) — σ̂ = median pairwise distance of the first
 //	                      `warmup` events in the scaled space.
-//	warmup=W              length of the warm-up window (default 100).
+//	warmup=W              length of the warm-up window (default 300).
 //
 // Defaults: which parameters are data-driven. The rule is one sentence: a
 // spec that does not give σ gets σ from the stream. For every learner with
@@ -78,16 +78,16 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median/MAD of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median and 10 %-trimmed RMS deviation of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
 	{Name: "sigma", Default: "auto (data-driven) when not given", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ and, without scale=, keeps the papers' raw features", When: "shift-invariant kernel"},
-	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
+	{Name: "warmup", Default: "300", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }
 
 // SelfTuneDocs returns the documentation of the keys every learner accepts
 // for online standardisation and data-driven σ.
 func SelfTuneDocs() []ParamDoc { return slices.Clone(selfTuneDocs) }
 
-const defaultWarmup = 100
+const defaultWarmup = 300
 
 // sigmaAutoByDefault selects what a spec that leaves σ out means. true (the
 // current choice): sigma=auto and scale=standard (see the file comment).
@@ -258,7 +258,7 @@ func (t *selfTuned) label(y float64) float64 {
 	if !t.scaleY {
 		return y
 	}
-	return t.st.z(t.dim, y)
+	return t.st.zLabel(t.dim, y)
 }
 
 func (t *selfTuned) output(f float64) float64 {
@@ -305,7 +305,7 @@ func (t *selfTuned) finishWarmup() error {
 	stride := t.dim + 1
 	n := len(t.buf) / stride
 	t.st.fromBuffer(t.buf, stride, n)
-	t.st.freeze()
+	t.st.freeze(n)
 	inner, err := t.build()
 	if err != nil {
 		return err
