@@ -9,28 +9,32 @@ package learner
 //
 //   - Warm-up (the first W events, which the self-tuning wrapper buffers
 //     anyway; W = 300 by default): m is the lower median of the values seen
-//     so far and s is the 10 %-trimmed RMS deviation from m (the largest
-//     ⌊t/10⌋ deviations left out) times 1.267, the factor that makes it
-//     consistent for normal data (E[Z² | |Z| < z₀.₉₅] = 0.623). When that
-//     is 0 — a sparse coordinate, where at least 90 % of the values equal
-//     the median, such as an indicator or a word count — s is the RMS
-//     deviation of the whole window (an indicator with c ones in t events:
-//     ≈ sqrt(c/t), so it is standardised to unit variance like every other
-//     coordinate; rare indicators get large z, up to the clip). The
-//     trimmed RMS ignores up to 10 % of the window as outliers; a sparse
-//     coordinate's scale is not robust (a single 1e300 makes that one
-//     coordinate ≈ 0 for good, it cannot reach the others).
-//     Why trimmed RMS and not 1.4826·MAD: both are robust, but on skewed or
-//     heavy-shouldered features the MAD measures only the central half and
-//     the scale it gives is far below the standard deviation (cod-rna's
-//     six ratio features: MAD 0.03, SD 0.05), while the trimmed RMS keeps
-//     90 % of the spread in the estimate: it is closer to what
-//     "standardised" means and, frozen, it has to be right for the rest of
-//     the stream. Why W = 300: a frozen scale should be within ~5 % of the
-//     population's; the relative standard error of an SD estimate is
-//     ≈ 1/sqrt(2W) for normal data (7 % at W = 100, 4 % at W = 300), and
-//     trimming and heavier tails make it worse, so 100 events are too few
-//     for a value that is never revised.
+//     so far and s is the 1 %-trimmed RMS deviation from m (the largest
+//     ⌊t/100⌋ deviations left out) times 1.0399, the factor that makes it
+//     consistent for normal data (E[Z² | |Z| < z₀.₉₉₅] = 0.9247). When that
+//     is 0 — a sparse coordinate, where at least 99 % of the values equal
+//     the median, such as a rare indicator — s is the RMS deviation of the
+//     whole window (an indicator with c ones in t events: ≈ sqrt(c/t), so
+//     it is standardised to unit variance like every other coordinate;
+//     rare indicators get large z, up to the clip). The trimmed RMS ignores
+//     up to 1 % of the window as gross errors (3 events at W = 300, so one
+//     1e300 cannot move it); a sparse coordinate's scale is not robust (a
+//     single 1e300 makes that one coordinate ≈ 0 for good; it cannot reach
+//     the others).
+//     Why a lightly trimmed RMS, and not 1.4826·MAD or a 10 % trim: all are
+//     robust to a single outlier, but "standardised" means unit standard
+//     deviation, and on skewed, heavy-shouldered or mostly-constant
+//     features the MAD (and, less so, a heavy trim) measures only the bulk
+//     and gives a scale far below the SD (cod-rna's six ratio features:
+//     MAD 0.03, SD 0.05; an elevators feature that departs from its usual
+//     value in 11 % of the events: 10 %-trimmed 1.4e-5, SD 5.8e-5). Such a
+//     feature then dominates every kernel distance by its factor. Trimming
+//     the minimum that guarantees robustness to a few gross errors keeps
+//     the estimate at the SD for honest data. Why W = 300: a frozen scale
+//     should be within ~5 % of the population's; the relative standard
+//     error of an SD estimate is ≈ 1/sqrt(2W) for normal data (7 % at
+//     W = 100, 4 % at W = 300), heavier tails make it worse, and the value
+//     is never revised.
 //   - At the end of the warm-up m and s are frozen for good. A coordinate
 //     that was constant over the whole window (s = 0, e.g. a sparse
 //     indicator not seen yet) gets s = max(1, |m|)/sqrt(W), the sparse rule
@@ -73,9 +77,10 @@ const (
 	// clipOut bounds the standardised output, so that no single feature can
 	// dominate a kernel distance by more than this many standard deviations.
 	clipOut = 10.0
-	// trimToSigma makes the 10 %-trimmed RMS deviation a consistent
-	// estimator of σ for normal data: 1/sqrt(1 − 2·1.645·φ(1.645)/0.9).
-	trimToSigma = 1.267
+	// trimToSigma makes the 1 %-trimmed RMS deviation a consistent
+	// estimator of σ for normal data: 1/sqrt(1 − 2·2.576·φ(2.576)/0.99).
+	trimToSigma  = 1.0399
+	trimFraction = 100 // the largest t/trimFraction deviations are left out
 	// clipLabel bounds a standardised regression label: by Chebyshev an
 	// honest value lies farther than 20 standard deviations from the mean
 	// with probability at most 1/20² = 0.25 % whatever the distribution.
@@ -120,7 +125,7 @@ func robustLocScale(v []float64) (loc, scale float64) {
 		v[i] = math.Abs(x - loc)
 	}
 	slices.Sort(v)
-	if keep := t - t/10; keep >= 2 {
+	if keep := t - t/trimFraction; keep >= 2 {
 		var ss float64
 		for _, d := range v[:keep] {
 			ss += d * d

@@ -78,7 +78,7 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median and 10 %-trimmed RMS deviation of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median and 1 %-trimmed RMS deviation of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
 	{Name: "sigma", Default: "auto (data-driven) when not given", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ and, without scale=, keeps the papers' raw features", When: "shift-invariant kernel"},
 	{Name: "warmup", Default: "300", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }

@@ -138,7 +138,7 @@ is the majority-class predictor on imbalanced data (see forks-ceiling); NOGD at 
 What changed since the previous table (issue 13). (1) The standardiser no longer updates its
 statistics after the warm-up: NOGD and FORKS store examples in scaled coordinates, and running
 statistics moved the coordinates under them (on cod-rna one NOGD permutation fell to the
-majority rate); the warm-up is longer (300 events) and its scale is a 10 %-trimmed RMS instead of
+majority rate); the warm-up is longer (300 events) and its scale is a 1 %-trimmed RMS instead of
 the MAD, since a frozen scale must be close to the standard deviation. (2) auto weighs its members
 by AdaHedge on the plain square loss instead of a fixed-η EWA on the loss normalised by the
 squared label range, which concentrated slowly on wide-ranged labels (cpusmall). (3) FORKS members
