@@ -54,14 +54,19 @@ package learner
 // Warm-up (the first W events). The wrapper buffers the raw events
 // (W·(d+1) floats, released afterwards). Meanwhile a provisional inner
 // learner predicts and learns, on inputs standardised with the robust
-// statistics of the buffer so far and scaled by the analytic width
-// σ₀ = sqrt(2·Σ_j s_j²) (for standardised features sqrt(2·d'), d' the number
-// of non-constant features: the median distance of independent standardised
+// statistics of the buffer and scaled by the analytic width σ₀ =
+// sqrt(2·Σ_j s_j²) (for standardised features sqrt(2·d'), d' the number of
+// non-constant features: the median distance of independent standardised
 // features), so predictions are meaningful from the second event on (the
-// first event's input is all zeros and its score 0). After the W-th event
-// the statistics are frozen (scale.go says why), σ̂ is computed, and
-// a fresh inner learner replays the W buffered events in the final
-// coordinates; the provisional learner is dropped. σ̂ costs O(W²·d) once.
+// first event's input is all zeros and its score 0). The statistics and σ₀
+// change only at events 1, 2, 4, 8, ... < W, and at each of those points
+// the provisional learner is rebuilt and replays the buffer in the new
+// coordinates (≤ 2W replayed events in all): a learner that stores
+// examples never mixes coordinates of different statistics (scale.go says
+// why that matters). After the W-th event the statistics are frozen, σ̂ is
+// computed, and a fresh inner learner replays the W buffered events in the
+// final coordinates; the provisional learner is dropped. σ̂ costs
+// O(W²·d) once.
 //
 // State. During warm-up the state is the buffer; restoring replays it
 // through a fresh wrapper, which reproduces the provisional learner bit for
@@ -285,10 +290,15 @@ func (t *selfTuned) Learn(x []float64, y float64) float64 {
 	t.buf = append(t.buf, y)
 	n := len(t.buf) / (t.dim + 1)
 	if n < t.warmup {
-		if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
-			t.st.fromBuffer(t.buf, t.dim+1, n)
+		if n&(n-1) == 0 { // n = 1, 2, 4, 8, ...: new statistics, rebuilt learner
+			if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
+				t.st.fromBuffer(t.buf, t.dim+1, n)
+			}
+			t.setWarmupWidth()
+			if err := t.replay(n); err != nil {
+				panic("learner " + t.name + ": rebuilding during warm-up: " + err.Error())
+			}
 		}
-		t.setWarmupWidth()
 		return f
 	}
 	if err := t.finishWarmup(); err != nil {
@@ -306,29 +316,36 @@ func (t *selfTuned) finishWarmup() error {
 	n := len(t.buf) / stride
 	t.st.fromBuffer(t.buf, stride, n)
 	t.st.freeze(n)
-	inner, err := t.build()
-	if err != nil {
+	if t.autoSigma {
+		rows := make([]float64, n*t.dim) // scaled rows, before 1/σ̂
+		t.inv = 1
+		for i := 0; i < n; i++ {
+			copy(rows[i*t.dim:], t.input(t.buf[i*stride:i*stride+t.dim]))
+		}
+		t.inv = 1 / medianDistance(rows, t.dim, n)
+	}
+	if err := t.replay(n); err != nil {
 		return err
 	}
-	rows := make([]float64, n*t.dim) // scaled rows, before 1/σ̂
-	t.inv = 1
-	for i := 0; i < n; i++ {
-		copy(rows[i*t.dim:], t.input(t.buf[i*stride:i*stride+t.dim]))
-	}
-	if t.autoSigma {
-		t.inv = 1 / medianDistance(rows, t.dim, n)
-		for i := range rows {
-			rows[i] *= t.inv
-		}
-	}
-	for i := 0; i < n; i++ {
-		inner.Learn(rows[i*t.dim:(i+1)*t.dim], t.label(t.buf[i*stride+t.dim]))
-	}
-	t.inner = inner
 	t.buf = nil
 	if !t.standard {
 		t.st = nil // statistics were needed for σ₀ only
 	}
+	return nil
+}
+
+// replay replaces the inner learner by a fresh one that has learned the
+// first n buffered events in the current coordinates.
+func (t *selfTuned) replay(n int) error {
+	inner, err := t.build()
+	if err != nil {
+		return err
+	}
+	stride := t.dim + 1
+	for i := 0; i < n; i++ {
+		inner.Learn(t.input(t.buf[i*stride:i*stride+t.dim]), t.label(t.buf[i*stride+t.dim]))
+	}
+	t.inner = inner
 	return nil
 }
 
