@@ -18,28 +18,46 @@ package learner
 // loss; 7 σ otherwise (regression, forks, bpas, nons-ald, pkawv, ...).
 //
 // Every member predicts every event before learning it (the same protocol
-// as any learner), and auto predicts with the exponentially weighted
-// average of the members' clipped predictions (Hedge / EWA):
+// as any learner), and auto predicts with the weighted average of the
+// members' clipped predictions, weighted by AdaHedge (de Rooij, van Erven,
+// Grünwald & Koolen, "Follow the Leader If You Can, Hedge If You Must",
+// JMLR 15, 2014, §2):
 //
-//	p̂_t = Σ_i w_i p_i / Σ_i w_i,  w_i = exp(−η L_i),  η = 1/2,
-//	p_i = clip(f_i(x_t), lo, hi),  L_i = Σ_s ((p_i,s − y_s)/(hi − lo))²,
+//	p̂_t = Σ_i w_i p_i / Σ_i w_i,  w_i = exp(−η_t (L_i − min_j L_j)),
+//	p_i = clip(f_i(x_t), lo, hi),  L_i = Σ_s (p_i,s − y_s)²,
+//	η_t = ln K / Δ_{t−1}  (η = ∞, i.e. follow the leader, while Δ = 0),
+//	Δ_t = Σ_s δ_s,  δ_s = h_s − m_s ≥ 0,
 //
-// with [lo, hi] = [−1, 1] for classification and the running range of the
-// labels seen so far for regression (extended by y_t before the loss is
-// taken, so every loss term lies in [0, 1]).
+// where h_s = Σ w_i ℓ_i,s / Σ w_i is the round's hedge loss, m_s =
+// −(1/η) ln(Σ w_i e^(−η ℓ_i,s) / Σ w_i) its mix loss, K the number of
+// survivors, and [lo, hi] = [−1, 1] for classification and the range of
+// the labels seen before the event for regression.
 //
-// Why this method, and its guarantee. The normalised square loss on [0, 1]
-// is η-exp-concave for η ≤ 1/2, so the exponentially weighted average
-// forecaster with η = 1/2 has regret at most ln N / η = 2 ln N against the
-// best member, for every sequence and every horizon, without tuning η to an
-// unknown T (N. Cesa-Bianchi, G. Lugosi, Prediction, Learning, and Games,
-// Cambridge UP 2006, Prop. 3.1 and §3.3; Kivinen & Warmuth 1999). For
-// classification a mistake of p̂ (sign(p̂) ≠ y) costs at least 1/4 of
-// normalised square loss, so auto's mistakes are at most
-// 4·(min_i L_i + 2 ln N). Follow-the-leader would be cheaper to explain but
-// has no such guarantee (it can be forced to switch on every round); the
-// Hedge rule η_t = sqrt(8 ln N / t) on the absolute loss (ibid., Thm 2.3)
-// would give O(sqrt(T ln N)) regret, a weaker bound for this loss.
+// Why this method, and its guarantee. The losses are the members' plain
+// square losses, in the label's own units: AdaHedge needs no known loss
+// range — its learning rate is set by the observed mixability gap and is
+// invariant to rescaling the losses — so nothing has to be normalised by a
+// range that a few extreme labels set (the fixed-η exponentially weighted
+// average used before needed losses in [0, 1] and divided by the squared
+// label range, which on cpusmall, labels 0–99 with most above 80, made its
+// weights concentrate slowly). Guarantee (ibid., §2): for every sequence,
+// with per-round loss ranges at most S (unknown to the algorithm), the
+// hedge loss H_T = Σ h_t satisfies H_T − min_i L_i ≤ 2Δ_T (the mix loss
+// with non-increasing η is at most min_i L_i + ln K/η_T = min_i L_i +
+// Δ_{T−1}), and Δ_T ≤ (S/2)·sqrt(T(ln K + 4)) (each δ_t ≤ S, and δ_t ≤
+// η_t S²/8 by Hoeffding's lemma, so Δ_t² − Δ_{t−1}² ≤ S² ln K/4 + S²),
+// so the regret is at most S·sqrt(T(ln K + 4)); the
+// paper sharpens this to O(sqrt(S ln K · L*(ST − L*)/T)), small when the
+// best member's loss is small. Where a single member leads, Δ stays small,
+// η large, and AdaHedge follows it. The square loss is convex, so the loss
+// of the averaged prediction p̂ is at most the
+// hedge loss (Jensen): the bound holds for auto's own predictions
+// (TestAutoAdaHedgeRegretBound). For classification a mistake of p̂
+// (sign(p̂) ≠ y) costs at least 1 of square loss on [−1, 1]. The
+// fixed-η EWA on the normalised loss has the tighter 2 ln K regret for
+// exp-concave losses, but only in units of the squared range, which is the
+// weakness above; follow-the-leader alone has no guarantee (it can be
+// forced to switch every round), and AdaHedge is FTL whenever FTL works.
 //
 // Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
 // (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
@@ -53,9 +71,9 @@ package learner
 // then holds against the survivors, and pruning can drop a member that
 // would have overtaken later (the price of bounded cost).
 //
-// State: every survivor's state, the loss sums, the label range and the
-// pruning schedule position are marshalled; restoring rebuilds the
-// survivors from the spec and restores them, so a restored auto continues
+// State: every survivor's state, the loss sums, the mixability gap Δ, the
+// label range and the pruning schedule position are marshalled; restoring
+// rebuilds the survivors from the spec and restores them, so a restored auto continues
 // bit for bit.
 
 import (
@@ -69,8 +87,8 @@ import (
 func init() {
 	Register(Registration{
 		Name:    "auto",
-		Summary: "online model selection: a bank of base learners over a σ grid around the data-driven σ, combined by exponentially weighted averaging, pruned by successive halving",
-		Paper:   "Cesa-Bianchi & Lugosi, Prediction, Learning, and Games, 2006 (Prop. 3.1, EWA on exp-concave losses)",
+		Summary: "online model selection: a bank of base learners over a σ grid around the data-driven σ, combined by AdaHedge weights, pruned by successive halving",
+		Paper:   "de Rooij, van Erven, Grünwald & Koolen, Follow the Leader If You Can, Hedge If You Must, JMLR 2014 (AdaHedge)",
 		Params: []ParamDoc{
 			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
 			{Name: "octaves", Default: "3", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ (2·octaves+1 members)"},
@@ -79,15 +97,20 @@ func init() {
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
-			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto", When: "any key of the base learner"},
+			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
 		New: newAuto,
 	})
 }
 
-// autoEta is the EWA learning rate for the 1/2-exp-concave normalised
-// square loss.
-const autoEta = 0.5
+// autoFORKSPreset is the preset of FORKS members unless the spec sets one:
+// "wide" (forks.go: s_m = 0.5 s_p, k = s_m, no slab for the hinge), because
+// at the paper's settings FORKS is the majority-class predictor on
+// class-imbalanced streams whatever σ (w7a 3.003 % vs 2.997 % majority;
+// wide 2.669 %), and a stream nobody tuned for may be imbalanced. Explicit
+// sm, k or c in the spec still win (they override any preset), and
+// preset=paper restores the paper's settings.
+const autoFORKSPreset = "wide"
 
 // Auto is the online model-selection learner. Build it with
 // New("auto:base=..."); New wraps it in the self-tuning wrapper.
@@ -102,7 +125,9 @@ type Auto struct {
 	ranged  bool      // regression: a label has been seen
 	next    uint64    // the next pruning event count (0: no more pruning)
 	keep    int
-	f       []float64 // scratch: members' scores
+	delta   float64   // AdaHedge: cumulative mixability gap Δ
+	f       []float64 // scratch: members' scores, then losses
+	w       []float64 // scratch: members' weights
 }
 
 func (a *Auto) selfTuning() {}
@@ -120,6 +145,9 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		if !slices.Contains(autoOwnKeys, k) {
 			fwd[k] = v
 		}
+	}
+	if _, set := fwd["preset"]; !set && bname == "forks" {
+		fwd["preset"] = autoFORKSPreset
 	}
 	if h, ok := fwd["horizon"]; ok && !slices.ContainsFunc(Describe(bname).Params, func(d ParamDoc) bool { return d.Name == "horizon" }) {
 		delete(fwd, "horizon")
@@ -170,6 +198,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	a.base = newBase(p, dim, a.members[0].Info().Task)
 	a.loss = make([]float64, len(a.members))
 	a.f = make([]float64, len(a.members))
+	a.w = make([]float64, len(a.members))
 	a.lo, a.hi = -1, 1
 	if a.task == Regression {
 		a.lo, a.hi = 0, 0
@@ -251,18 +280,41 @@ func (a *Auto) clip(f float64) float64 {
 	return math.Max(a.lo, math.Min(a.hi, f))
 }
 
-// combine returns the weighted average of the survivors' clipped scores in
-// a.f.
-func (a *Auto) combine() float64 {
+// weights writes the AdaHedge weights of the survivors (not normalised) into
+// a.w and returns their sum: w_i = exp(−η(L_i − min L)), η = ln K/Δ with K
+// the number of survivors, or, while Δ = 0 (η = ∞), 1 on the members of
+// least loss and 0 elsewhere.
+func (a *Auto) weights() float64 {
 	lmin := math.Inf(1)
 	for _, i := range a.alive {
 		lmin = math.Min(lmin, a.loss[i])
 	}
-	var num, den float64
+	eta := math.Inf(1)
+	if a.delta > 0 {
+		eta = math.Log(float64(len(a.alive))) / a.delta
+	}
+	var den float64
 	for _, i := range a.alive {
-		w := math.Exp(-autoEta * (a.loss[i] - lmin))
-		num += w * a.clip(a.f[i])
+		w := 0.0
+		switch {
+		case a.loss[i] == lmin:
+			w = 1
+		case !math.IsInf(eta, 1):
+			w = math.Exp(-eta * (a.loss[i] - lmin))
+		}
+		a.w[i] = w
 		den += w
+	}
+	return den
+}
+
+// combine returns the weighted average of the survivors' clipped scores in
+// a.f.
+func (a *Auto) combine() float64 {
+	den := a.weights()
+	var num float64
+	for _, i := range a.alive {
+		num += a.w[i] * a.clip(a.f[i])
 	}
 	return num / den
 }
@@ -277,29 +329,58 @@ func (a *Auto) Predict(x []float64) float64 {
 }
 
 // Learn lets every survivor predict and learn (x, y), updates the losses and
-// prunes on schedule; it returns the pre-update combined score.
+// the mixability gap, and prunes on schedule; it returns the pre-update
+// combined score.
 func (a *Auto) Learn(x []float64, y float64) float64 {
 	a.checkDim(x)
 	for _, i := range a.alive {
 		a.f[i] = a.members[i].Learn(x, y)
 	}
-	score := a.combine()
-	// Clip with the range the prediction used, then normalise with the range
-	// extended by y, so that every loss term lies in [0, 1].
+	score := a.combine() // also leaves the weights of this round in a.w
+	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range
+	// the prediction used.
+	den := 0.0
+	lmin := math.Inf(1)
 	for _, i := range a.alive {
-		a.f[i] = a.clip(a.f[i])
+		d := a.clip(a.f[i]) - y
+		a.f[i] = d * d
+		lmin = math.Min(lmin, a.f[i])
+		den += a.w[i]
+	}
+	// AdaHedge: the round's hedge loss h = Σ w_i ℓ_i / Σ w_i minus its mix
+	// loss m = −(1/η) ln(Σ w_i e^(−η ℓ_i) / Σ w_i) (min of the leaders' ℓ_i
+	// at η = ∞) is the mixability gap δ ≥ 0; Δ sums them.
+	var h, mix float64
+	eta := math.Inf(1)
+	if a.delta > 0 {
+		eta = math.Log(float64(len(a.alive))) / a.delta
+	}
+	mleaders := math.Inf(1)
+	for _, i := range a.alive {
+		h += a.w[i] * a.f[i]
+		if a.w[i] == 1 {
+			mleaders = math.Min(mleaders, a.f[i])
+		}
+		if !math.IsInf(eta, 1) {
+			mix += a.w[i] * math.Exp(-eta*(a.f[i]-lmin))
+		}
+	}
+	h /= den
+	m := mleaders
+	if !math.IsInf(eta, 1) {
+		m = lmin - math.Log(mix/den)/eta
+	}
+	if g := h - m; g > 0 && !math.IsInf(g, 1) {
+		a.delta += g
+	}
+	for _, i := range a.alive {
+		a.loss[i] += a.f[i]
 	}
 	if a.task == Regression {
 		if !a.ranged {
 			a.lo, a.hi, a.ranged = y, y, true
 		}
 		a.lo, a.hi = math.Min(a.lo, y), math.Max(a.hi, y)
-	}
-	if r := a.hi - a.lo; r > 0 {
-		for _, i := range a.alive {
-			d := (a.f[i] - y) / r
-			a.loss[i] += math.Min(1, d*d)
-		}
 	}
 	a.updates++
 	if a.next != 0 && a.updates == a.next {
@@ -342,6 +423,7 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 	e.F64(a.lo)
 	e.F64(a.hi)
 	e.Bool(a.ranged)
+	e.F64(a.delta)
 	e.Ints(a.alive)
 	e.F64s(a.loss)
 	for _, i := range a.alive {
@@ -361,6 +443,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	next := d.U64()
 	lo, hi := d.F64(), d.F64()
 	ranged := d.Bool()
+	delta := d.F64()
 	alive := d.Ints(nil)
 	loss := d.F64sN(nil, len(a.specs))
 	if d.Err() != nil {
@@ -378,6 +461,10 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	}
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
 		d.Fail("bad label range")
+		return d.Err()
+	}
+	if !(delta >= 0) || math.IsInf(delta, 0) {
+		d.Fail("bad mixability gap %v", delta)
 		return d.Err()
 	}
 	for _, l := range loss {
@@ -408,7 +495,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	if err := d.Done(); err != nil {
 		return err
 	}
-	a.updates, a.next, a.lo, a.hi, a.ranged = updates, next, lo, hi, ranged
+	a.updates, a.next, a.lo, a.hi, a.ranged, a.delta = updates, next, lo, hi, ranged, delta
 	a.alive, a.loss, a.members = alive, loss, members
 	return nil
 }

@@ -5,42 +5,58 @@ import (
 	"testing"
 )
 
-// Cesa-Bianchi & Lugosi 2006, Prop. 3.1: for an η-exp-concave loss the
-// exponentially weighted average forecaster has regret at most ln N / η
-// against the best of N experts, on every sequence. auto's normalised square
-// loss is 1/2-exp-concave on its prediction range, so without pruning its
-// cumulative loss is at most min_i L_i + 2 ln N — for classification and for
-// regression (whose range grows with the labels).
-func TestAutoEWAProp3_1RegretBound(t *testing.T) {
-	for _, spec := range []map[string]string{
-		{"base": "fogd", "budget": "20", "halving": "1000000"},
-		{"base": "nogd", "budget": "30", "loss": "square", "halving": "1000000"},
+// de Rooij, van Erven, Grünwald & Koolen, JMLR 2014, §2 (AdaHedge): on every
+// sequence the hedge loss exceeds the best expert's loss by at most 2Δ_T,
+// and Δ_T ≤ (S/2)·sqrt(T(ln K + 4)) for per-round loss ranges at most S
+// (learner/auto.go). The square loss is convex, so auto's own loss (of the
+// averaged prediction) obeys the same bounds. Checked without pruning, for
+// classification and for regression with labels far from unit scale (the
+// bound must not depend on a known range).
+func TestAutoAdaHedgeRegretBound(t *testing.T) {
+	for _, c := range []struct {
+		spec  map[string]string
+		scale float64
+	}{
+		{map[string]string{"base": "fogd", "budget": "20", "halving": "1000000"}, 1},
+		{map[string]string{"base": "nogd", "budget": "30", "loss": "square", "halving": "1000000"}, 1},
+		{map[string]string{"base": "fogd", "budget": "20", "loss": "square", "halving": "1000000"}, 1000},
 	} {
-		l, err := newPlain("auto", spec, 5)
+		l, err := newPlain("auto", c.spec, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := l.(*Auto)
 		xs, ys := stream(a.task, 3000, 5, 21)
-		var lhat float64
+		var lhat, s float64
 		for i := range xs {
-			p := a.Learn(xs[i], ys[i])
-			if r := a.hi - a.lo; r > 0 {
-				d := (p - ys[i]) / r
-				lhat += d * d
+			y := ys[i] * c.scale
+			// the members' losses this round, for the range S
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, j := range a.alive {
+				d := a.clip(a.members[j].Predict(xs[i])) - y
+				lo, hi = math.Min(lo, d*d), math.Max(hi, d*d)
 			}
+			s = math.Max(s, hi-lo)
+			p := a.Learn(xs[i], y)
+			lhat += (p - y) * (p - y)
+		}
+		if len(a.alive) != len(a.members) {
+			t.Fatalf("%v: pruned", c.spec)
 		}
 		best := math.Inf(1)
 		for _, li := range a.loss {
 			best = min(best, li)
 		}
-		n := float64(len(a.members))
-		if len(a.alive) != len(a.members) {
-			t.Fatalf("%v: pruned", spec)
+		k, n := float64(len(a.members)), float64(len(xs))
+		if a.delta <= 0 {
+			t.Fatalf("%v: no mixability gap accumulated (Δ = %v): the test does not exercise the learning rate", c.spec, a.delta)
 		}
-		if lhat > best+2*math.Log(n)+1e-9 {
-			t.Fatalf("%v: auto's loss %.4f exceeds best member %.4f + 2 ln %v", spec, lhat, best, n)
+		if lhat > best+2*a.delta*(1+1e-12) {
+			t.Fatalf("%v: auto's loss %.6g exceeds best member %.6g + 2Δ = %.6g", c.spec, lhat, best, best+2*a.delta)
 		}
-		t.Logf("%v: auto %.3f, best member %.3f, bound %.3f", spec, lhat, best, best+2*math.Log(n))
+		if bound := s / 2 * math.Sqrt(n*(math.Log(k)+4)); a.delta > bound {
+			t.Fatalf("%v: Δ = %.6g exceeds (S/2)·sqrt(T(ln K + 4)) = %.6g", c.spec, a.delta, bound)
+		}
+		t.Logf("%v ×%v: auto %.4g, best member %.4g, 2Δ %.4g, worst-case 2·(S/2)·sqrt(T(ln K+4)) %.4g", c.spec, c.scale, lhat, best, 2*a.delta, s*math.Sqrt(n*(math.Log(k)+4)))
 	}
 }

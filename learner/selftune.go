@@ -6,13 +6,14 @@ package learner
 // Spec keys (read by New for every learner, see selfTuneDocs):
 //
 //	scale=standard|none   standardise the features (and, for regression,
-//	                      the label) online with outlier-robust running
-//	                      statistics (scale.go); none feeds raw features.
+//	                      the label) online with outlier-robust
+//	                      statistics of the warm-up window, then frozen
+//	                      (scale.go); none feeds raw features.
 //	sigma=auto            derive σ from the stream: the median heuristic
 //	                      (Schölkopf & Smola 2002; Gretton et al., JMLR 2012,
 //	                      §8) — σ̂ = median pairwise distance of the first
 //	                      `warmup` events in the scaled space.
-//	warmup=W              length of the warm-up window (default 100).
+//	warmup=W              length of the warm-up window (default 300).
 //
 // Defaults: which parameters are data-driven. The rule is one sentence: a
 // spec that does not give σ gets σ from the stream. For every learner with
@@ -53,18 +54,23 @@ package learner
 // Warm-up (the first W events). The wrapper buffers the raw events
 // (W·(d+1) floats, released afterwards). Meanwhile a provisional inner
 // learner predicts and learns, on inputs standardised with the robust
-// statistics of the buffer so far and scaled by the analytic width
-// σ₀ = sqrt(2·Σ_j s_j²) (for standardised features sqrt(2·d'), d' the number
-// of non-constant features: the median distance of independent standardised
+// statistics of the buffer and scaled by the analytic width σ₀ =
+// sqrt(2·Σ_j s_j²) (for standardised features sqrt(2·d'), d' the number of
+// non-constant features: the median distance of independent standardised
 // features), so predictions are meaningful from the second event on (the
-// first event's input is all zeros and its score 0). After the W-th event
-// the statistics are frozen into running (Welford) form, σ̂ is computed, and
-// a fresh inner learner replays the W buffered events in the final
-// coordinates; the provisional learner is dropped. σ̂ costs O(W²·d) once.
+// first event's input is all zeros and its score 0). The statistics and σ₀
+// change only at events 1, 2, 4, 8, ... < W, and at each of those points
+// the provisional learner is rebuilt and replays the buffer in the new
+// coordinates (≤ 2W replayed events in all): a learner that stores
+// examples never mixes coordinates of different statistics (scale.go says
+// why that matters). After the W-th event the statistics are frozen, σ̂ is
+// computed, and a fresh inner learner replays the W buffered events in the
+// final coordinates; the provisional learner is dropped. σ̂ costs
+// O(W²·d) once.
 //
 // State. During warm-up the state is the buffer; restoring replays it
 // through a fresh wrapper, which reproduces the provisional learner bit for
-// bit (everything is deterministic). After warm-up the state is the running
+// bit (everything is deterministic). After warm-up the state is the frozen
 // statistics, σ̂ and the inner learner's own state.
 
 import (
@@ -77,16 +83,16 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust statistics (median and 1 %-trimmed RMS deviation of the warm-up window, then frozen) stored in the model; none: raw features (the papers)", When: "any learner"},
 	{Name: "sigma", Default: "auto (data-driven) when not given", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ and, without scale=, keeps the papers' raw features", When: "shift-invariant kernel"},
-	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
+	{Name: "warmup", Default: "300", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }
 
 // SelfTuneDocs returns the documentation of the keys every learner accepts
 // for online standardisation and data-driven σ.
 func SelfTuneDocs() []ParamDoc { return slices.Clone(selfTuneDocs) }
 
-const defaultWarmup = 100
+const defaultWarmup = 300
 
 // sigmaAutoByDefault selects what a spec that leaves σ out means. true (the
 // current choice): sigma=auto and scale=standard (see the file comment).
@@ -257,7 +263,7 @@ func (t *selfTuned) label(y float64) float64 {
 	if !t.scaleY {
 		return y
 	}
-	return t.st.z(t.dim, y)
+	return t.st.zLabel(t.dim, y)
 }
 
 func (t *selfTuned) output(f float64) float64 {
@@ -278,23 +284,21 @@ func (t *selfTuned) Learn(x []float64, y float64) float64 {
 	f := t.output(t.inner.Learn(t.input(x), t.label(y)))
 	t.updates++
 	if !t.warm() {
-		if t.standard {
-			for j, v := range x {
-				t.st.add(j, v)
-			}
-			t.st.add(t.dim, y)
-			t.st.n++
-		}
-		return f
+		return f // the statistics are frozen (scale.go)
 	}
 	t.buf = append(t.buf, x...)
 	t.buf = append(t.buf, y)
 	n := len(t.buf) / (t.dim + 1)
 	if n < t.warmup {
-		if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
-			t.st.fromBuffer(t.buf, t.dim+1, n)
+		if n&(n-1) == 0 { // n = 1, 2, 4, 8, ...: new statistics, rebuilt learner
+			if t.standard || t.autoSigma { // (scale=none: the raw scales, for σ₀ only)
+				t.st.fromBuffer(t.buf, t.dim+1, n)
+			}
+			t.setWarmupWidth()
+			if err := t.replay(n); err != nil {
+				panic("learner " + t.name + ": rebuilding during warm-up: " + err.Error())
+			}
 		}
-		t.setWarmupWidth()
 		return f
 	}
 	if err := t.finishWarmup(); err != nil {
@@ -311,31 +315,37 @@ func (t *selfTuned) finishWarmup() error {
 	stride := t.dim + 1
 	n := len(t.buf) / stride
 	t.st.fromBuffer(t.buf, stride, n)
-	t.st.finishWarmup(t.warmup)
-	t.st.col = nil
-	inner, err := t.build()
-	if err != nil {
+	t.st.freeze(n)
+	if t.autoSigma {
+		rows := make([]float64, n*t.dim) // scaled rows, before 1/σ̂
+		t.inv = 1
+		for i := 0; i < n; i++ {
+			copy(rows[i*t.dim:], t.input(t.buf[i*stride:i*stride+t.dim]))
+		}
+		t.inv = 1 / medianDistance(rows, t.dim, n)
+	}
+	if err := t.replay(n); err != nil {
 		return err
 	}
-	rows := make([]float64, n*t.dim) // scaled rows, before 1/σ̂
-	t.inv = 1
-	for i := 0; i < n; i++ {
-		copy(rows[i*t.dim:], t.input(t.buf[i*stride:i*stride+t.dim]))
-	}
-	if t.autoSigma {
-		t.inv = 1 / medianDistance(rows, t.dim, n)
-		for i := range rows {
-			rows[i] *= t.inv
-		}
-	}
-	for i := 0; i < n; i++ {
-		inner.Learn(rows[i*t.dim:(i+1)*t.dim], t.label(t.buf[i*stride+t.dim]))
-	}
-	t.inner = inner
 	t.buf = nil
 	if !t.standard {
 		t.st = nil // statistics were needed for σ₀ only
 	}
+	return nil
+}
+
+// replay replaces the inner learner by a fresh one that has learned the
+// first n buffered events in the current coordinates.
+func (t *selfTuned) replay(n int) error {
+	inner, err := t.build()
+	if err != nil {
+		return err
+	}
+	stride := t.dim + 1
+	for i := 0; i < n; i++ {
+		inner.Learn(t.input(t.buf[i*stride:i*stride+t.dim]), t.label(t.buf[i*stride+t.dim]))
+	}
+	t.inner = inner
 	return nil
 }
 

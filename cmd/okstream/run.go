@@ -27,7 +27,7 @@ func init() {
 // self-tuning configuration, with nothing set for a particular stream.
 // auto over FOGD members standardises the features online, takes σ from
 // the stream (median heuristic) and selects among σ (2^-3..2^3 × that σ)
-// and η (0.2, 0.02, 0.002) online by exponentially weighted averaging;
+// and η (0.2, 0.02, 0.002) online by AdaHedge weights;
 // docs/results.md "auto-vs-grid" measures it against the best grid point
 // in hindsight on every shared dataset. Its cost settles at about twice a
 // single FOGD's after 8000 events per partition (successive halving).
