@@ -28,7 +28,7 @@ func TestReproduceRerenderMatchesCommittedSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"forks-table1", "forks-table2", "forks-table3", "dsg-classification", "forks-kuairec"} {
+	for _, id := range []string{"forks-table1", "forks-table2", "forks-table3", "dsg-classification", "forks-kuairec", "auto-vs-grid"} {
 		t.Run(id, func(t *testing.T) {
 			want := section(t, string(committed), id)
 			dir := t.TempDir()

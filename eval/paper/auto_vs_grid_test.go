@@ -77,12 +77,7 @@ func TestAutoVsGridOnAFile(t *testing.T) {
 			t.Errorf("body lacks %q", want)
 		}
 	}
-	g := rep.Data.(struct {
-		Experiment string          `json:"experiment"`
-		Runs       int             `json:"runs"`
-		Seed       uint64          `json:"seed"`
-		Groups     []autoGridGroup `json:"groups"`
-	})
+	g := rep.Data.(autoGridResult)
 	if c := g.Groups[0].Constant["toy.libsvm"]; c <= 0 || c >= 50 {
 		t.Errorf("majority-class rate %v", c)
 	}
