@@ -164,7 +164,7 @@ func ceilingCellFor(e *Experiment, d Dataset, grid []eval.Candidate, o Options, 
 		PaperFORKS: algoFORKS.Paper[d.Title], PaperSkeGD: algoSkeGD.Paper[d.Title], PaperNOGD: algoNOGD.Paper[d.Title]}
 
 	// FORKS on the same permutations, σ picked on them.
-	spec := forksSketchSpec("forks")(d)
+	spec := algoFORKS.Spec(d)
 	fr, err := eval.Run(ds, []string{spec, spec + ",rho=1000000000"}, []string{"FORKS (paper's settings)", "FORKS, no update rounds (ρ = 10⁹)"},
 		eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers})
 	if err != nil {
