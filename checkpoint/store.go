@@ -98,6 +98,20 @@ type LoadStats struct {
 // silently discard the model, so the caller must decide.
 var ErrNoValidCheckpoint = errors.New("checkpoint: manifests exist but no complete checkpoint")
 
+// TopicConfigs returns the configuration of a checkpoint topic: compacted
+// (cleanup.policy=compact, always, whatever extra says), hourly segments and
+// an eager cleaner (segment.ms=3600000, min.cleanable.dirty.ratio=0.1, which
+// extra may override), plus extra's other entries. Open creates a missing
+// topic with it, and `okstream topics create` too.
+func TopicConfigs(extra map[string]string) map[string]string {
+	configs := map[string]string{"cleanup.policy": "compact", "segment.ms": "3600000", "min.cleanable.dirty.ratio": "0.1"}
+	for k, v := range extra {
+		configs[k] = v
+	}
+	configs["cleanup.policy"] = "compact"
+	return configs
+}
+
 // Open connects to the checkpoint topic, creating it (compacted) if it does
 // not exist. An existing topic must have cleanup.policy=compact; otherwise
 // retention would eventually delete checkpoints, and Open refuses with an
@@ -119,11 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
-	configs := map[string]string{"cleanup.policy": "compact", "segment.ms": "3600000", "min.cleanable.dirty.ratio": "0.1"}
-	for k, v := range cfg.TopicConfigs {
-		configs[k] = v
-	}
-	configs["cleanup.policy"] = "compact"
+	configs := TopicConfigs(cfg.TopicConfigs)
 	if _, err := kafkautil.EnsureTopic(ctx, c, kafkautil.TopicSpec{Name: cfg.Topic, Partitions: cfg.Partitions, Configs: configs}); err != nil {
 		return nil, fmt.Errorf("checkpoint topic: %w", err)
 	}

@@ -357,3 +357,11 @@ func (c *Config) task() learner.Task {
 	}
 	return l.Info().Task
 }
+
+// WithDefaults returns c with the defaults that Validate fills in (e.g. the
+// output and dead-letter topics named after the input), without validating
+// it: for tools that need the topic names of a configuration.
+func (c Config) WithDefaults() Config {
+	c.defaults()
+	return c
+}

@@ -522,8 +522,8 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reason, err.Error())
 		return
 	}
-	if w.classify && w.ev.HasY && w.ev.Y != 1 && w.ev.Y != -1 {
-		w.deadLetter(u, r, reasonBadLabel, fmt.Sprintf("label %v: classification models learn from labels -1 and +1 only", w.ev.Y))
+	if err := CheckLabel(w.classify, w.ev.HasY, w.ev.Y); err != nil {
+		w.deadLetter(u, r, reasonBadLabel, err.Error())
 		return
 	}
 	pend := w.ms.pend

@@ -228,3 +228,16 @@ func TestJSONWithNonFiniteMetrics(t *testing.T) {
 		t.Fatalf("round trip: %s", b.String())
 	}
 }
+
+// TestBudgetColumnIsTheSpecs checks that the table's budget is the spec's
+// (fogd:budget=50 uses 4×50 random frequencies, reported as used).
+func TestBudgetColumnIsTheSpecs(t *testing.T) {
+	ds := synth(200, false)
+	res, err := Run(ds, []string{"fogd:sigma=1,budget=50"}, nil, Config{Runs: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Models[0]; m.Budget != 50 || m.Used != 200 {
+		t.Errorf("fogd:budget=50: budget %d, used %d; want 50 and 200", m.Budget, m.Used)
+	}
+}

@@ -39,12 +39,23 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, m := range r.Models {
-		if m.NonFinite > 0 {
-			fmt.Fprintf(w, "warning: %s diverged: %d non-finite scores (NaN/Inf), counted as mistakes; lower the step (eta) or change the loss\n", m.Label, m.NonFinite)
-		}
+	for _, warn := range r.Warnings() {
+		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	return nil
+}
+
+// Warnings are the result's warnings (a model that diverged), one line
+// each; WriteTable prints them under the table, and okstream eval --json on
+// stderr.
+func (r *Result) Warnings() []string {
+	var out []string
+	for _, m := range r.Models {
+		if m.NonFinite > 0 {
+			out = append(out, fmt.Sprintf("%s diverged: %d non-finite scores (NaN/Inf), counted as mistakes; lower the step (eta) or change the loss", m.Label, m.NonFinite))
+		}
+	}
+	return out
 }
 
 // WriteJSON writes the result as indented JSON.

@@ -133,7 +133,9 @@ func (l *FOGD) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// Info reports D frequencies as both budget and use.
+// Info reports the configured budget B (the spec's budget, which sets the
+// default D = 4B) as the budget, so that tables compare it with the other
+// learners' budgets, and the D random frequencies as the use.
 func (l *FOGD) Info() Info {
-	return l.info(l.nfreq, l.nfreq, 8*(len(l.w)+len(l.z)+l.dim*l.nfreq))
+	return l.info(l.budget, l.nfreq, 8*(len(l.w)+len(l.z)+l.dim*l.nfreq))
 }

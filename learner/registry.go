@@ -212,14 +212,16 @@ func (p *Params) finish() error {
 	}
 	sort.Strings(known)
 	msg := fmt.Sprintf("learner %s: unknown parameter %q", p.learner, unknown[0])
-	if s := closest(unknown[0], known); s != "" {
+	if s := Closest(unknown[0], known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return fmt.Errorf("%s; accepted: %s", msg, strings.Join(known, ", "))
 }
 
-// closest returns the known key within edit distance 2 of k, if any.
-func closest(k string, known []string) string {
+// Closest returns the entry of known nearest to k within edit distance 2
+// (the first of equals), or "" if none is that close: the "did you mean"
+// of unknown parameters, flags and environment variables.
+func Closest(k string, known []string) string {
 	best, bestD := "", 3
 	for _, c := range known {
 		if d := editDistance(k, c); d < bestD {

@@ -289,7 +289,7 @@ func topicInfo(ctx context.Context, c *kafka.Client, topic string, brokers []str
 	n, err := kafkautil.Partitions(mctx, c, topic)
 	switch {
 	case errors.Is(err, kafka.UnknownTopicOrPartition):
-		return 0, 0, fmt.Errorf("producer: topic %q does not exist on %s: create it first (okstream replay --create-topic --partitions N, producer.EnsureTopic, or kafka-topics.sh --create --topic %s), or check the name", topic, strings.Join(brokers, ","), topic)
+		return 0, 0, fmt.Errorf("producer: topic %q does not exist on %s: create it first (okstream topics create --input %s, okstream replay --create-topic --partitions N, or kafka-topics.sh --create --topic %s), or check the name", topic, strings.Join(brokers, ","), topic, topic)
 	case err != nil && ctx.Err() != nil:
 		return 0, 0, ctx.Err()
 	case err != nil && kafkasec.Explain(err) != err:

@@ -315,7 +315,10 @@ func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*dem
 		describe: ds.Name, dim: ds.Dim, total: total,
 		synthetic: strings.HasPrefix(ds.Name, "kuairec-synthetic/"),
 		replay: func(ctx context.Context, conn producer.Admin, topic string) (producer.Stats, error) {
-			return producer.Replay(ctx, ds, producer.Config{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom})
+			// A file is replayed in a seeded random order (a new one per
+			// pass), as okstream replay does: many are sorted by class.
+			permute := df.data != "" && !df.ordered
+			return producer.Replay(ctx, ds, producer.Config{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom, Permute: permute})
 		},
 		summary: producer.Stats.String,
 	}, nil

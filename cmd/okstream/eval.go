@@ -43,7 +43,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "base seed of permutations and learners")
 	selectRuns := fs.Int("select-runs", 0, "pick grid winners on this many separate permutations (0: on the reported ones, as the papers did)")
 	workers := fs.Int("workers", 0, "runs in parallel (0: all CPUs; use 1 for timing-grade per-event times)")
-	jsonOut := fs.Bool("json", false, "write the result as JSON to stdout instead of a table")
+	jsonOut := fs.Bool("json", false, "write the result as JSON to stdout instead of a table (warnings, e.g. a model that diverged, go to stderr)")
 	plotPath := fs.String("plot", "", "write learning curves to this file (.png, .svg or .pdf)")
 	showGrid := fs.Bool("grid", false, "also print every grid point's score")
 	curvePoints := fs.Int("curve-points", 100, "points per learning curve")
@@ -97,6 +97,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jsonOut {
 		err = res.WriteJSON(stdout)
+		for _, w := range res.Warnings() { // stdout is the JSON; the warnings go to stderr
+			fmt.Fprintf(stderr, "okstream eval: warning: %s\n", w)
+		}
 	} else {
 		err = res.WriteTable(stdout)
 		if err == nil && *showGrid {

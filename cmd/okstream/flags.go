@@ -11,6 +11,7 @@ import (
 
 	"okstream/dataset"
 	"okstream/dataset/kuairec"
+	"okstream/learner"
 )
 
 // listFlag is a repeatable string flag.
@@ -53,7 +54,26 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 			return 0, true
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	// A bad flag is one line (with the closest flag name), not the whole
+	// usage: the flags are one `okstream help CMD` away.
+	out, usage := fs.Output(), fs.Usage
+	var msg strings.Builder
+	fs.SetOutput(&msg)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err != nil {
+		line := strings.TrimSpace(strings.SplitN(msg.String(), "\n", 2)[0])
+		if line == "" {
+			line = err.Error()
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if c := closestFlag(fs, strings.TrimPrefix(name, "-")); c != "" {
+				line += fmt.Sprintf(" (did you mean --%s?)", c)
+			}
+		}
+		fmt.Fprintf(out, "okstream %s: %s\nRun 'okstream help %s' for the flags.\n", fs.Name(), line, fs.Name())
 		return 2, true
 	}
 	if fs.NArg() > 0 {
@@ -61,6 +81,14 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 		return 2, true
 	}
 	return 0, false
+}
+
+// closestFlag returns the flag of fs nearest to name (edit distance at
+// most 2), or "" if none is close.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return learner.Closest(name, names)
 }
 
 // dataFlags are the flags that say which dataset to read and how.

@@ -18,6 +18,7 @@ import (
 	"okstream/consumer"
 	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
+	"okstream/learner"
 )
 
 func init() {
@@ -32,7 +33,9 @@ const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --b
                  slots, the newest complete checkpoint, and with --models the
                  models inside (spec, updates, progressive statistics)
   dead-letters   dead-lettered records: reason, detail, source, original bytes
-  events         input events as decoded by the runtime (or why they are bad)`
+  events         input events as decoded by the runtime, or why run would
+                 dead-letter them (with --task classification, the default,
+                 labels other than -1/+1 too, as run with classifiers does)`
 
 const inspectExamples = `  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
   okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
@@ -50,6 +53,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
+	task := fs.String("task", "classification", "events: the models' task, classification (labels must be -1 or +1, as okstream run checks with classifiers) or regression (any label)")
 	var sf secFlags
 	sf.register(fs)
 	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
@@ -85,7 +89,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", kafkasec.Explain(err))
 		}
 		return 0
-	case "predictions", "dead-letters", "events":
+	case "predictions", "dead-letters":
+	case "events":
+		if *task != "classification" && *task != "regression" {
+			return fail("--task %q: use classification or regression", *task)
+		}
 	default:
 		return fail("say what to inspect: predictions, checkpoints, dead-letters or events")
 	}
@@ -99,7 +107,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	case "dead-letters":
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
-		inspectEvents(stdout, recs, *limit, *dim)
+		inspectEvents(stdout, recs, *limit, *dim, *task == "classification")
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -210,15 +218,18 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%d prediction records, %d distinct source events, %d re-emitted duplicates (identical copies after a recovery)\n", len(recs), n, dups)
+	// A classifier's score is a margin, not an estimate of y: its squared
+	// error is not a quality measure (it grows with the margins), so the
+	// MSE is shown for regression models only.
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tlabelled\tprogressive mistake rate\tprogressive MSE")
+	fmt.Fprintln(tw, "model\tlabelled\tprogressive mistake rate (classification)\tprogressive MSE (regression)")
 	for _, m := range mm {
-		rate := "-"
-		if m.classify && m.labeled > 0 {
+		rate, mse := "-", "-"
+		switch {
+		case m.labeled == 0:
+		case m.classify:
 			rate = fmt.Sprintf("%.3f%% (%d)", 100*float64(m.mistakes)/float64(m.labeled), m.mistakes)
-		}
-		mse := "-"
-		if m.labeled > 0 {
+		default:
 			mse = fmt.Sprintf("%.5g", m.sqerr/float64(m.labeled))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.name, m.labeled, rate, mse)
@@ -268,7 +279,13 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 		for _, m := range pl.Models {
 			stat := ""
 			if m.Stats.Labeled > 0 {
-				stat = fmt.Sprintf(", mistake rate %.3f%%, MSE %.4g", 100*m.Stats.MistakeRate(), m.Stats.MSE())
+				// A classifier's squared error measures its margins, not its
+				// quality: its mistake rate only (as inspect predictions).
+				if l, err := learner.New(m.Spec, max(pl.Dim, 1)); err == nil && l.Info().Task == learner.Classification {
+					stat = fmt.Sprintf(", mistake rate %.3f%%", 100*m.Stats.MistakeRate())
+				} else {
+					stat = fmt.Sprintf(", MSE %.4g", m.Stats.MSE())
+				}
 			}
 			if m.Stats.Resets > 0 {
 				stat += fmt.Sprintf(", reset %d times (non-finite state)", m.Stats.Resets)
@@ -305,6 +322,12 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
 	}
 	fmt.Fprintf(w, "\n%d dead letters", len(recs))
+	writeReasonCounts(w, counts)
+}
+
+// writeReasonCounts ends a summary line with "; reason: count" per reason,
+// sorted by reason.
+func writeReasonCounts(w io.Writer, counts map[string]int) {
 	reasons := make([]string, 0, len(counts))
 	for k := range counts {
 		reasons = append(reasons, k)
@@ -316,20 +339,30 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int) {
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, classify bool) {
 	dec := codec.NewDecoder(codec.Limits{Dim: dim})
 	var ev codec.Event
 	bad := 0
+	reasons := map[string]int{}
 	for i, r := range recs {
 		err := dec.DecodeEvent(r.Value, &ev)
+		reason := ""
+		if err != nil {
+			if reason = string(codec.ReasonOf(err)); reason == "" {
+				reason = string(codec.ReasonNotMsgpack)
+			}
+		} else if err = consumer.CheckLabel(classify, ev.HasY, ev.Y); err != nil {
+			reason = consumer.ReasonInvalidLabel
+		}
 		if err != nil {
 			bad++
+			reasons[reason]++
 		}
 		if !shown(limit, i) {
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(w, "%d/%d  BAD: %v\n", r.Partition, r.Offset, err)
+			fmt.Fprintf(w, "%d/%d  BAD (%s): %v\n", r.Partition, r.Offset, reason, err)
 			continue
 		}
 		y := "-"
@@ -345,5 +378,6 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int) {
 		}
 		fmt.Fprintf(w, "%d/%d  id=%s key=%s y=%s %s\n", r.Partition, r.Offset, ev.ID, ev.Key, y, feat)
 	}
-	fmt.Fprintf(w, "\n%d events, %d would be dead-lettered\n", len(recs), bad)
+	fmt.Fprintf(w, "\n%d events, %d would be dead-lettered", len(recs), bad)
+	writeReasonCounts(w, reasons)
 }

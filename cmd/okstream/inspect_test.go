@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"okstream/checkpoint"
+	"okstream/codec"
 	"okstream/internal/kafkatest"
 )
 
@@ -58,5 +60,62 @@ func TestInspectReportsBadCheckpoints(t *testing.T) {
 		if !strings.Contains(s1, want) {
 			t.Fatalf("inspect output lacks %q:\n%s", want, s1)
 		}
+	}
+}
+
+// inspect events reports what run would dead-letter, the label check of
+// classification models included; inspect predictions shows the MSE of
+// regression models only.
+func TestInspectEventsAndPredictions(t *testing.T) {
+	e := kafkatest.New(t)
+	brokers := strings.Join(e.Brokers, ",")
+	events := e.Name("ev")
+	var msgs []kafka.Message
+	for _, y := range []float64{1, -1, 2, 0.5} {
+		v, err := codec.AppendEvent(nil, &codec.Event{Version: 1, X: []float64{1, 2}, Y: y, HasY: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, kafka.Message{Value: v})
+	}
+	msgs = append(msgs, kafka.Message{Value: []byte("junk")})
+	e.CreateTopic(t, events, 1, nil)
+	e.Produce(t, events, msgs...)
+	for _, c := range []struct {
+		task, want string
+	}{
+		{"classification", "5 events, 3 would be dead-lettered; invalid_label: 2; not_a_map: 1"},
+		{"regression", "5 events, 1 would be dead-lettered; not_a_map: 1"},
+	} {
+		var out, errb bytes.Buffer
+		if code := runInspect([]string{"events", "--brokers", brokers, "--topic", events, "--dim", "2", "--task", c.task}, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("--task %s: output lacks %q:\n%s", c.task, c.want, out.String())
+		}
+		if c.task == "classification" && !strings.Contains(out.String(), "BAD (invalid_label): label 2: classification models learn from labels -1 and +1 only") {
+			t.Errorf("no invalid_label line:\n%s", out.String())
+		}
+	}
+
+	preds := e.Name("pred")
+	var pm []kafka.Message
+	for i, y := range []float64{1, -1} {
+		p := codec.Prediction{Topic: events, Offset: int64(i), Y: y, HasY: true, Models: []codec.ModelScore{
+			{Name: "clf", Score: 40 * y, Classify: true, Decision: codec.Decision(40 * y)},
+			{Name: "reg", Score: y + 0.5},
+		}}
+		pm = append(pm, kafka.Message{Value: codec.AppendPrediction(nil, &p)})
+	}
+	e.CreateTopic(t, preds, 1, nil)
+	e.Produce(t, preds, pm...)
+	var out, errb bytes.Buffer
+	if code := runInspect([]string{"predictions", "--brokers", brokers, "--topic", preds, "--limit", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	if !regexp.MustCompile(`clf\s+2\s+0\.000% \(0\)\s+-\n`).MatchString(s) || !regexp.MustCompile(`reg\s+2\s+-\s+0\.25\n`).MatchString(s) {
+		t.Errorf("model table:\n%s", s)
 	}
 }

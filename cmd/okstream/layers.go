@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,6 +31,45 @@ func envName(flagName string) string {
 type repeatable interface{ isRepeatable() }
 
 func (l *listFlag) isRepeatable() {}
+
+// envNotFlags are OKSTREAM_ variables that are not flags (read by the
+// dataset catalogue, the tests, CI and docker-compose.yml), and envNotFlagPrefixes
+// the prefixes of the tests' and benchmarks' knobs.
+var (
+	envNotFlags = map[string]bool{"OKSTREAM_CONFIG": true, "OKSTREAM_DATA_ROOT": true, "OKSTREAM_KAFKA_HOME": true,
+		"OKSTREAM_PYTHON": true, "OKSTREAM_VERSION": true, "OKSTREAM_KONS_RUNS": true, "OKSTREAM_ALD_RUNS": true}
+	envNotFlagPrefixes = []string{"OKSTREAM_TEST_", "OKSTREAM_BENCH_", "OKSTREAM_REQUIRE_"}
+)
+
+// unknownEnv returns a warning for every OKSTREAM_ variable of environ
+// ("NAME=value" entries) that names no flag of fs, with the nearest flag's
+// variable when one is close: a misspelt variable would otherwise be
+// ignored without a word. skip names variables used otherwise (e.g. the one
+// --sasl-password-env names). Values are never included.
+func unknownEnv(fs *flag.FlagSet, environ []string, skip ...string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(name, "OKSTREAM_")
+		if !ok || envNotFlags[name] || slices.Contains(skip, name) {
+			continue
+		}
+		if slices.ContainsFunc(envNotFlagPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		flagName := strings.ToLower(strings.ReplaceAll(rest, "_", "-"))
+		if fs.Lookup(flagName) != nil && envName(flagName) == name {
+			continue
+		}
+		msg := fmt.Sprintf("environment variable %s is not a setting of okstream %s and is ignored", name, fs.Name())
+		if c := closestFlag(fs, flagName); c != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", envName(c))
+		}
+		out = append(out, msg)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // applyLayers fills every flag not given on the command line from the
 // environment, then from the config file. It returns an error naming the

@@ -78,8 +78,21 @@ func help(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	if args[0] == "learners" {
+	switch args[0] {
+	case "learners":
 		writeLearnerHelp(stdout, args[1:])
+		return 0
+	case "version":
+		fmt.Fprint(stdout, `Usage: okstream version
+
+Prints the version: the one stamped at build time (go build -ldflags
+"-X main.version=$(git describe --always --dirty)" ./cmd/okstream; the
+Dockerfile's VERSION build argument), else the module version and VCS
+revision Go recorded, and the Go version. Also: okstream --version.
+`)
+		return 0
+	case "help":
+		usage(stdout)
 		return 0
 	}
 	for _, c := range commands {

@@ -32,9 +32,13 @@ Sends the rows of a dataset to a Kafka topic as okstream events (msgpack; see
 the codec package for the schema): one event per row, with id "<pass>-<row>",
 a key, the features (dense x, or xi/xv with --sparse) and the label y. The
 file is read and scaled as a whole first (--scale is fitted on every row),
-then replayed in file order or, with --permute, in the seeded order that
-okstream eval uses for its first permutation; --loop starts over (a new
-permutation per pass) until --limit events or Ctrl-C.
+then replayed in a seeded random order (--seed; the order okstream eval uses
+for its first permutation) or, with --keep-order, in file order; --loop starts
+over (a new permutation per pass) until --limit events or Ctrl-C. Shuffling is
+the default because many public datasets are sorted by class (cod-rna,
+spambase): in file order a learner sees one class, then the other, and its
+mistake rate means nothing. Rows whose order is the data — event times from
+--ts column, an adversarial game — keep their order unless --permute is given.
 
 Records are keyed by the event key and partitioned with the Java client's
 murmur2 hash, so every client agrees on key -> partition; within a partition
@@ -63,7 +67,7 @@ const replayExamples = `  # A synthetic KuaiRec sample, an hour of event time pe
     --brokers localhost:9092 --topic kuairec --create-topic --partitions 3
 
   # german, scaled to [-1,1], in a seeded order, into a new 3-partition topic:
-  okstream replay --data german --scale minmax11 --permute --seed 1 \
+  okstream replay --data german --scale minmax11 --seed 1 \
     --brokers localhost:9092 --topic events --create-topic --partitions 3
 
   # An endless stream at 2000 events/s, sparse, 10% of the events unlabelled,
@@ -92,6 +96,7 @@ type replayFlags struct {
 	keys, keyColumn      string
 	keySpace             int
 	permute, loop, quiet bool
+	keepOrder            bool
 	seed                 uint64
 	rate                 float64
 	batchSize            int
@@ -126,7 +131,8 @@ func (f *replayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.keys, "keys", "row", "event keys: row (the row index, \"17\"), column (a CSV column, --key-column) or random (\"k-123\", --key-space keys drawn by --seed)")
 	fs.StringVar(&f.keyColumn, "key-column", "", "with --keys column: the CSV column (index or header name) whose values are the keys; it must be numeric")
 	fs.IntVar(&f.keySpace, "key-space", producer.DefaultKeySpace, "with --keys random: the number of distinct keys")
-	fs.BoolVar(&f.permute, "permute", false, "replay each pass in a seeded random order (okstream eval's permutation of --seed for the first pass)")
+	fs.BoolVar(&f.permute, "permute", true, "replay each pass in a seeded random order (okstream eval's permutation of --seed for the first pass); on by default, except for rows ordered by --ts column or an adversarial game")
+	fs.BoolVar(&f.keepOrder, "keep-order", false, "replay the rows in file order (the same as --permute=false); only for files whose order means something")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the permutations, random keys and unlabelled draws")
 	fs.Float64Var(&f.rate, "rate", 0, "target events per second (0: as fast as the brokers acknowledge)")
 	fs.BoolVar(&f.loop, "loop", false, "start over when the data ends (until --limit events, or Ctrl-C)")
@@ -189,6 +195,12 @@ func (f *replayFlags) check(df *dataFlags) error {
 		return fmt.Errorf("--label-fraction %v: give a fraction between 0 and 1 (1: every event labelled)", f.labelFraction)
 	case f.noLabels && f.set["label-fraction"]:
 		return errors.New("--no-labels and --label-fraction contradict each other: use one (--no-labels is --label-fraction 0)")
+	}
+	if f.keepOrder {
+		if f.set["permute"] && f.permute {
+			return errors.New("--keep-order and --permute contradict each other: use one")
+		}
+		f.permute = false
 	}
 	f.unlabelled = 1 - f.labelFraction
 	if f.noLabels {
@@ -282,6 +294,16 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			err = fmt.Errorf("%w (or, for regression targets, add --task regression)", err)
 		}
 		return fail(2, err)
+	}
+	if f.permute && !f.set["permute"] && (df.ordered || f.timeMode == producer.TimeColumn) {
+		f.permute = false // the row order is the data: shuffle only when asked
+	}
+	if !f.quiet {
+		if f.permute {
+			fmt.Fprintf(stderr, "okstream replay: rows in a seeded random order (--seed %d; --keep-order keeps the file order)\n", f.seed)
+		} else {
+			fmt.Fprintln(stderr, "okstream replay: rows in file order")
+		}
 	}
 	cfg := producer.Config{
 		Brokers: f.brokerList, Topic: f.topic, TLS: f.security.TLS, SASL: f.security.SASL,
@@ -380,7 +402,7 @@ type kuairecReplayFlags struct {
 var kuairecOnly = []string{"speedup", "feedback", "matrix", "threshold", "profile", "same-day", "dedup"}
 
 // datasetOnly are the flags that do not apply to --source kuairec.
-var datasetOnly = []string{"keys", "key-column", "key-space", "permute", "seed", "loop", "rate", "label-fraction", "no-labels",
+var datasetOnly = []string{"keys", "key-column", "key-space", "permute", "keep-order", "seed", "loop", "rate", "label-fraction", "no-labels",
 	"ts", "ts-column", "ts-unit", "task", "scale", "positive", "label", "drop", "header", "format", "dim", "max-dense-mib"}
 
 func (k *kuairecReplayFlags) register(fs *flag.FlagSet) {

@@ -207,3 +207,58 @@ func TestReplayHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayShufflesByDefault replays the committed class-sorted spambase
+// file: by default its first 200 events mix both classes (seeded: the same
+// seed gives the same order), with --keep-order they are all spam.
+func TestReplayShufflesByDefault(t *testing.T) {
+	e := kafkatest.New(t)
+	brokers := strings.Join(e.Brokers, ",")
+	data := filepath.Join("..", "..", "testdata", "spambase", "spambase.data")
+	n := 0
+	firstLabels := func(t *testing.T, extra ...string) (pos int, ids string) {
+		t.Helper()
+		n++
+		topic := e.Name(fmt.Sprintf("shuffle-%d", n))
+		var out, errb bytes.Buffer
+		args := append([]string{"replay", "--data", data, "--scale", "minmax01", "--limit", "200", "--quiet",
+			"--brokers", brokers, "--topic", topic, "--create-topic"}, extra...)
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+		}
+		recs := e.ReadAll(t, topic)
+		if len(recs) != 200 {
+			t.Fatalf("%d records, want 200", len(recs))
+		}
+		var b strings.Builder
+		for _, r := range recs {
+			ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: 57})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Y > 0 {
+				pos++
+			}
+			b.WriteString(ev.ID + " ")
+		}
+		return pos, b.String()
+	}
+	pos, ids := firstLabels(t)
+	if pos < 40 || pos > 120 { // 1813/4601 = 39 % spam: about 79 of 200
+		t.Errorf("default replay: %d spam among the first 200 events, want a shuffled mix", pos)
+	}
+	if _, again := firstLabels(t, "--seed", "1"); again != ids {
+		t.Errorf("the same seed gave another order")
+	}
+	if _, other := firstLabels(t, "--seed", "2"); other == ids {
+		t.Errorf("another seed gave the same order")
+	}
+	if pos, _ := firstLabels(t, "--keep-order"); pos != 200 {
+		t.Errorf("--keep-order: %d spam among the first 200 events, want 200 (the file starts with 1813 spam rows)", pos)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", "--data", data, "--keep-order", "--permute", "--brokers", brokers, "--topic", "x"}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "contradict") {
+		t.Errorf("--keep-order --permute: exit %d, %q", code, errb.String())
+	}
+}

@@ -22,7 +22,7 @@ func init() {
 	register(command{name: "run", summary: "run the stream processor: consume events, predict, learn, publish predictions, checkpoint", run: runRun})
 }
 
-const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N --model NAME=SPEC [--model ...] [flags]
+const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N --model [NAME=]SPEC [--model ...] [flags]
 
 Joins the consumer group and, for every event of the input topic (strictly in
 offset order per partition), scores it with every model, learns from its label
@@ -36,7 +36,14 @@ same --group to spread partitions (and their models) across machines.
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
 by ';') or in a --config file ("name = value" lines, flag names, '#'
-comments). Precedence: flags > environment > config file > defaults.
+comments). Precedence: flags > environment > config file > defaults. An
+OKSTREAM_ variable that names no flag is reported at start (misspelt?).
+A model's NAME is optional: --model fogd:sigma=1 is named fogd; two models
+of one learner need names. --passthrough ignores the --model flags (with a
+warning), so one config file serves both modes.
+
+Create the topics first (okstream topics create): run creates the missing
+output, dead-letter and checkpoint topics, but not the input.
 Metrics: /metrics, /healthz and /readyz on --metrics-addr.`
 
 const runExamples = `  okstream run --brokers localhost:9092 --input events --dim 8 \
@@ -87,7 +94,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.output, "output", "", "predictions topic (default INPUT.predictions)")
 	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
-	fs.Var(&f.models, "model", "model NAME=SPEC, repeatable; the first is the champion (okstream help learners)")
+	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -110,7 +117,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
 	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
-	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput")
+	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are ignored (with a warning)")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
@@ -119,6 +126,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "config file of name = value lines (flag names)")
 	f.sec.register(fs)
 }
+
+// environ is the process environment (a variable for tests).
+var environ = os.Environ
 
 // defaultMetricsAddr is loopback only: the metrics and health endpoints
 // have no authentication, so exposing them is the operator's choice
@@ -205,9 +215,16 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return fail("%v", err)
 	}
+	for _, w := range unknownEnv(fs, environ(), f.sec.o.SASLPasswordEnv) {
+		log.Warn(w)
+	}
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if cfg.Passthrough && len(cfg.Models) > 0 {
+		log.Warn("--passthrough: the --model flags are ignored (no model runs)", "models", len(cfg.Models))
+		cfg.Models = nil
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
 	if err != nil {

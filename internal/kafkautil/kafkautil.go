@@ -21,6 +21,11 @@ type TopicSpec struct {
 	Name       string
 	Partitions int
 	Configs    map[string]string
+	// Replication is the replication factor; 0 takes the brokers' default
+	// (default.replication.factor), falling back to 1 on brokers that do
+	// not accept a default. An explicit factor the brokers cannot meet is
+	// an error.
+	Replication int
 }
 
 // EnsureTopic creates the topic if it does not exist and waits until its
@@ -44,8 +49,12 @@ func EnsureTopic(ctx context.Context, c *kafka.Client, s TopicSpec) (created boo
 	for _, k := range keys {
 		entries = append(entries, kafka.ConfigEntry{ConfigName: k, ConfigValue: s.Configs[k]})
 	}
+	rf := -1
+	if s.Replication > 0 {
+		rf = s.Replication
+	}
 	resp, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-		Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: -1, ConfigEntries: entries,
+		Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf, ConfigEntries: entries,
 	}}})
 	if err != nil {
 		return false, fmt.Errorf("create topic %s: %w", s.Name, err)
@@ -54,7 +63,7 @@ func EnsureTopic(ctx context.Context, c *kafka.Client, s TopicSpec) (created boo
 		if errors.Is(e, kafka.TopicAlreadyExists) {
 			return false, WaitTopic(ctx, c, s.Name)
 		}
-		if errors.Is(e, kafka.InvalidReplicationFactor) || strings.Contains(e.Error(), "replication") {
+		if rf == -1 && (errors.Is(e, kafka.InvalidReplicationFactor) || strings.Contains(e.Error(), "replication")) {
 			// Brokers that do not take the default (-1): fall back to 1.
 			resp, err = c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
 				Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: 1, ConfigEntries: entries,

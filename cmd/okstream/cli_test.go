@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"okstream/internal/kafkatest"
+)
+
+// An unknown flag is one line naming it (and the nearest flag), not the
+// whole usage.
+func TestUnknownFlagIsOneLine(t *testing.T) {
+	for _, cmd := range []string{"run", "replay", "eval", "inspect", "topics"} {
+		args := []string{cmd, "--brokerz", "x"}
+		if cmd == "topics" {
+			args = []string{cmd, "create", "--brokerz", "x"}
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("%s: exit %d", cmd, code)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], "okstream "+cmd+": flag provided but not defined: -brokerz") ||
+			(cmd != "eval" && !strings.Contains(lines[0], "did you mean --brokers?")) || !strings.Contains(lines[1], "okstream help "+cmd) {
+			t.Errorf("%s: stderr %q", cmd, errb.String())
+		}
+	}
+}
+
+// A misspelt OKSTREAM_ variable is reported with the nearest flag's
+// variable; variables that are flags, or used otherwise, are not.
+func TestUnknownEnvWarned(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs)
+	env := []string{"OKSTREAM_CHECKPOINT_EVRY=5", "OKSTREAM_BROKERS=x:1", "OKSTREAM_DATA_ROOT=/d", "OKSTREAM_TEST_BROKERS=y",
+		"OKSTREAM_MY_SECRET=hunter2", "OKSTREAM_FROBNICATE=1", "PATH=/bin", "OKSTREAM_metrics_addr=:1"}
+	got := unknownEnv(fs, env, "OKSTREAM_MY_SECRET")
+	want := []string{
+		"environment variable OKSTREAM_CHECKPOINT_EVRY is not a setting of okstream run and is ignored (did you mean OKSTREAM_CHECKPOINT_EVERY?)",
+		"environment variable OKSTREAM_FROBNICATE is not a setting of okstream run and is ignored",
+		"environment variable OKSTREAM_metrics_addr is not a setting of okstream run and is ignored (did you mean OKSTREAM_METRICS_ADDR?)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, w := range got {
+		if strings.Contains(w, "hunter2") || strings.Contains(w, "=5") {
+			t.Errorf("a warning shows a value: %s", w)
+		}
+	}
+}
+
+func TestHelpVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"help", "version"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage: okstream version") {
+		t.Errorf("help version: exit %d, %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"help", "topics"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "topics create") {
+		t.Errorf("help topics: exit %d, %q", code, out.String())
+	}
+}
+
+// --passthrough takes the same configuration as a run with models: the
+// --model flags are ignored with a warning, not refused. A bare spec names
+// its model after the learner, as the help says.
+func TestPassthroughAcceptsModels(t *testing.T) {
+	e := kafkatest.New(t)
+	in := e.Name("pt")
+	e.CreateTopic(t, in, 1, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // start, then stop at once
+	var errb bytes.Buffer
+	code := runRunContext(ctx, []string{"--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "2", "--passthrough",
+		"--model", "fogd:sigma=1", "--metrics-addr", "", "--checkpoint-topic", e.Name("pt-ckpt")}, io.Discard, &errb, func(string) string { return "" })
+	if code != 0 || !strings.Contains(errb.String(), "--passthrough: the --model flags are ignored") {
+		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	var f runFlags
+	f.models = listFlag{"fogd:sigma=1"}
+	f.brokers = "x:1"
+	cfg, err := f.pipelineConfig(nil)
+	if err != nil || len(cfg.Models) != 1 || cfg.Models[0].Name != "fogd" {
+		t.Errorf("bare spec: %+v %v", cfg.Models, err)
+	}
+}
+
+// eval --json writes the divergence warning to stderr (stdout is the JSON).
+func TestEvalJSONKeepsWarnings(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"eval", "--data", filepath.Join("..", "..", "testdata", "spambase", "spambase.data"), "--scale", "minmax01",
+		"--limit", "300", "--runs", "1", "--quiet", "--json", "--model", "fogd:loss=squared_hinge,eta=1e12,sigma=0.1,budget=20"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.HasPrefix(strings.TrimSpace(out.String()), "{") || !strings.Contains(errb.String(), "okstream eval: warning: ") ||
+		!strings.Contains(errb.String(), "diverged") {
+		t.Errorf("stdout %.80q, stderr %q", out.String(), errb.String())
+	}
+}

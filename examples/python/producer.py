@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Send okstream events to a Kafka topic (an example producer).
+
+Each event is one msgpack map (see the README's "Event schema", or
+`go doc okstream/codec`): schema version v=1, an id, an entity key, dense
+features x of length --dim and, for most events, a label y in {-1, +1}.
+The features are drawn from a seeded generator and the label is the sign of
+a fixed random direction plus noise, so a kernel model can learn it.
+
+The topic must exist: with auto.create.topics.enable=false (scripts/kafka.sh,
+docker-compose.yml) a record sent to a missing topic is never delivered, and
+a producer that does not check its delivery reports never notices. This one
+checks the topic first and every delivery report, and exits 1 if any record
+was not acknowledged. Create the topics with
+
+    okstream topics create --brokers localhost:9092 --input events --partitions 4
+
+Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8
+"""
+import argparse
+import random
+import sys
+
+import msgpack
+from confluent_kafka import KafkaException, Producer
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--brokers", default="localhost:9092")
+    ap.add_argument("--topic", default="events")
+    ap.add_argument("--count", type=int, default=2000, help="events to send")
+    ap.add_argument("--dim", type=int, default=8, help="features per event (okstream run --dim)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--unlabelled", type=float, default=0.1, help="fraction of events sent without a label")
+    ap.add_argument("--id-prefix", default="py", help="event ids are PREFIX-N")
+    args = ap.parse_args()
+
+    p = Producer({
+        "bootstrap.servers": args.brokers,
+        "enable.metrics.push": False,  # no client telemetry (KIP-714) chatter
+        "acks": "all",
+        "enable.idempotence": True,
+        # Give up on a record after 30 s instead of the default 5 minutes.
+        "message.timeout.ms": 30000,
+    })
+    try:
+        md = p.list_topics(args.topic, timeout=10)
+    except KafkaException as e:
+        print(f"producer: cannot reach {args.brokers}: {e}", file=sys.stderr)
+        return 1
+    t = md.topics.get(args.topic)
+    if t is None or t.error is not None or not t.partitions:
+        print(f"producer: topic {args.topic!r} does not exist on {args.brokers}; create it first, e.g.\n"
+              f"  okstream topics create --brokers {args.brokers} --input {args.topic} --partitions 4",
+              file=sys.stderr)
+        return 1
+
+    rng = random.Random(args.seed)
+    w = [rng.uniform(-1, 1) for _ in range(args.dim)]
+    failed = []
+
+    def report(err, msg):
+        if err is not None:
+            failed.append(err)
+
+    for i in range(args.count):
+        x = [rng.uniform(-1, 1) for _ in range(args.dim)]
+        margin = sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.1)
+        ev = {"v": 1, "id": f"{args.id_prefix}-{i}", "key": f"user-{i % 50}", "x": x}
+        if rng.random() >= args.unlabelled:
+            ev["y"] = 1 if margin > 0 else -1
+        while True:
+            try:
+                p.produce(args.topic, key=ev["key"].encode(), value=msgpack.packb(ev), on_delivery=report)
+                break
+            except BufferError:  # the local queue is full: let it drain
+                p.poll(0.1)
+        p.poll(0)
+    left = p.flush(60)
+    if failed or left:
+        print(f"producer: {len(failed)} events refused ({failed[0] if failed else ''}), {left} unacknowledged",
+              file=sys.stderr)
+        return 1
+    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
