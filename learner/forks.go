@@ -9,9 +9,9 @@ package learner
 // sampling), §3.2 Eqs. 1–5 (sketched Nyström map), §3.3 Eqs. 6–9 + App. B.2
 // (TISVD), §3.4 Eq. 10 + Alg. 1 (two stages, ONS with the generalized
 // projection, reset), App. B.1 Eqs. 11–12 (incremental sketches), §5 and
-// App. D.1 (settings). Spec: ../shared/spec/forks.md §2, §3, §5, §8.
+// App. D.1 (settings). Notes: docs/algorithms/forks-and-baselines.md.
 //
-// Algorithm (forks.md §3.3). Stage 1: kernel OGD; examples with non-zero
+// Algorithm (§3.4, Algorithm 1). Stage 1: kernel OGD; examples with non-zero
 // loss fill a buffer of B̃ = 2B. On the round the buffer fills, INIT builds
 // Φ_pm = S_pᵀ K S_m and Φ_pp = S_pᵀ K S_p (SJLT S_p with s_p columns, s_m
 // uniformly sampled landmarks), the top-k SVD Φ_pp ≈ V Σ Vᵀ (one exact
@@ -25,10 +25,11 @@ package learner
 // recomputed and the ONS state is reset (w = v = 0, A = αI). The shared
 // machinery (Stage 1, sketches, decomposition, map) is sketchMap
 // (sketchmap.go, shared with SkeGD; its opening comment lists the
-// decisions on forks.md §8 items 1, 2, 3, 8, 10, 11, 13, 14, 15, 25 and the
-// max_stored cap); the ONS step is the shared ons (ons.go).
+// decisions on the buffer, the sketches, the landmarks, the decomposition,
+// the map, Stage 1 and the max_stored cap); the ONS step is the shared ons (ons.go).
 //
-// Decisions and deviations (forks.md §8 item numbers in brackets):
+// Decisions and deviations (the numbers in brackets only label them; each
+// is discussed in docs/algorithms/forks-and-baselines.md):
 //   - [7] Update rounds: the example is predicted with the model as it
 //     stands (counted), then the map is rebuilt, the ONS state reset, and
 //     the ONS step taken on x_t in the new space. Algorithm 1 read
@@ -47,8 +48,8 @@ package learner
 //     projection). For regression C should bound |y| (scale targets).
 //   - [9] λ: the paper lists λ = 0.01 among FORKS' settings but no update
 //     equation contains it (its proof analyses λ/2‖w‖²-regularized losses).
-//     Default λ = 0: the paper's Eq. 10 as written (deviation from the
-//     spec, which recommends λw in the gradient; see "Measured effect of
+//     Default λ = 0: the paper's Eq. 10 as written (a deviation from
+//     reading λ as a ridge term λw in the gradient; see "Measured effect of
 //     λ" below). "lambda" > 0 adds the ridge term g = ℓ'φ + λw; then the
 //     hinge gradient is never exactly 0 and A⁻¹ is updated every round.
 //   - [12] σ_i = 0.5 ("ons_sigma") and η_i = 0 ("ons_eta") as the paper;
@@ -56,8 +57,8 @@ package learner
 //     worst case), L = "lip", with t counted from the last reset (the paper
 //     does not say; per epoch matches the reset).
 //   - [16] Ties: the learner returns the score; okstream counts a score of
-//     exactly 0 as a mistake for either label (the spec's sgn(0) = +1
-//     counts it only for y = −1). Only Stage-1's first round and literal
+//     exactly 0 as a mistake for either label (a sign convention sgn(0) = +1
+//     would count it only for y = −1). Only Stage-1's first round and literal
 //     update rounds can produce 0.
 //   - [26] Hinge loss (the paper's experiments) has L_Cur = 0, so the
 //     logarithmic-regret theorem does not apply to it; squared hinge and
@@ -140,7 +141,7 @@ package learner
 //     paper setting's (w7a 4.0 vs 1.8 µs/event, codrna 3.9 vs 0.5). The
 //     default stays "paper" so that the paper's experiments run as
 //     published; use preset=wide on a stream nobody tuned for.
-//   - Spec vs paper: Remark 1's O(s_p k + k³) per TISVD update is really
+//   - Paper details: Remark 1's O(s_p k + k³) per TISVD update is really
 //     O(s_p k² + k³) (the rotation of Eq. 9); §3.4 says Stage 1 ends at
 //     "budget B" while §5 sets B̃ = 2B, which we follow.
 

@@ -2,8 +2,8 @@ package learner
 
 // Tests named after the claims and equations of Wen et al., "Fast
 // Second-Order Online Kernel Learning through Incremental Matrix Sketching
-// and Decomposition" (arXiv 2410.11188v2), and of the spec
-// (../shared/spec/forks.md §10.3), checked on the learners' own state
+// and Decomposition" (arXiv 2410.11188v2), and of our implementation's invariants
+// (docs/algorithms/forks-and-baselines.md), checked on the learners' own state
 // against references computed here with gonum's mat package from the raw
 // ingredients (stored examples, hash pairs, landmarks), not with the
 // learner's routines.
@@ -101,7 +101,7 @@ func forksFeatureRows(sk *sketchMap) *mat.Dense {
 	return F
 }
 
-// §3.2 Eq. 5 / spec §10.3 test 4 (feature-map identity): on the stored set,
+// §3.2 Eq. 5 (feature-map identity): on the stored set,
 // (C_m Z)(C_m Z)ᵀ = C_m Φ_pm^† (V Σ Vᵀ) Φ_pm^{†ᵀ} C_mᵀ, with C_m, Φ_pm^†
 // computed here and V, Σ the learner's current rank-k factors; checked
 // right after INIT and after several update rounds, for TISVD and for the
