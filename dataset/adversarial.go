@@ -9,7 +9,7 @@ package dataset
 // b = 500, r = 20 (T = 10,000).
 //
 // The paper does not say how the instances are drawn, whether "even" is
-// 1-based, or whether each run draws a new game. Our recipe (the spec's):
+// 1-based, or whether each run draws a new game. Our recipe (docs/algorithms/forks-and-baselines.md):
 // the b instances are drawn uniformly without replacement from the base
 // dataset with okstream's generator seeded by the game's seed (so a game is
 // a pure function of the base dataset, b, r and the seed); blocks are

@@ -92,7 +92,7 @@
 // labelled synthetic by SYNTHETIC.md, never inside the CSVs (which must
 // stay byte-compatible with the real schema).
 //
-// Sources: the spec's sources (KuaiRec README, Statistics_KuaiRec.ipynb,
+// Sources: KuaiRec's own documentation (KuaiRec README, Statistics_KuaiRec.ipynb,
 // loaddata.py, maintainer answers in chongminggao/KuaiRec issues #1 and #2,
-// and the EDA notebooks it lists); no code was copied.
+// and public EDA notebooks); no code was copied.
 package kuairec

@@ -28,7 +28,7 @@ type Profile int
 const (
 	// ProfileFull is kuairec-v1: d = 86 (A 4 + B 30 + C 31 + D 21).
 	ProfileFull Profile = iota
-	// ProfileCompact is kuairec-v1-compact: d = 44, the spec's compact
+	// ProfileCompact is kuairec-v1-compact: d = 44, our compact
 	// profile: A1–A4, B1–B19, the 12 most frequent tags of KuaiRec 2.0 plus
 	// an "other tags" weight, D1, D7–D12 and D21.
 	ProfileCompact

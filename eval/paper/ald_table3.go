@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// The ALD paper's Table 3 (Li & Liao, ICML 2023; spec ald.md §7.4) on the
+// The ALD paper's Table 3 (Li & Liao, ICML 2023) on the
 // five datasets of the table we have (calhousing, Year and TomsHardware are
-// not in the shared data). Preprocessing and widths of the spec's Appendix
-// R, which ran the authors' R code on our files: targets → [0, 1],
+// not in the shared data). Preprocessing and widths are those under which
+// we ran the authors' R code on our files: targets → [0, 1],
 // features → [−1, 1], except cpusmall, whose paper file is [0, 1]-scaled
 // (the "x11" variant shows cpusmall with [−1, 1] features too). parkinson is
 // the dataset preset: the 16 voice features and total_UPDRS (the paper's
@@ -22,7 +22,7 @@ import (
 var aldTable3N = map[string]int{"parkinson": 5875, "elevators": 16599, "cpusmall": 8192, "bank": 8192, "ailerons": 13750}
 
 // aldTable3Gamma is the KORS ridge γ behind the paper's PROS-N-KONS and
-// CON-KONS rows (with α = 5; spec Appendix R).
+// CON-KONS rows (with α = 5; found by running the authors' code on our files).
 var aldTable3Gamma = map[string]string{"parkinson": "0.5", "elevators": "10", "cpusmall": "5", "bank": "1", "ailerons": "1"}
 
 // aldEtaGrid returns "c₁/√T|c₂/√T|…" for c ∈ {1, 10, 100, 1000} (4
@@ -40,7 +40,7 @@ const aldTable3Paper = "paper"
 
 var aldTable3Datasets = []Dataset{
 	{Key: "parkinsons", Title: "parkinson", B: 400, Sigma: "8", Variants: []Variant{{Name: aldTable3Paper, Scale: "minmax11+y01"}},
-		Note: "16 voice features, target total_UPDRS (the paper's variant is unknown: spec Appendix R); paper's J: FOGD/NOGD 400, PROS-N-KONS 33, CON-KONS 31, AOGD-ALD 13, NONS-ALD 13"},
+		Note: "16 voice features, target total_UPDRS (the paper's variant is unknown: no preprocessing of the UCI file reproduces its J); paper's J: FOGD/NOGD 400, PROS-N-KONS 33, CON-KONS 31, AOGD-ALD 13, NONS-ALD 13"},
 	{Key: "elevators", Title: "elevators", B: 400, Sigma: "8", Variants: []Variant{{Name: aldTable3Paper, Scale: "minmax11+y01"}},
 		Note: "paper's J: FOGD/NOGD 400, PROS-N-KONS 32, CON-KONS 34, AOGD-ALD 28, NONS-ALD 28"},
 	{Key: "cpusmall", Title: "cpusmall", B: 400, Sigma: "2", Variants: []Variant{{Name: aldTable3Paper, Scale: "minmax01+y01"}, {Name: "x11", Scale: "minmax11+y01"}},
@@ -58,7 +58,7 @@ var aldTable3Titles = []string{"parkinson", "elevators", "cpusmall", "bank", "ai
 // order of aldTable3Titles.
 func aldPaper(meanStd ...float64) map[string]*Value { return valueRow(aldTable3Titles, meanStd) }
 
-// Appendix R: the authors' R code on our files (AOGD-ALD and NONS-ALD with
+// The authors' R code on our files (AOGD-ALD and NONS-ALD with
 // μ = 1), per "title/variant".
 var (
 	aldRefCells = []string{"parkinson/paper", "elevators/paper", "cpusmall/paper", "cpusmall/x11", "bank/paper", "ailerons/paper"}
@@ -97,7 +97,7 @@ var aldTable3Algos = []Algorithm{
 		Label: "PROS-N-KONS",
 		Spec:  aldKONSSpec("pros-n-kons", "inverse=old,"),
 		Paper: aldPaper(0.06420, 0.00073, 0.00873, 0.00023, 0.02939, 0.00096, 0.02677, 0.00015, 0.01509, 0.00028),
-		Note:  "α = 5 and the per-dataset γ behind the paper's rows; the authors' code's pre-update inverse (spec §8 B2)",
+		Note:  "α = 5 and the per-dataset γ behind the paper's rows; the authors' code's pre-update inverse",
 	},
 	{
 		Label: "CON-KONS",
@@ -144,22 +144,22 @@ paper: 10); targets
 scaled to [0, 1] and features to [−1, 1] (cpusmall: [0, 1], the paper's file) by min–max over
 the whole file; the Gaussian kernel width σ of the paper per dataset, the same for every
 algorithm. FOGD and NOGD pick η from {1, 10, 100, 1000}/√T and NONS-ALD μ from {1, 5, 15} by the
-lowest mean MSE over the same permutations (the paper does not say how it tuned; spec §8 G8).
+lowest mean MSE over the same permutations (the paper does not say how it tuned).
 PROS-N-KONS and CON-KONS run with α = 5 and the per-dataset γ (parkinson 0.5, elevators 10,
-cpusmall 5, bank 1, ailerons 1) that the paper's rows correspond to (spec Appendix R).
-"Reference" is the authors' R code run on our files (spec Appendix R; AOGD-ALD and NONS-ALD with
+cpusmall 5, bank 1, ailerons 1) that the paper's rows correspond to (found by running the authors' code on our files).
+"Reference" is the authors' R code run on our files (AOGD-ALD and NONS-ALD with
 μ = 1). J is the number of stored points (dictionary size; D for FOGD) at the end of the first
 permutation; the paper's J are in each dataset's note. The acceptance band is 10% relative:
 NONS-ALD against the paper (parkinson: against the reference, the paper's parkinson variant
 being unknown). Rows whose learner is not registered in this build are listed as not run.`,
-		Discussion: `**parkinson.** The paper's parkinson variant is unknown (spec Appendix R: no
+		Discussion: `**parkinson.** The paper's parkinson variant is unknown (no
 preprocessing of the UCI file reproduces its J = 13 with 16 features). With the 16 voice
 features and total_UPDRS every algorithm's MSE is lower than the paper's, by a similar margin,
 so the paper column is not a target there; the authors' code on the same file (reference
 column) is.
 
 **NONS-ALD vs its R-code configuration.** The "NONS-ALD (R code)" row differs from the
-paper's algorithm in two documented quirks of the authors' code (spec §8 N2, N3): no update on
+paper's algorithm in two documented quirks of the authors' code (docs/algorithms/regression.md): no update on
 round 1 and the pre-update inverse A_{t−1}⁻¹ in the step on ALD-holding rounds. It is the row
 that should match the reference column closely; the paper's updated-inverse step is usually a
 little better (most visibly on cpusmall with [−1, 1] features, whose dictionary is larger).

@@ -7,7 +7,7 @@ import (
 )
 
 // The FORKS paper's adversarial experiments (Wen et al., arXiv
-// 2410.11188v2, §5.2 Table 2 and App. D.3 Table 3; spec forks.md §6.5, §7):
+// 2410.11188v2, §5.2 Table 2 and App. D.3 Table 3):
 // an "online learning game" of b = 500 blocks, each one instance of codrna
 // or german repeated r times (r = 10: codrna-1/german-1, T = 5,000;
 // r = 20: codrna-2/german-2, T = 10,000), the labels of every even block
@@ -57,7 +57,7 @@ repeated r times as consecutive rounds, the labels of even blocks flipped (block
 from 1); the rows are presented in that order, not permuted. B = 200; SkeGD and FORKS with
 s_p = 0.75B = 150, s_m = 30, k = 20, ρ = ⌊0.005(N − B)⌋ = %d; hinge loss; σ picked from the
 paper's grid per algorithm on 3 separate games, then reported on 20 others. The paper does not say how the instances
-are drawn or whether its 20 runs replay one game (spec forks.md §8 item 19); its time
+are drawn or whether its 20 runs replay one game (docs/algorithms/forks-and-baselines.md); its time
 column is not reproduced (see the µs/event column).`
 
 const forksAdvDiscussion = `**Reading the table.** FORKS (unscaled) is within 1.5 points of the paper on codrna-1, codrna-2

@@ -21,7 +21,7 @@ const prosnkonsSigmaGrid = "2^-5..2^7:2^1"
 // forksTable1Datasets are Table 1's datasets we have (ijcnn1 is not in the
 // shared data), with the paper's budget rule (B = 50 for N ≤ 10,000, else
 // 100). "unscaled" is the file as distributed, which is what the paper's
-// numbers come from (spec forks.md Appendix R); "scaled" is min–max to
+// numbers come from (the LSOKL toolbox matches them only unscaled); "scaled" is min–max to
 // [0, 1] (german: LIBSVM's own [−1, 1] german.numer_scale, as the reference
 // runs used).
 var forksTable1Datasets = []Dataset{
@@ -38,7 +38,7 @@ func forksSpec(format string) func(d Dataset) string {
 
 // forksTable1Titles are the columns of the paper's Table 1 we reproduce, in
 // the order of forksTable1Datasets; forksTable1RefCells are the
-// "title/variant" cells the LSOKL toolbox was run on (forks.md Appendix R).
+// "title/variant" cells we ran the LSOKL toolbox on.
 var (
 	forksTable1Titles   = []string{"german", "svmguide3", "spambase", "codrna", "w7a"}
 	forksTable1RefCells = []string{"german/unscaled", "german/scaled", "svmguide3/unscaled", "spambase/unscaled", "spambase/scaled", "codrna/scaled", "w7a/unscaled"}
@@ -87,8 +87,8 @@ func forksPaperSizes(B int) (sp, sm, k int) { return B, B / 5, B / 10 }
 // The rows of the FORKS paper's Table 1: the budgeted kernel-expansion
 // baselines (RBP, BPA-S, Projectron, BOGD), FOGD and NOGD (with the LSOKL
 // toolbox's settings alongside), SkeGD, PROS-N-KONS and FORKS. Paper
-// numbers: spec forks.md §7; reference numbers: the LSOKL toolbox on our
-// files, forks.md Appendix R (5 permutations; w7a: its first 10,000 rows).
+// numbers: the paper's Table 1; reference numbers: the LSOKL toolbox on our
+// files (5 permutations; w7a: its first 10,000 rows).
 var (
 	algoRBP = Algorithm{
 		Label:     "RBP",
@@ -197,7 +197,7 @@ rate counts every round, Stage 1 included, and a score of exactly 0 as a mistake
 PROS-N-KONS, unbudgeted in the paper, is capped at B dictionary points (the paper's own budgeted
 variant, which it uses on KuaiRec) and searched on every other σ of the grid: uncapped, one cod-rna run at σ = 1 did not finish in 5 minutes. "Reference"
 is the LSOKL MATLAB toolbox (the paper's baseline code) run under Octave on our files, 5
-permutations (spec forks.md Appendix R). Rows marked "(toolbox setting)" are not in the
+permutations. Rows marked "(toolbox setting)" are not in the
 paper: they use the toolbox's defaults to show where the paper's settings and the toolbox's
 differ. FORKS and SkeGD use the paper's sketch settings (B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B,
 D = 1, ρ = ⌊0.3N⌋; FORKS α = 0.01, σ_i = 0.5, η_i = 0, λ = 0, C = 1); the issue's acceptance
@@ -254,7 +254,7 @@ both at 3.001; capped PROS-N-KONS (3.17 %) keeps only ~29 dictionary points on w
 changed by its slab (C = 1000: 3.16). They are marked, not fixed, here.
 
 **λ, and the sketched map on min–max-scaled data.** The paper lists λ = 0.01 for FORKS but no
-update equation uses it; the spec's reading (λw added to the Stage-2 gradient) makes FORKS
+update equation uses it; reading it as a ridge term (λw added to the Stage-2 gradient) makes FORKS
 collapse on scaled data: with A ≈ αI in directions an epoch has not seen, the step A⁻¹λw
 removes w there at the rate λ/α = 1 per round. With it, FORKS on codrna scaled to [0, 1] sat at
 30.0 ± 2.9 % (majority rate 33.3 %). FORKS now follows Eq. 10 as written (λ = 0, see
@@ -271,5 +271,5 @@ SkeGD, which shares the map and has no ONS, is at 29.2 ± 2.7 there.
 is unstable across permutations shows up as a large standard deviation (SkeGD and FORKS on
 scaled spambase, ± 4–5) instead of being hidden by picking on the reporting runs.
 
-See learner/forks.go and learner/sketchmap.go for the decisions on the paper's ambiguities (spec
-forks.md §8) and their measured effects.`
+See docs/algorithms/forks-and-baselines.md (and learner/forks.go, learner/sketchmap.go) for the
+decisions on the paper's ambiguities and their measured effects.`
