@@ -88,7 +88,9 @@
 // complete checkpoints newest first, and the runtime restores the newest one
 // whose payload also decodes, counting every rejected one in
 // okstream_checkpoint_invalid_total{partition, reason} and logging it. If
-// there is none, the partition refuses to start with an error naming each
-// slot's reason (see package consumer). okstream inspect checkpoints applies
+// there is none, that partition refuses to start (it is reported failed,
+// the others keep running) with an error naming each slot's reason (see
+// package consumer); Store.Reset discards its checkpoints when the operator
+// decides to. okstream inspect checkpoints applies
 // the same checks and prints each rejected slot with its reason.
 package checkpoint

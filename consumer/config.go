@@ -136,6 +136,30 @@ type Config struct {
 	// retried with backoff for as long as they last; being stuck is only
 	// reported, nothing is skipped.
 	StuckAfter time.Duration
+	// ReadyBrokerTimeout is how long the instance stays ready without a
+	// successful broker round trip (a fetch, a write, a checkpoint, or the
+	// probe that refreshes the high watermarks every third of this, at most
+	// every 5 s): past it /readyz answers 503 "no broker reachable" and
+	// okstream_ready is 0 (default 15 s). Liveness is not affected.
+	ReadyBrokerTimeout time.Duration
+	// LivenessTimeout is how long the process may go without a sign of life
+	// before /healthz answers 503: the monitor loop (which ticks every
+	// second) not ticking, or one micro-batch's compute (decode, predict,
+	// learn; writes excluded) running, for longer than this (default 2 min).
+	// Waiting for a broker is never a liveness failure.
+	LivenessTimeout time.Duration
+	// ProgressInterval is the period of the info-level progress log line
+	// (events/s, lag, checkpoint age, dead letters by reason); 0 takes the
+	// default 30 s, negative turns it off.
+	ProgressInterval time.Duration
+	// FailedRetry is how often a failed partition (no checkpoint of it can
+	// be restored) tries its restore again, so that it starts by itself
+	// once an operator has reset its checkpoint (default 30 s).
+	FailedRetry time.Duration
+	// afterBatch, when set (tests), is called by a worker after each
+	// micro-batch has been processed and its position published.
+	afterBatch func(partition int, next int64)
+
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".
 	StartOffset string
@@ -228,6 +252,12 @@ func (c *Config) defaults() {
 	setInt(&c.MaxEventBytes, 1<<20)
 	setInt(&c.DeadLetterMaxBytes, 512<<10)
 	setDur(&c.StuckAfter, time.Minute)
+	setDur(&c.ReadyBrokerTimeout, 15*time.Second)
+	setDur(&c.LivenessTimeout, 2*time.Minute)
+	setDur(&c.FailedRetry, 30*time.Second)
+	if c.ProgressInterval == 0 {
+		c.ProgressInterval = 30 * time.Second
+	}
 	if c.FeedbackBuffer > 0 && c.FeedbackMaxAge == 0 {
 		c.FeedbackMaxAge = time.Hour
 	}

@@ -89,4 +89,21 @@
 // whose output or fetches make no progress for Config.StuckAfter is
 // reported stuck (Pipeline.Ready, /readyz, okstream_partition_stuck), never
 // skipped.
+//
+// # Health, failed partitions, observability
+//
+// Readiness (Pipeline.Ready, /readyz, okstream_ready) means a live
+// consumer-group generation, a broker reached within
+// Config.ReadyBrokerTimeout, and every assigned partition restored,
+// fetching, not failed and not stuck; liveness (Pipeline.Live, /healthz)
+// fails only when the process is wedged (health.go). A partition none of
+// whose checkpoints can be restored fails alone: it is reported
+// (okstream_partition_failed, an error log, /readyz) and retries its
+// restore every Config.FailedRetry, so that it starts once an operator has
+// reset its checkpoint (checkpoint.Store.Reset, okstream checkpoints
+// reset); the other partitions keep running. A checkpointed model whose
+// spec changed (Config.OnModelChange "fail") still stops the pipeline: that
+// is a configuration error shared by every partition. Lag, event-time
+// watermark and checkpoint age are computed at scrape time from the
+// workers' positions; per-model counters are drained once per micro-batch.
 package consumer

@@ -19,6 +19,10 @@ type metrics struct {
 	deadLetters *prometheus.CounterVec   // {reason}
 	labeled     *prometheus.CounterVec   // {model}
 	mistakes    *prometheus.CounterVec   // {model}
+	loss        *prometheus.CounterVec   // {model}: Σ (score − y)² over labelled events
+	modelPreds  *prometheus.CounterVec   // {model}
+	updates     *prometheus.CounterVec   // {model}
+	nonFinite   *prometheus.CounterVec   // {model}
 	mistakeRate *prometheus.GaugeVec     // {model, partition}: progressive, whole history (restored with the checkpoint)
 	mse         *prometheus.GaugeVec     // {model, partition}
 	updateSecs  *prometheus.HistogramVec // {model}
@@ -27,9 +31,7 @@ type metrics struct {
 	ckptBytes   prometheus.Histogram
 	ckptSecs    prometheus.Histogram
 	ckptTotal   *prometheus.CounterVec // {result}
-	ckptAge     *prometheus.GaugeVec   // {partition}: seconds since the last checkpoint
 	ckptUnix    *prometheus.GaugeVec   // {partition}: time of the last checkpoint
-	lag         *prometheus.GaugeVec   // {partition}
 	restoreSecs prometheus.Histogram
 	restores    *prometheus.CounterVec // {result}: found, none, reset
 	ckptInvalid *prometheus.CounterVec // {partition, reason}: checkpoint slots rejected at restore
@@ -62,9 +64,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		deadLetters: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letters_total",
 			Help: "Input records sent to the dead-letter topic, by reason."}, []string{"reason"})).(*prometheus.CounterVec),
 		labeled: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_labeled_events_total",
-			Help: "Labelled events a model was scored on before learning from them (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+			Help: "Labelled events a model was scored on before learning from them (this process; events reprocessed after a recovery count again)."}, []string{"model"})).(*prometheus.CounterVec),
 		mistakes: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_mistakes_total",
-			Help: "Classification mistakes (sign(score) != label; score 0 counts) on labelled events (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+			Help: "Classification mistakes (sign(score) != label; score 0 counts) on labelled events (this process); 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec),
+		loss: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_loss_total",
+			Help: "Sum of the square loss (score - label)^2 of the pre-update scores of labelled events (this process), for regression and classification models alike; rate(loss)/rate(labeled events) is the recent mean squared error."}, []string{"model"})).(*prometheus.CounterVec),
+		modelPreds: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_predictions_total",
+			Help: "Scores a model computed for events, labelled or not (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+		updates: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_updates_total",
+			Help: "Learning steps of a model: labelled events and resolved delayed feedback (this process)."}, []string{"model"})).(*prometheus.CounterVec),
+		nonFinite: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_nonfinite_scores_total",
+			Help: "Non-finite scores (NaN, +-Inf) a model returned for events; each one resets the model (okstream_model_resets_total)."}, []string{"model"})).(*prometheus.CounterVec),
 		mistakeRate: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mistake_rate",
 			Help: "Progressive mistake rate of a model on a partition over its whole history (restored from checkpoints), 0..1."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
 		mse: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mean_squared_error",
@@ -82,12 +92,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to write a checkpoint (all chunks and the manifest, acknowledged).", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 14)})).(prometheus.Histogram),
 		ckptTotal: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoints_total",
 			Help: "Checkpoints attempted, by result (ok, error)."}, []string{"result"})).(*prometheus.CounterVec),
-		ckptAge: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "checkpoint_age_seconds",
-			Help: "Seconds since the partition's last successful checkpoint (updated per batch)."}, []string{"partition"})).(*prometheus.GaugeVec),
 		ckptUnix: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "checkpoint_last_success_timestamp_seconds",
 			Help: "Unix time of the partition's last successful checkpoint."}, []string{"partition"})).(*prometheus.GaugeVec),
-		lag: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_records",
-			Help: "Records between the partition's high watermark and the next offset to process."}, []string{"partition"})).(*prometheus.GaugeVec),
 		restoreSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "restore_duration_seconds",
 			Help: "Time to restore a partition's models from its checkpoint.", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 16)})).(prometheus.Histogram),
 		restores: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "restores_total",
@@ -129,14 +135,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.impressionsRefused.WithLabelValues(r)
 	}
 	// Pre-create the dead-letter series so they exist at 0.
-	for _, r := range codec.Reasons() {
-		m.deadLetters.WithLabelValues(string(r))
-	}
-	for _, r := range []string{reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch} {
+	for _, r := range allDeadLetterReasons() {
 		m.deadLetters.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
 		m.ckptTotal.WithLabelValues(r)
+	}
+	for _, r := range []string{"predictions", "dead_letters", "checkpoints", "commit"} {
+		m.writeErrors.WithLabelValues(r)
 	}
 	return m
 }
@@ -152,6 +158,29 @@ func (m *metrics) predictionsCount() float64 {
 	return pm.GetCounter().GetValue()
 }
 
+// deadLetterCounts reads the dead-letter counters of every known reason
+// (for the progress log).
+func (m *metrics) deadLetterCounts() map[string]float64 {
+	out := map[string]float64{}
+	for _, r := range allDeadLetterReasons() {
+		var pm dto.Metric
+		if err := m.deadLetters.WithLabelValues(r).Write(&pm); err == nil {
+			out[r] = pm.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// allDeadLetterReasons lists every dead-letter reason: the codec's and the
+// runtime's.
+func allDeadLetterReasons() []string {
+	var out []string
+	for _, r := range codec.Reasons() {
+		out = append(out, string(r))
+	}
+	return append(out, reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch)
+}
+
 var (
 	stuckDesc = prometheus.NewDesc("okstream_partition_stuck",
 		"1 while a stage of the partition's worker (write: output unacknowledged; fetch: fetches failing) has made no progress for longer than --stuck-after; /readyz is then 503.",
@@ -159,22 +188,41 @@ var (
 	stallDesc = prometheus.NewDesc("okstream_partition_stall_seconds",
 		"Seconds a stage of the partition's worker has been waiting: the current output unit unacknowledged (write), fetches failing (fetch); 0 when it flows.",
 		[]string{"partition", "stage"}, nil)
+	lagDesc = prometheus.NewDesc("okstream_consumer_lag_records",
+		"Records between the partition's high watermark (from the latest fetch, refreshed by a probe at least every 5 s) and the next offset to process (advanced after every micro-batch).",
+		[]string{"partition"}, nil)
+	watermarkDesc = prometheus.NewDesc("okstream_partition_event_time_watermark_seconds",
+		"Event-time watermark of the partition: the lower median of the ts of its last 15 processed events that had one, in Unix seconds.",
+		[]string{"partition"}, nil)
+	failedDesc = prometheus.NewDesc("okstream_partition_failed",
+		"1 while the partition is stopped because none of its checkpoints can be restored (see okstream checkpoints reset); /readyz is then 503.",
+		[]string{"partition"}, nil)
+	ckptAgeDesc = prometheus.NewDesc("okstream_checkpoint_age_seconds",
+		"Seconds the partition's processed events have gone without a checkpoint: since its last successful checkpoint (or its restore) while events were processed after it; 0 when the checkpoint is up to date (an idle partition).",
+		[]string{"partition"}, nil)
 )
 
-// stallCollector exports the stall clocks of the running workers, read at
-// scrape time (a write that hangs is visible while it hangs).
-type stallCollector struct{ p *Pipeline }
+// liveCollector exports, at scrape time, what the running workers know:
+// the stall clocks (a write that hangs is visible while it hangs), the lag,
+// the event-time watermark, the failed flag and the checkpoint age. A
+// partition's series exist while this instance owns it.
+type liveCollector struct{ p *Pipeline }
 
-func (c stallCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- stuckDesc
-	ch <- stallDesc
+func (c liveCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{stuckDesc, stallDesc, lagDesc, watermarkDesc, failedDesc, ckptAgeDesc} {
+		ch <- d
+	}
 }
 
-func (c stallCollector) Collect(ch chan<- prometheus.Metric) {
+func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	now := time.Now()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
 	for n, w := range c.p.live {
+		label := partLabel(n)
 		waiting := map[string]time.Duration{}
 		for _, s := range w.stalls(now, 0) {
 			waiting[s.Stage] = s.For
@@ -185,8 +233,22 @@ func (c stallCollector) Collect(ch chan<- prometheus.Metric) {
 			if d > 0 && d >= c.p.cfg.StuckAfter {
 				stuck = 1
 			}
-			ch <- prometheus.MustNewConstMetric(stuckDesc, prometheus.GaugeValue, stuck, partLabel(n), stage)
-			ch <- prometheus.MustNewConstMetric(stallDesc, prometheus.GaugeValue, d.Seconds(), partLabel(n), stage)
+			gauge(stuckDesc, stuck, label, stage)
+			gauge(stallDesc, d.Seconds(), label, stage)
+		}
+		failed := 0.0
+		if w.failure() != "" {
+			failed = 1
+		}
+		gauge(failedDesc, failed, label)
+		if lag, ok := w.lag(); ok {
+			gauge(lagDesc, float64(lag), label)
+		}
+		if wm, ok := w.watermark(); ok {
+			gauge(watermarkDesc, float64(wm)/1e3, label)
+		}
+		if w.pos.Load() >= 0 {
+			gauge(ckptAgeDesc, w.checkpointAge(now).Seconds(), label)
 		}
 	}
 }

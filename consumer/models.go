@@ -37,6 +37,21 @@ type model struct {
 	classify   bool
 	updates    uint64
 	stats      Stats
+	tally      tally // since the worker last drained it into the counters
+}
+
+// tally counts a model's work since the worker last exported it to the
+// per-model counters (okstream_model_*_total): kept in plain fields so the
+// per-event path does no atomic or map operation, and drained once per
+// micro-batch. It is not checkpointed: the counters count this process's
+// work, events reprocessed after a recovery included.
+type tally struct {
+	predictions uint64  // scores computed for events (labelled or not)
+	updates     uint64  // learning steps (labelled events, resolved feedback)
+	labeled     uint64  // labelled events counted in Stats
+	mistakes    uint64  // of which classification mistakes
+	loss        float64 // Σ (score − y)² over them, non-finite terms left out (as in Stats.SqErr)
+	nonFinite   uint64  // non-finite scores the learner returned (each one resets the model; see step)
 }
 
 // modelSet is the models of one partition: every configured model, built
@@ -94,6 +109,7 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 			start = time.Now()
 		}
 		f, before := ms.step(m, x, y, hasY)
+		m.tally.predictions++
 		allFinite = allFinite && finite(f)
 		if hasY {
 			m.count(f, y)
@@ -144,13 +160,16 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 			return m.l.Predict(x)
 		}
 		m.updates++
+		m.tally.updates++
 		return m.l.Learn(x, y)
 	}
 	if f = run(); finite(f) {
 		return f, before
 	}
+	m.tally.nonFinite++
 	ms.reset(m, resetNonFinite)
 	if f = run(); !finite(f) {
+		m.tally.nonFinite++
 		ms.reset(m, resetNonFinite)
 	}
 	return f, before
@@ -163,11 +182,14 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 // otherwise be NaN or +Inf for ever.
 func (m *model) count(f, y float64) {
 	m.stats.Labeled++
+	m.tally.labeled++
 	if m.classify && learner.Mistake(f, y) {
 		m.stats.Mistakes++
+		m.tally.mistakes++
 	}
 	if d := (f - y) * (f - y); finite(d) {
 		m.stats.SqErr += d
+		m.tally.loss += d
 	}
 }
 
@@ -252,6 +274,7 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		f, before := im.scores[i], im.updates[i]
 		if math.IsNaN(f) { // unknown: the model was added after the impression (or its score was NaN)
 			f, before = ms.step(m, im.x, 0, false)
+			m.tally.predictions++
 		}
 		g, _ := ms.step(m, im.x, y, true)
 		allFinite = allFinite && finite(g)
@@ -298,6 +321,12 @@ func (ms *modelSet) marshal() ([]byte, error) {
 	ms.pend.encode(e)
 	return e.Bytes(), nil
 }
+
+// ErrDimensionChanged reports a checkpoint payload of another dimension
+// than the configured one: a configuration change (--dim), so when it is
+// why no checkpoint of a partition can be restored, the pipeline stops
+// (like ErrModelChanged) instead of failing the partitions one by one.
+var ErrDimensionChanged = errors.New("feature dimension changed since the checkpoint")
 
 // ErrModelChanged reports a checkpointed model whose spec differs from the
 // configured one.
@@ -392,12 +421,15 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	if err != nil {
 		return nil, err
 	}
-	if dim != ms.dim {
-		return nil, fmt.Errorf("checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", dim, ms.dim)
+	if dim != ms.dim && dim != 0 {
+		return nil, fmt.Errorf("%w: the checkpoint payload is for dimension %d, the pipeline is configured with --dim %d", ErrDimensionChanged, dim, ms.dim)
 	}
 	pl, pend, err := decodePayload(payload, ms.pend, current)
 	if err != nil {
 		return nil, err
+	}
+	if dim == 0 && (len(pl.Models) > 0 || pend.len() > 0) {
+		return nil, errors.New("checkpoint payload of dimension 0 (a reset) holds models or impressions")
 	}
 	byName := map[string]ModelSummary{}
 	for _, m := range pl.Models {
@@ -436,6 +468,20 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
+}
+
+// ResetPayload is a checkpoint payload with no models and no pending
+// impressions, of dimension 0, which a pipeline of any dimension restores
+// as "every configured model fresh": what okstream checkpoints reset
+// --to-offset saves, so that a partition resumes at a chosen offset with
+// fresh models.
+func ResetPayload() []byte {
+	ms := &modelSet{pend: newPending(pendingLimits{}, 0)}
+	b, err := ms.marshal()
+	if err != nil { // no learner to marshal: cannot happen
+		panic(err)
+	}
+	return b
 }
 
 // peekDim reads the dimension of a payload without decoding the rest.

@@ -51,10 +51,35 @@ type pending struct {
 	byID  map[string]*list.Element // id → element
 	bytes int64                    // accounted bytes of the entries
 
-	// The event-time watermark: the ts of the last events (a ring).
+	// The event-time watermark: the ts of the last events.
+	tsWindow
+}
+
+// tsWindow is a ring of the timestamps of the last watermarkWindow events
+// that had one; its watermark is their lower median. The pending buffer
+// checkpoints its window (eviction by age depends on it); the worker keeps
+// another one, never checkpointed, for the event-time watermark gauge.
+type tsWindow struct {
 	window [watermarkWindow]int64
 	nts    int // timestamps in window (≤ watermarkWindow)
 	next   int // where the next one goes
+}
+
+// push puts an event's timestamp (ms) into the window.
+func (t *tsWindow) push(ts int64) {
+	t.window[t.next] = ts
+	t.next = (t.next + 1) % watermarkWindow
+	t.nts = min(t.nts+1, watermarkWindow)
+}
+
+// watermark is the lower median of the timestamps in the window (call with
+// nts > 0).
+func (t *tsWindow) watermark() int64 {
+	var buf [watermarkWindow]int64
+	w := buf[:t.nts]
+	copy(w, t.window[:t.nts]) // the window is filled from index 0 on
+	slices.Sort(w)
+	return w[(len(w)-1)/2]
 }
 
 // pendingLimits bounds a pending buffer; see pending.
@@ -136,23 +161,11 @@ func (p *pending) add(im *impression) (r addResult) {
 // entries older than maxAge before the new watermark; it returns how many
 // were evicted.
 func (p *pending) observe(ts int64) (evicted int) {
-	p.window[p.next] = ts
-	p.next = (p.next + 1) % watermarkWindow
-	p.nts = min(p.nts+1, watermarkWindow)
+	p.push(ts)
 	if p.lim.maxAge <= 0 {
 		return 0
 	}
 	return p.expire(p.watermark())
-}
-
-// watermark is the lower median of the timestamps in the window (call with
-// nts > 0).
-func (p *pending) watermark() int64 {
-	var buf [watermarkWindow]int64
-	w := buf[:p.nts]
-	copy(w, p.window[:p.nts]) // the window is filled from index 0 on
-	slices.Sort(w)
-	return w[(len(w)-1)/2]
 }
 
 // expire evicts entries, oldest first, older than maxAge before event time

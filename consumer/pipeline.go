@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +38,13 @@ type Pipeline struct {
 	predMax, dlqMax int
 
 	killed atomic.Bool
-	joined atomic.Bool
+
+	// Readiness and liveness (health.go).
+	inGen       atomic.Bool  // a member of a live generation
+	genID       atomic.Int32 // the generation inGen refers to
+	lastContact atomic.Int64 // Unix ns of the last successful broker round trip
+	tick        atomic.Int64 // Unix ns of the monitor's last tick
+	eventsSeen  atomic.Int64 // input records processed (for the progress line)
 
 	mu     sync.Mutex
 	parts  map[int]*PartitionStatus
@@ -64,6 +69,9 @@ type PartitionStatus struct {
 	// Stuck lists the stages of the partition's worker that have not made
 	// progress for longer than Config.StuckAfter (empty when it flows).
 	Stuck []Stall
+	// Failed says why the partition is stopped: none of its checkpoints
+	// can be restored ("" unless so; see okstream checkpoints reset).
+	Failed string
 }
 
 // Totals are process-wide counts.
@@ -89,7 +97,14 @@ func New(cfg Config) (*Pipeline, error) {
 		reg = p.reg
 	}
 	p.m = newMetrics(reg)
-	reg.MustRegister(stallCollector{p})
+	reg.MustRegister(liveCollector{p})
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "okstream", Name: "ready",
+		Help: "1 when the instance is ready (what /readyz answers 200 to), 0 otherwise."}, func() float64 {
+		if p.notReady() == "" {
+			return 1
+		}
+		return 0
+	}))
 	return p, nil
 }
 
@@ -113,37 +128,14 @@ func (p *Pipeline) Kill() {
 	}
 }
 
-// Ready reports whether the instance has joined its group, every partition
-// it owns has been restored, and none is stuck (Config.StuckAfter).
+// Ready reports whether the instance is ready: a member of a live
+// consumer-group generation, a broker reached within
+// Config.ReadyBrokerTimeout, every assigned partition restored, fetching,
+// not failed and not stuck (see health.go).
 func (p *Pipeline) Ready() bool { return p.notReady() == "" }
 
-// notReady says why the instance is not ready ("" when it is).
-func (p *Pipeline) notReady() string {
-	if !p.joined.Load() {
-		return "joining the consumer group"
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var restoring []int
-	for _, s := range p.parts {
-		if s.Owned && !s.Ready {
-			restoring = append(restoring, s.Partition)
-		}
-	}
-	if len(restoring) > 0 {
-		sort.Ints(restoring)
-		return fmt.Sprintf("restoring partitions %v", restoring)
-	}
-	now := time.Now()
-	var stuck []string
-	for n, w := range p.live {
-		for _, st := range w.stalls(now, p.cfg.StuckAfter) {
-			stuck = append(stuck, fmt.Sprintf("partition %d stuck: %s", n, st))
-		}
-	}
-	sort.Strings(stuck)
-	return strings.Join(stuck, "; ")
-}
+// Live reports whether the process is not wedged (see health.go).
+func (p *Pipeline) Live() bool { return p.wedged() == "" }
 
 func (p *Pipeline) register(n int, w *worker) {
 	p.mu.Lock()
@@ -195,6 +187,9 @@ func (p *Pipeline) partReady(n int, ready bool) {
 	s := p.part(n)
 	s.Ready = ready
 	s.Owned = ready
+	if !ready {
+		s.Failed = "" // no longer owned: the next owner reports it
+	}
 }
 
 func (p *Pipeline) noteRestore(n int, d time.Duration, found bool) {
@@ -235,15 +230,19 @@ func (p *Pipeline) setFatal(err error) {
 	}
 }
 
-// Handler serves /metrics, /healthz (the process is up) and /readyz (joined,
-// every owned partition restored and none stuck; otherwise 503 with the
-// reason, naming the partitions).
+// Handler serves /metrics, /healthz (200 unless the process is wedged; see
+// Live) and /readyz (200 when Ready; otherwise 503 with every reason,
+// naming the partitions).
 func (p *Pipeline) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if p.reg != nil {
 		mux.Handle("/metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if why := p.wedged(); why != "" {
+			http.Error(w, "wedged: "+why, http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -277,9 +276,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if err := p.setup(ctx); err != nil {
 		return kafkasec.Explain(err)
 	}
+	p.contact()
 	defer p.predW.Close()
 	defer p.dlqW.Close()
 	defer p.store.Close()
+	mctx, stopMonitor := context.WithCancel(ctx)
+	monitorDone := make(chan struct{})
+	go func() { defer close(monitorDone); p.monitor(mctx) }()
+	defer func() { stopMonitor(); <-monitorDone }()
 
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                cfg.Group,
@@ -312,10 +316,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
 				break
 			}
+			p.inGen.Store(false)
+			p.m.assigned.Set(0)
 			log.Warn("consumer group error; rejoining", "err", err)
 			continue
 		}
-		p.joined.Store(true)
+		p.contact()
 		p.m.rebalances.Inc()
 		assigned := gen.Assignments[cfg.Input]
 		ids := make([]int, len(assigned))
@@ -335,6 +341,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		log.Info("generation", "id", gen.ID, "member", gen.MemberID, "partitions", ids)
+		genID := gen.ID
+		gen.Start(func(gctx context.Context) { p.liveGeneration(gctx, genID) })
 		for _, id := range ids {
 			gen.Start(func(gctx context.Context) {
 				w, err := newWorker(p, kafkaGen{gen}, id)
@@ -354,6 +362,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 	<-closed
+	p.inGen.Store(false)
 	p.m.assigned.Set(0)
 	p.mu.Lock()
 	defer p.mu.Unlock()

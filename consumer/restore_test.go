@@ -85,17 +85,53 @@ func TestRestoreFallsBackAndRefuses(t *testing.T) {
 	e.Produce(t, cfg.Checkpoints,
 		kafka.Message{Key: []byte(prefix + "A/m"), Value: []byte("OKCM forged")},
 		kafka.Message{Key: []byte(prefix + "B/m"), Value: []byte("OKCM forged")})
+	cfg.FailedRetry = 200 * time.Millisecond
+	r = start(t, cfg)
+	waitFor(t, 60*time.Second, "the partition reported failed", func() bool {
+		st, _ := r.p.Status()
+		return len(st) == 1 && st[0].Failed != ""
+	})
+	st, _ := r.p.Status()
+	if why := st[0].Failed; !strings.Contains(why, checkpoint.ErrNoValidCheckpoint.Error()) || !strings.Contains(why, string(checkpoint.ReasonMalformed)) || !strings.Contains(why, "okstream checkpoints reset") {
+		t.Fatalf("failure %q: want ErrNoValidCheckpoint naming the reason and the reset command", why)
+	}
+	if n := invalidCount(r.p, 0, checkpoint.ReasonMalformed); n < 2 {
+		t.Fatalf("okstream_checkpoint_invalid_total{reason=malformed} = %v, want at least 2", n)
+	}
+	if r.p.Ready() || !strings.Contains(r.p.notReady(), "partition 0 failed") {
+		t.Fatalf("ready with a failed partition: %q", r.p.notReady())
+	}
+	select {
+	case err := <-r.done:
+		t.Fatalf("the pipeline stopped: %v", err)
+	default:
+	}
+}
+
+// A changed --dim is a configuration error, not damage: when it is why no
+// checkpoint restores, the pipeline stops with ErrDimensionChanged (as for
+// a changed model spec) rather than failing every partition one by one.
+func TestDimensionChangeStopsThePipeline(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	e.Produce(t, input, genEvents(300, 91, "x")...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "processing", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dim = testDim + 1
 	r = start(t, cfg)
 	select {
 	case err := <-r.done:
 		r.done <- err
-		if !errors.Is(err, checkpoint.ErrNoValidCheckpoint) || !strings.Contains(err.Error(), string(checkpoint.ReasonMalformed)) {
-			t.Fatalf("want ErrNoValidCheckpoint naming the reason, got %v", err)
-		}
-		if n := invalidCount(r.p, 0, checkpoint.ReasonMalformed); n != 2 {
-			t.Fatalf("okstream_checkpoint_invalid_total{reason=malformed} = %v, want 2", n)
+		if !errors.Is(err, ErrDimensionChanged) || !strings.Contains(err.Error(), "--dim") {
+			t.Fatalf("want ErrDimensionChanged naming --dim, got %v", err)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatal("pipeline started a partition without a valid checkpoint")
+		t.Fatal("the pipeline kept running with checkpoints of another dimension")
 	}
 }

@@ -80,9 +80,9 @@ type worker struct {
 	classify bool
 	next     int64 // next input offset to process
 	epoch    checkpoint.Epoch
-	durable  int64 // next offset of the last durable checkpoint (-1: none)
-	since    int   // events since the last checkpoint
-	lastCkpt time.Time
+	durable  int64        // next offset of the last durable checkpoint (-1: none)
+	since    int          // events since the last checkpoint
+	lastCkpt atomic.Int64 // Unix ns of the last checkpoint (or of the restore)
 
 	dec    *codec.Decoder
 	ev     codec.Event
@@ -98,10 +98,27 @@ type worker struct {
 	writerDone chan struct{} // closed when the writer exits
 	writerOK   atomic.Bool   // false once the writer gave up on a unit
 
-	// Stall clocks of the writer and the fetcher (see stalls).
+	// Stall clocks of the writer and the fetcher (see stalls), and why the
+	// partition failed ("" unless it did; see failed).
 	stallMu    sync.Mutex
 	writeStall stallClock
 	fetchStall stallClock
+	failMsg    string
+
+	// Read by the pipeline (readiness, liveness, the live metrics).
+	hwm        atomic.Int64 // the partition's high watermark (-1: not known yet)
+	pos        atomic.Int64 // next offset to process, published after each micro-batch (-1 until restored)
+	wmark      atomic.Int64 // event-time watermark (ms), valid when hasWmark
+	hasWmark   atomic.Bool
+	fetching   atomic.Bool  // a fetch has succeeded since the restore
+	batchStart atomic.Int64 // Unix ns when the current micro-batch's compute began (0: none)
+	unckpt     atomic.Int64 // events processed since the last checkpoint (w.since)
+	tsw        tsWindow     // the last events' ts, for wmark (never checkpointed)
+
+	// Per-model counters (okstream_model_*_total), in model order.
+	cPreds, cUpdates, cLabeled, cMistakes, cLoss, cNonFinite []prometheus.Counter
+	// Dead-letter log rate limiting, by reason (see noteDeadLetter).
+	dlqLog map[string]*dlqLogState
 }
 
 // unit is one micro-batch's output, handed from the worker to the writer.
@@ -138,7 +155,17 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	}
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
+		// Resolving the series creates them at 0 when the model starts.
+		w.cPreds = append(w.cPreds, p.m.modelPreds.WithLabelValues(m.Name))
+		w.cUpdates = append(w.cUpdates, p.m.updates.WithLabelValues(m.Name))
+		w.cLabeled = append(w.cLabeled, p.m.labeled.WithLabelValues(m.Name))
+		w.cMistakes = append(w.cMistakes, p.m.mistakes.WithLabelValues(m.Name))
+		w.cLoss = append(w.cLoss, p.m.loss.WithLabelValues(m.Name))
+		w.cNonFinite = append(w.cNonFinite, p.m.nonFinite.WithLabelValues(m.Name))
 	}
+	w.hwm.Store(-1)
+	w.pos.Store(-1) // until restored
+	w.dlqLog = map[string]*dlqLogState{}
 	ms.onReset = w.modelReset
 	return w, nil
 }
@@ -150,7 +177,8 @@ func (w *worker) run(ctx context.Context) error {
 	log := w.log
 	w.p.register(w.part, w)
 	defer w.p.unregister(w.part, w)
-	if err := w.restore(ctx); err != nil {
+	defer w.p.notePartitionFailed(w.part, "") // the next owner reports it again if it must
+	if err := w.restoreOrWait(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
 	w.p.partReady(w.part, true)
@@ -181,7 +209,6 @@ loop:
 			break loop
 		case f = <-fetches:
 		}
-		w.p.m.lag.WithLabelValues(w.label).Set(float64(max(0, f.hwm-w.next)))
 		for i := 0; i < len(f.recs); {
 			j := min(i+w.p.cfg.BatchSize, len(f.recs))
 			if !w.batch(ctx, f.recs[i:j]) {
@@ -192,9 +219,6 @@ loop:
 		}
 		if len(f.recs) == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
-		}
-		if !w.lastCkpt.IsZero() {
-			w.p.m.ckptAge.WithLabelValues(w.label).Set(time.Since(w.lastCkpt).Seconds())
 		}
 	}
 	cancelFetch()
@@ -249,6 +273,9 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 			continue
 		}
 		w.waiting(&w.fetchStall, true, nil)
+		w.noteHWM(hwm)
+		w.fetching.Store(true)
+		w.p.contact()
 		if len(recs) > 0 {
 			pos = recs[len(recs)-1].Offset + 1
 		}
@@ -296,6 +323,7 @@ func (w *worker) writeLoop(ctx context.Context) {
 			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 		}
 		w.waiting(&w.writeStall, true, nil)
+		w.p.contact()
 		w.p.m.writeSecs.Observe(time.Since(start).Seconds())
 		w.acked.Store(u.next)
 		select {
@@ -395,7 +423,7 @@ func (w *worker) restore(ctx context.Context) error {
 			break
 		}
 		if errors.Is(err, checkpoint.ErrNoValidCheckpoint) {
-			return errFatal{fmt.Errorf("partition %d: %w (inspect the checkpoint topic with okstream inspect checkpoints; to discard the state, delete the partition's checkpoint records)", w.part, err)}
+			return errPartitionFailed{fmt.Errorf("partition %d: %w (%s)", w.part, err, w.recoveryHint())}
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -406,6 +434,7 @@ func (w *worker) restore(ctx context.Context) error {
 	var cp *checkpoint.Checkpoint
 	var fresh []string
 	var failed []string
+	dimChanged := 0
 	for _, c := range cps {
 		f, err := w.ms.restore(c.Payload, w.p.cfg.OnModelChange == "reset")
 		if errors.Is(err, ErrModelChanged) {
@@ -414,6 +443,9 @@ func (w *worker) restore(ctx context.Context) error {
 		if err != nil {
 			// The records were intact but the payload does not decode
 			// (e.g. a forged learner state): try the older checkpoint.
+			if errors.Is(err, ErrDimensionChanged) {
+				dimChanged++
+			}
 			r := checkpoint.Rejection{Slot: c.Epoch.Slot(), Reason: checkpoint.ReasonPayload, Detail: fmt.Sprintf("epoch %s: %v", c.Epoch, err)}
 			w.invalidCheckpoint(r)
 			failed = append(failed, r.String())
@@ -422,8 +454,12 @@ func (w *worker) restore(ctx context.Context) error {
 		cp, fresh = c, f
 		break
 	}
+	if cp == nil && len(cps) > 0 && dimChanged == len(cps) {
+		// A configuration change, not damage: every partition would fail.
+		return errFatal{fmt.Errorf("partition %d: %w: %s (restore the old --dim, or use another --group or --checkpoint-topic to start fresh models)", w.part, ErrDimensionChanged, strings.Join(failed, "; "))}
+	}
 	if cp == nil && len(cps) > 0 {
-		return errFatal{fmt.Errorf("partition %d: no checkpoint could be restored: %s (inspect the checkpoint topic with okstream inspect checkpoints --models; to discard the state, delete the partition's checkpoint records)", w.part, strings.Join(failed, "; "))}
+		return errPartitionFailed{fmt.Errorf("partition %d: no checkpoint could be restored: %s (%s)", w.part, strings.Join(failed, "; "), w.recoveryHint())}
 	}
 	if cp != nil {
 		w.next, w.epoch, w.durable = cp.NextOffset, cp.Epoch, cp.NextOffset
@@ -445,7 +481,8 @@ func (w *worker) restore(ctx context.Context) error {
 	d := time.Since(start)
 	w.p.m.restoreSecs.Observe(d.Seconds())
 	w.p.noteRestore(w.part, d, cp != nil)
-	w.lastCkpt = time.Now()
+	w.lastCkpt.Store(time.Now().UnixNano())
+	w.pos.Store(w.next)
 	w.publishStats()
 	return nil
 }
@@ -488,15 +525,28 @@ func (w *worker) outOfRange(ctx context.Context, pos int64) int64 {
 // returns false if the generation ended or the writer gave up.
 func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	start := time.Now()
+	w.batchStart.Store(start.UnixNano())
 	u := w.newUnit()
 	for i := range recs {
 		w.process(u, &recs[i])
 	}
+	w.batchStart.Store(0)
 	u.next = w.next
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
+	w.p.eventsSeen.Add(int64(len(recs)))
 	w.since += len(recs)
+	w.unckpt.Store(int64(w.since))
 	w.p.m.batchSecs.Observe(time.Since(start).Seconds())
 	w.publishStats()
+	w.drainTallies()
+	w.pos.Store(w.next)
+	if w.tsw.nts > 0 {
+		w.wmark.Store(w.tsw.watermark())
+		w.hasWmark.Store(true)
+	}
+	if hook := w.p.cfg.afterBatch; hook != nil {
+		hook(w.part, w.next)
+	}
 	select {
 	case w.writeCh <- u:
 		return true
@@ -525,6 +575,9 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	if err := CheckLabel(w.classify, w.ev.HasY, w.ev.Y); err != nil {
 		w.deadLetter(u, r, reasonBadLabel, err.Error())
 		return
+	}
+	if w.ev.HasTS {
+		w.tsw.push(w.ev.TS)
 	}
 	pend := w.ms.pend
 	if pend.enabled() && w.ev.HasTS {
@@ -657,6 +710,7 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 // or truncated to the dead-letter limit with headers saying so).
 func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
+	w.noteDeadLetter(reason, detail, r.Offset)
 	u.dlq = append(u.dlq, deadLetterMsg(r.Key, r.Value, w.p.dlqMax, reason, detail,
 		w.p.cfg.Input+"/"+w.label+"/"+strconv.FormatInt(r.Offset, 10)))
 }
@@ -665,7 +719,7 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 	if w.next == w.durable {
 		return
 	}
-	if w.since < w.p.cfg.CheckpointEvery && time.Since(w.lastCkpt) < w.p.cfg.CheckpointInterval {
+	if w.since < w.p.cfg.CheckpointEvery && time.Since(time.Unix(0, w.lastCkpt.Load())) < w.p.cfg.CheckpointInterval {
 		return
 	}
 	if !w.waitAcked(ctx) {
@@ -691,12 +745,15 @@ func (w *worker) checkpoint(ctx context.Context) error {
 		w.p.m.writeErrors.WithLabelValues("checkpoints").Inc()
 		return err
 	}
-	w.epoch, w.durable, w.since, w.lastCkpt = ep, w.next, 0, time.Now()
+	now := time.Now()
+	w.epoch, w.durable, w.since = ep, w.next, 0
+	w.unckpt.Store(0)
+	w.lastCkpt.Store(now.UnixNano())
+	w.p.contact()
 	w.p.m.ckptTotal.WithLabelValues("ok").Inc()
 	w.p.m.ckptBytes.Observe(float64(st.Bytes))
 	w.p.m.ckptSecs.Observe(st.Duration.Seconds())
-	w.p.m.ckptAge.WithLabelValues(w.label).Set(0)
-	w.p.m.ckptUnix.WithLabelValues(w.label).Set(float64(w.lastCkpt.UnixNano()) / 1e9)
+	w.p.m.ckptUnix.WithLabelValues(w.label).Set(float64(now.UnixNano()) / 1e9)
 	w.p.noteCheckpoint(w.part, w.next, st)
 	if err := w.gen.commit(w.p.cfg.Input, w.part, w.next); err != nil {
 		// The checkpoint, not the committed offset, is where the partition

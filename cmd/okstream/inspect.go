@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -64,25 +63,17 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "okstream inspect: "+format+"\n", a...)
 		return 2
 	}
-	if err := sf.fromEnv(fs, os.Getenv); err != nil {
-		return fail("%v", err)
+	if *topic == "" {
+		return fail("--brokers and --topic are required (see okstream inspect --help)")
 	}
-	sec, err := sf.build(os.Getenv, warnTo(stderr, "inspect"))
+	conn, err := sf.connect(fs, *brokers, "inspect", stderr)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if *brokers == "" {
-		*brokers = os.Getenv("OKSTREAM_BROKERS")
-	}
-	if *brokers == "" || *topic == "" {
-		return fail("--brokers and --topic are required (see okstream inspect --help)")
-	}
+	defer conn.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	brokerList := strings.Split(*brokers, ",")
-	transport := kafkasec.Transport(sec.TLS, sec.SASL)
-	defer kafkasec.CloseTransport(transport)
-	client := kafkasec.Client(brokerList, transport, 30*time.Second)
+	brokerList, client := conn.brokers, conn.client
 	switch what {
 	case "checkpoints":
 		if err := inspectCheckpoints(ctx, stdout, checkpoint.Config{Brokers: brokerList, Topic: *topic, Client: client, MaxStateBytes: *maxState}, *models); err != nil {

@@ -70,6 +70,7 @@ type runFlags struct {
 	batchSize, fetchMaxBytes, maxEventBytes                int
 	deadLetterMaxBytes                                     int
 	stuckAfter                                             time.Duration
+	readyBrokerTimeout, progressInterval                   time.Duration
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange                             string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
@@ -104,6 +105,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxEventBytes, "max-event-bytes", d.MaxEventBytes, "larger events are dead-lettered (oversized)")
 	fs.IntVar(&f.deadLetterMaxBytes, "dead-letter-max-bytes", d.DeadLetterMaxBytes, "key and value bytes a dead letter copies from its record; larger records are copied truncated, with okstream-truncated headers")
 	fs.DurationVar(&f.stuckAfter, "stuck-after", d.StuckAfter, "a partition whose output is unacknowledged or whose fetches fail for this long is reported stuck (/readyz 503, okstream_partition_stuck)")
+	fs.DurationVar(&f.readyBrokerTimeout, "ready-broker-timeout", d.ReadyBrokerTimeout, "/readyz answers 503 when no broker has answered for this long (outages); liveness is not affected")
+	fs.DurationVar(&f.progressInterval, "progress-interval", d.ProgressInterval, "period of the info-level progress log line (events/s, lag, checkpoint age, dead letters by reason); 0: off")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
@@ -167,6 +170,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		Dim: f.dim, CheckpointEvery: f.checkpointEvery, CheckpointInterval: f.checkpointInterval,
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
+		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,

@@ -4,6 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"okstream/internal/kafkasec"
 )
@@ -69,3 +74,37 @@ func (s *secFlags) build(getenv func(string) string, warn func(string)) (kafkase
 func warnTo(w io.Writer, cmd string) func(string) {
 	return func(msg string) { fmt.Fprintf(w, "okstream %s: warning: %s\n", cmd, msg) }
 }
+
+// connection is a client to a command's brokers, with the security flags
+// applied (for the commands without the config-file layer: inspect,
+// checkpoints).
+type connection struct {
+	brokers   []string
+	client    *kafka.Client
+	transport kafka.RoundTripper
+}
+
+// connect fills the security flags not given from OKSTREAM_<FLAG>, builds
+// them (warnings to stderr as "okstream CMD: warning: ..."), and opens a
+// client to brokers, or to $OKSTREAM_BROKERS when brokers is empty (an
+// error if both are). Close the connection when done.
+func (s *secFlags) connect(fs *flag.FlagSet, brokers, cmd string, stderr io.Writer) (*connection, error) {
+	if err := s.fromEnv(fs, os.Getenv); err != nil {
+		return nil, err
+	}
+	sec, err := s.build(os.Getenv, warnTo(stderr, cmd))
+	if err != nil {
+		return nil, err
+	}
+	if brokers == "" {
+		brokers = os.Getenv("OKSTREAM_BROKERS")
+	}
+	if brokers == "" {
+		return nil, fmt.Errorf("--brokers is required (or set OKSTREAM_BROKERS; see okstream %s --help)", cmd)
+	}
+	c := &connection{brokers: strings.Split(brokers, ","), transport: kafkasec.Transport(sec.TLS, sec.SASL)}
+	c.client = kafkasec.Client(c.brokers, c.transport, 30*time.Second)
+	return c, nil
+}
+
+func (c *connection) close() { kafkasec.CloseTransport(c.transport) }

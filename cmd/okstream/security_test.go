@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,7 +172,7 @@ func TestSASLSSL(t *testing.T) {
 			defer cancel()
 			rctx, stop := context.WithCancel(ctx)
 			done := make(chan int, 1)
-			var rout, rerr syncBuffer
+			var rout, rerr kafkatest.SyncBuffer
 			go func() {
 				done <- runRunContext(rctx, append([]string{"--input", in, "--dim", "3", "--group", "sasl-g-" + suffix,
 					"--checkpoint-topic", "sasl-ckpt-" + suffix, "--model", "fogd:sigma=1,budget=10", "--metrics-addr", "",
@@ -237,7 +236,7 @@ func TestSASLSSLWrongPassword(t *testing.T) {
 			"--sasl-password-env", "OKSTREAM_TEST_WRONG_PW"}
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		start := time.Now()
-		var errb syncBuffer
+		var errb kafkatest.SyncBuffer
 		code := runRunContext(ctx, append([]string{"--input", "sasl-wrong-pw", "--dim", "3", "--model", "fogd", "--metrics-addr", ""}, sec...), io.Discard, &errb, os.Getenv)
 		if ctx.Err() != nil {
 			t.Fatalf("%s: run with a wrong password waited for its context (%v); log:\n%s", mech, time.Since(start), errb.String())
@@ -274,21 +273,3 @@ func lastLine(s string) string {
 }
 
 func kafkatestSuffix() string { return time.Now().Format("150405.000000") }
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

@@ -11,15 +11,19 @@
 package kafkatest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +46,7 @@ type Env struct {
 
 	mu       sync.Mutex
 	refusals []string
+	down     atomic.Bool // the embedded broker drops every request (StopBroker)
 }
 
 // kafka4Min is Kafka 4.0's minimum version per API key (KIP-896; Produce ≥ 3
@@ -81,6 +86,9 @@ func NewWith(t testing.TB, o Options) *Env {
 		}
 		c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
 			c.KeepControl()
+			if e.down.Load() {
+				return nil, errors.New("kafkatest: broker stopped"), true // kfake closes the connection
+			}
 			if min, ok := kafka4Min[req.Key()]; ok && req.GetVersion() < min {
 				e.mu.Lock()
 				e.refusals = append(e.refusals, fmt.Sprintf("api key %d v%d (Kafka 4 minimum v%d)", req.Key(), req.GetVersion(), min))
@@ -218,4 +226,99 @@ func ReadAll(ctx context.Context, c *kafka.Client, topic string) ([]Record, erro
 		out = append(out, recs...)
 	}
 	return out, nil
+}
+
+// OutageEnv enables StopBroker and StartBroker against a real broker:
+// OKSTREAM_TEST_KAFKA_OUTAGE=1 lets them stop and restart the broker of
+// $OKSTREAM_TEST_BROKERS with scripts/kafka.sh (stop; start --keep-data,
+// with the KAFKA_* variables of the environment, so the same ports). It
+// stops the broker every other test uses, so run such tests alone (CI runs
+// them in a step of their own).
+const OutageEnv = "OKSTREAM_TEST_KAFKA_OUTAGE"
+
+// CanStopBroker reports whether StopBroker and StartBroker work here:
+// always on the embedded broker, on a real one only with OutageEnv set.
+func (e *Env) CanStopBroker() bool { return !e.Real || os.Getenv(OutageEnv) == "1" }
+
+// StopBroker makes the broker unreachable: the embedded one closes every
+// connection on its next request (new connections are accepted, their
+// requests closed) until StartBroker; a real one is stopped with
+// scripts/kafka.sh stop. The broker is started again when the test ends.
+func (e *Env) StopBroker(t testing.TB) {
+	t.Helper()
+	if !e.CanStopBroker() {
+		t.Skipf("kafkatest: stopping the real broker needs %s=1", OutageEnv)
+	}
+	if !e.Real {
+		if !e.down.Swap(true) {
+			t.Cleanup(func() { e.down.Store(false) })
+		}
+		return
+	}
+	kafkaScript(t, "stop")
+	t.Cleanup(func() {
+		if exec.Command("bash", scriptPath(t), "status").Run() != nil {
+			kafkaScript(t, "start", "--keep-data")
+		}
+	})
+}
+
+// StartBroker undoes StopBroker (a real broker restarts with its data:
+// scripts/kafka.sh start --keep-data, which waits until it serves clients).
+func (e *Env) StartBroker(t testing.TB) {
+	t.Helper()
+	if !e.Real {
+		e.down.Store(false)
+		return
+	}
+	kafkaScript(t, "start", "--keep-data")
+}
+
+func kafkaScript(t testing.TB, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{scriptPath(t)}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kafkatest: scripts/kafka.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// scriptPath finds scripts/kafka.sh in the module root (the first parent
+// directory of the working directory with a go.mod).
+func scriptPath(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "scripts", "kafka.sh")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("kafkatest: no go.mod above the working directory: cannot find scripts/kafka.sh")
+		}
+		dir = parent
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and a reader:
+// for a test that collects the logs or output of goroutines (a pipeline's
+// log handler, a command's stderr) while it polls them.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
