@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"okstream/learner"
 )
 
 // forbidden are pointers to implementation notes that were never part of
@@ -155,6 +157,30 @@ func TestPatterns(t *testing.T) {
 	} {
 		if v := violations("x", []byte(s)); len(v) != 0 {
 			t.Errorf("false positive: %v", v)
+		}
+	}
+}
+
+// Every registered learner (okstream help learners) has its notes in
+// docs/algorithms: the index names each one, and the page it lists exists.
+func TestEveryLearnerIsDocumented(t *testing.T) {
+	root := repoRoot(t)
+	index, err := os.ReadFile(filepath.Join(root, "docs", "algorithms", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := learner.Names()
+	if len(names) < 10 {
+		t.Fatalf("only %d learners registered: %v", len(names), names)
+	}
+	for _, name := range names {
+		if !bytes.Contains(index, []byte("`"+name+"`")) {
+			t.Errorf("learner %s is not in docs/algorithms/README.md", name)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([a-z0-9-]+\.md)\)`).FindAllSubmatch(index, -1) {
+		if _, err := os.Stat(filepath.Join(root, "docs", "algorithms", string(m[1]))); err != nil {
+			t.Errorf("docs/algorithms/README.md links to a missing page: %v", err)
 		}
 	}
 }
