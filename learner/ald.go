@@ -26,16 +26,16 @@ package learner
 // NONS-ALD build bit-identical dictionaries on the same stream.
 //
 // Choices (see docs/algorithms/regression.md):
-//   - G9: the first point is always added (S = ∅ gives α_t = κ(x, x)), so
+//   - The first point is always added (S = ∅ gives α_t = κ(x, x)), so
 //     α = 1 gives a one-point dictionary instead of an empty one.
-//   - G5: a point is added whenever ALD fails, whatever the gradient (the
+//   - A point is added whenever ALD fails, whatever the gradient (the
 //     authors' code; the dictionary stays label-independent).
 //   - A cap ("budget", 0 = none): once the dictionary holds that many
 //     points nothing is added any more (NONS-ALD, AOGD-ALD with
 //     budget_policy=freeze) — not in the paper, which is unbounded for
 //     NONS-ALD and turns into KOGD for AOGD-ALD.
 //   - Only normalised kernels (κ(x, x) = 1: Gaussian, Laplacian, Cauchy)
-//     are offered, as the theory requires (G2); the formulas keep the
+//     are offered, as the theory requires; the formulas keep the
 //     κ(x, x) terms anyway.
 //
 // Memory: the points (j×d) and L (stored in a capacity×capacity buffer)

@@ -454,7 +454,7 @@ func TestALDSection3_1AlgorithmOneRounds(t *testing.T) {
 	}
 }
 
-// §8 A2 (spec): budget_policy=freeze keeps the model within the budget
+// Our budget policy (docs/algorithms/regression.md): budget_policy=freeze keeps the model within the budget
 // forever; budget_policy=kogd (Algorithm 1 lines 13–15) stores every point
 // after the budget.
 func TestALDAlgorithm1BudgetPolicies(t *testing.T) {
@@ -484,7 +484,7 @@ func TestALDAlgorithm1BudgetPolicies(t *testing.T) {
 	}
 }
 
-// §8 N2/N3 (spec): compat_r_code predicts 0 and does not learn on round 1;
+// The authors' code's quirks (docs/algorithms/regression.md): compat_r_code predicts 0 and does not learn on round 1;
 // inverse=old changes the ONS step (but not the dictionary).
 func TestALDSection9RCodeCompatibility(t *testing.T) {
 	xs, ys := stream(Regression, 300, 5, 30)

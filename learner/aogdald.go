@@ -23,7 +23,7 @@ package learner
 //     e(x) = L⁻¹k_S(x) of span Φ_S (L Lᵀ = K_S). The ALD direction Φ_S β*
 //     has coordinates l = L⁻¹k exactly, a new point κ(x, ·) has
 //     coordinates (l; √α_t), and ‖f‖ = ‖w‖ exactly (no drifting norm
-//     bookkeeping, §8 A4). One O(dj + j²) solve per round gives the
+//     bookkeeping). One O(dj + j²) solve per round gives the
 //     prediction, the ALD test and the update.
 //   - dual (for checking; Algorithm 1's form, the paper's and the code's):
 //     f = Σ a_i κ(s_i, ·) with K_S⁻¹ kept explicitly (block growth),
@@ -34,12 +34,12 @@ package learner
 //     O(j²) per round.
 //
 // Choices and deviations (docs/algorithms/regression.md):
-//   - A3: η_t is computed after the ALD test, since it depends on ∇̂_t
+//   - η_t is computed after the ALD test, since it depends on ∇̂_t
 //     (Algorithm 1 lists it before; the authors' code does it after).
-//   - A1: B0 = ⌊(√(d² + 4dT) − d)/2⌋ (paper; the code rounds). T is the
+//   - B0 = ⌊(√(d² + 4dT) − d)/2⌋ (paper; the code rounds). T is the
 //     "horizon" parameter (a stream has no T; okstream eval sets it to the
-//     dataset length), and so is α = 25/T by default (§8 G1).
-//   - A2: budget_policy. The paper (kogd): once |S| = B0, every later point
+//     dataset length), and so is α = 25/T by default.
+//   - budget_policy. The paper (kogd): once |S| = B0, every later point
 //     is stored and updated with the exact gradient (plain KOGD, dual form)
 //     — memory and time grow by one point per event without bound. The
 //     service default (freeze, not in the paper): once |S| = B0 the
@@ -47,8 +47,8 @@ package learner
 //     gradient Φ_S β* (as if ALD held), so memory stays O(dB0 + B0²); the
 //     regret guarantee of Theorem 3.2 no longer applies after that point.
 //     In the paper's experiments J ≪ B0, so both give the same numbers.
-//   - G5: a point is added whenever ALD fails, also when g = 0 (the code).
-//   - Only normalised kernels (Gaussian, Laplacian, Cauchy; §8 G2).
+//   - A point is added whenever ALD fails, also when g = 0 (the code).
+//   - Only normalised kernels (Gaussian, Laplacian, Cauchy), as the theory requires.
 //
 // Cost per round O(dj + j²) in the ALD phase, no allocation except when
 // the dictionary grows (capacity doubling); O(dt) per round and one

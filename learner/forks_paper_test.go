@@ -320,8 +320,8 @@ func TestForksSec3_4UpdateRoundSchedule(t *testing.T) {
 	}
 }
 
-// §3.4 (reset step) and §8 item 7: an update round predicts with the model
-// as it stands (literal=false) or with the reset model, 0 (literal=true);
+// §3.4 (reset step) and our reading of the update round's order: it
+// predicts with the model as it stands (literal=false) or with the reset model, 0 (literal=true);
 // afterwards the ONS state is exactly one step from the reset (w = 0,
 // A = αI) on the round's example in the new map: A⁻¹ = (αI + s ggᵀ)⁻¹ with
 // g = ℓ'(0, y)φ_new (λw = 0) and v = −A⁻¹g. The same holds at INIT.
@@ -397,7 +397,7 @@ func TestForksSec3_4ResetSemantics(t *testing.T) {
 	}
 }
 
-// §3.4 Stage 1 (KOGD) and §8 items 1, 25: until the buffer holds B̃
+// §3.4 Stage 1 (KOGD) with the §5 buffer of B̃ = 2B: until the buffer holds B̃
 // examples the score is Σ a_i κ(x_i, x) with a_i = −η ℓ'(f, y) for exactly
 // the examples with non-zero loss derivative, and INIT runs on the round
 // the B̃-th one is stored.

@@ -33,10 +33,10 @@ package learner
 //     re-inverted (O(j³) per growth, as the paper and the code).
 //
 // Choices and deviations (docs/algorithms/regression.md):
-//   - N1: every round predicts and updates; a growth round uses the grown
+//   - Every round predicts and updates; a growth round uses the grown
 //     dictionary (§4.3–4.4, the proofs and the code), not Algorithm 3 as
 //     printed (which skips growth rounds).
-//   - N4: the projection (8) for round t needs x_{t+1}; it is done lazily
+//   - The projection (8) for round t needs x_{t+1}; it is done lazily
 //     when x_{t+1} arrives, before any growth, with the old features
 //     (exactly the code's order and what Lemma 4.3 needs). A label-free
 //     Predict returns clip(w̃ᵀφ_j(x), −U, U), the same number, without
@@ -50,9 +50,9 @@ package learner
 //     without an update on round 1 as the code does, and makes
 //     inverse=old the default. N8 (the code skips the last update) is
 //     irrelevant in a stream.
-//   - N6: η = 1/(4(U² + Y²)) with Y configurable (default 1: targets in
+//   - η = 1/(4(U² + Y²)) with Y configurable (default 1: targets in
 //     [0, 1]); the code hard-codes Y = 1.
-//   - G1: α = 25/horizon by default (the experiments), settable.
+//   - α = 25/horizon by default (the experiments), settable.
 //   - Dictionary cap "budget" (not in the paper, whose dictionary is
 //     unbounded): by default B0 = ⌊(√(d²+4dT) − d)/2⌋, AOGD-ALD's rule, so
 //     memory stays O(dB0 + B0²) and both ALD learners keep identical
@@ -60,8 +60,8 @@ package learner
 //     the features are the projection φ_j(x) even where ALD fails (the
 //     residual bound of Lemma G.1 then no longer holds). budget=0 is the
 //     paper's unbounded dictionary. In the paper's experiments J ≪ B0.
-//   - Only normalised kernels (G2). A⁻¹ stays exactly symmetric (the
-//     Sherman–Morrison update is symmetric; G6).
+//   - Only normalised kernels. A⁻¹ stays exactly symmetric (the
+//     Sherman–Morrison update is symmetric).
 //
 // Memory O(dJ + J²) (the svd form stores K_S, M and A besides). Rounds
 // without growth do not allocate; growth rounds may (capacity doubling;

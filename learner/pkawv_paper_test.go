@@ -467,7 +467,7 @@ func TestPKAWVSec44DictionaryChangesKeepStateConsistent(t *testing.T) {
 	}
 }
 
-// §8 A18: KORS runs before the prediction (paper order), yet Predict is
+// Our reading of Algorithm 2's order: KORS runs before the prediction (paper order), yet Predict is
 // pure: on the rounds where x_t joins the dictionary, Predict (which peeks
 // the generator) gives exactly Learn's score and leaves the state as it
 // was.
@@ -536,7 +536,7 @@ func TestPKAWVSec45DuplicatesRefused(t *testing.T) {
 	}
 }
 
-// §8 A14: the bounded dictionary stays bounded. At max_points the
+// Our memory bound: the bounded dictionary stays bounded. At max_points the
 // dictionary freezes and the history is released, and after max_history
 // events it freezes whatever its size; from then on the model's memory
 // (Info().Bytes) does not grow, and the default configuration is bounded.

@@ -38,7 +38,7 @@ package learner
 //     (rank-one update), c_Y += y·a, X, Y and the cache gain the event.
 //
 // Choices and deviations (docs/algorithms/kernel-awv.md):
-//   - A3 (Algorithm 2's typos and the listing's Y/Yp bug): we read them as:
+//   - Algorithm 2's typos and the listing's Y/Yp bug; we read them as:
 //     the row of step 6 is κ(I_{t−1}, x_t), the label
 //     vector is (Y_{t−1}; 0), the initialisation is empty.
 //   - Step order: the paper updates G with the current row first and then
@@ -66,14 +66,14 @@ package learner
 //     in scratch; Learn draws the same uniform and commits. A prediction
 //     whose label never arrives leaves no trace (the paper would have given
 //     it a 0-label row). Rows enter G only with their label.
-//   - A4: KORS weights 1/p, used linearly (W K W), as the listing
-//     (weight=inv_sqrt_p for the literature's 1/√p); A5: μ (mu) separate
-//     from λ, both 1 by default (the listing passes λ as μ); A6: β = 1;
+//   - KORS weights 1/p, used linearly (W K W), as the listing
+//     (weight=inv_sqrt_p for the literature's 1/√p); μ (mu) separate
+//     from λ, both 1 by default (the listing passes λ as μ); β = 1;
 //     KORS probability in the listing's closed form (prob=code, kors.go).
 //   - variant=ridge predicts ŷ_ridge with the same order: the listing's
 //     Projected-KRR runs KORS after the label, so its new points enter one
 //     round later than here.
-//   - A14, memory bound (not in the paper): a new column needs κ(x_s, x_t)
+//   - Memory bound (not in the paper): a new column needs κ(x_s, x_t)
 //     for every past s, so the exact algorithm keeps the whole history
 //     (X, Y and the t×m cache: O(t(d+m)) memory, which the paper's
 //     "O(d_eff²) space" omits). The dictionary freezes at max_points
