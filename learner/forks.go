@@ -28,45 +28,45 @@ package learner
 // decisions on the buffer, the sketches, the landmarks, the decomposition,
 // the map, Stage 1 and the max_stored cap); the ONS step is the shared ons (ons.go).
 //
-// Decisions and deviations (the numbers in brackets only label them; each
-// is discussed in docs/algorithms/forks-and-baselines.md):
-//   - [7] Update rounds: the example is predicted with the model as it
+// Decisions and deviations (each is discussed in
+// docs/algorithms/forks-and-baselines.md):
+//   - Update rounds: the example is predicted with the model as it
 //     stands (counted), then the map is rebuilt, the ONS state reset, and
 //     the ONS step taken on x_t in the new space. Algorithm 1 read
 //     literally resets before predicting, so every update-round prediction
 //     is 0; "literal=true" does that (ablation).
-//   - [8] INIT round: the Stage-1 prediction counts; then INIT; then the ONS
+//   - INIT round: the Stage-1 prediction counts; then INIT; then the ONS
 //     step on x_t from w = 0, A = αI (or from the warm=lsq fit).
-//   - [4] The gradient is taken at the real-valued f = φᵀw (after the
+//   - The gradient is taken at the real-valued f = φᵀw (after the
 //     projection), not at the sign ("∇ℓ(ŷ_t)" in Alg. 1 line 18).
-//   - [5] A in both the step and the projection includes the current
+//   - A in both the step and the projection includes the current
 //     gradient (A_t = αI + Σ_{i≤t}), "new_inverse=true"; false uses the
 //     previous inverse in the step, as the PROS-N-KONS authors' code. The
 //     projection uses φ of the next example (Eq. 10), done lazily when that
 //     example arrives (exactly equivalent).
-//   - [6] C is not given in the paper: C = 1 ("c"; 0 disables the
+//   - C is not given in the paper: C = 1 ("c"; 0 disables the
 //     projection). For regression C should bound |y| (scale targets).
-//   - [9] λ: the paper lists λ = 0.01 among FORKS' settings but no update
+//   - λ: the paper lists λ = 0.01 among FORKS' settings but no update
 //     equation contains it (its proof analyses λ/2‖w‖²-regularized losses).
 //     Default λ = 0: the paper's Eq. 10 as written (a deviation from
 //     reading λ as a ridge term λw in the gradient; see "Measured effect of
 //     λ" below). "lambda" > 0 adds the ridge term g = ℓ'φ + λw; then the
 //     hinge gradient is never exactly 0 and A⁻¹ is updated every round.
-//   - [12] σ_i = 0.5 ("ons_sigma") and η_i = 0 ("ons_eta") as the paper;
+//   - σ_i = 0.5 ("ons_sigma") and η_i = 0 ("ons_eta") as the paper;
 //     "ons_eta_schedule=sqrt" uses η_t = √(k/(L² t)) (App. C.2, the convex
 //     worst case), L = "lip", with t counted from the last reset (the paper
 //     does not say; per epoch matches the reset).
-//   - [16] Ties: the learner returns the score; okstream counts a score of
+//   - Ties: the learner returns the score; okstream counts a score of
 //     exactly 0 as a mistake for either label (a sign convention sgn(0) = +1
 //     would count it only for y = −1). Only Stage-1's first round and literal
 //     update rounds can produce 0.
-//   - [26] Hinge loss (the paper's experiments) has L_Cur = 0, so the
+//   - Hinge loss (the paper's experiments) has L_Cur = 0, so the
 //     logarithmic-regret theorem does not apply to it; squared hinge and
 //     the square loss (regression; "generalizes to regression", §1) are
 //     the exp-concave cases.
 //   - Defaults are the paper's (§5, App. D.1): B = 100 ("budget"),
 //     B̃ = 2B, s_p = B, s_m = 0.2 s_p, k = 0.1B, D = 1, ρ = ⌊0.3·horizon⌋,
-//     α = 0.01, σ_i = 0.5, η_i = 0, λ = 0 (see [9]), η = 0.2 (Stage 1), C = 1,
+//     α = 0.01, σ_i = 0.5, η_i = 0, λ = 0 (see λ above), η = 0.2 (Stage 1), C = 1,
 //     hinge loss. Exception (ours; the paper has no regression experiment):
 //     with the square loss α defaults to 1 and η to 10/√horizon. With
 //     α = 0.01 the first ONS step after a reset, A⁻¹g = g/(α + σ‖g‖²),
@@ -111,7 +111,7 @@ package learner
 //     2.61 %. Theory agrees that the hinge does not need the slab: it
 //     bounds |f| so that an exp-concave loss has bounded gradient and
 //     curvature on the domain, while the hinge is 1-Lipschitz everywhere
-//     and has L_Cur = 0 (see [26]).
+//     and has L_Cur = 0 (see "Hinge loss" above).
 //     (2) The rank. φ = Zᵀκ_L has rank ≤ min(k, s_m); at k = 10 (s_m = 20)
 //     the minority class of w7a is not separable in the map's span: with
 //     C = ∞ FORKS still sits at 2.98 % (best σ, 2 permutations); k = 20,
