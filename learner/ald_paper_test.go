@@ -47,7 +47,7 @@ func aldOf(t testing.TB, l Learner) *aldDict {
 
 func aldNew(t testing.TB, spec string, dim int) Learner {
 	t.Helper()
-	l, err := New(spec, dim)
+	l, err := New(rawSpec(spec), dim)
 	if err != nil {
 		t.Fatal(err)
 	}

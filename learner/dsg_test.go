@@ -25,7 +25,7 @@ func init() {
 
 func dsgOf(t testing.TB, spec string, dim int) *DSG {
 	t.Helper()
-	l, err := New(spec, dim)
+	l, err := New(rawSpec(spec), dim)
 	if err != nil {
 		t.Fatal(err)
 	}

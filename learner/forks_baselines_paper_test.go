@@ -407,7 +407,7 @@ func TestBOGDRescaleAndClip(t *testing.T) {
 // BOGD defaults (LSOKL toolbox): η = 0.2, γ = 10, λ = 1/T² with T the
 // horizon, hinge loss, toolbox clipping.
 func TestBOGDDefaults(t *testing.T) {
-	l, err := New("bogd:horizon=1000", 3)
+	l, err := New("bogd:sigma=1,horizon=1000", 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -452,7 +452,7 @@ func TestForksRho(t *testing.T) {
 			t.Errorf("ForksRho(%v, %d) = %d, want %d", c.theta, c.n, got, c.want)
 		}
 	}
-	l, _ := New("forks:budget=50,horizon=1243", 3)
+	l, _ := New("forks:sigma=1,budget=50,horizon=1243", 3)
 	if got := forksSketchOf(l).rho; got != 372 {
 		t.Fatalf("default ρ with horizon 1243 = %d, want ⌊0.3·1243⌋ = 372", got)
 	}
@@ -463,7 +463,7 @@ func TestForksRho(t *testing.T) {
 // written; forks.go [9]); SkeGD the same
 // sketch settings with the exact SVD and no reset.
 func TestForksSec5Defaults(t *testing.T) {
-	l, _ := New("forks:budget=50", 3)
+	l, _ := New("forks:sigma=1,budget=50", 3)
 	f := l.(*FORKS)
 	o := f.sk.sketchOpts
 	if o.buffer != 100 || o.sp != 50 || o.sm != 10 || o.k != 5 || o.blocks != 1 || o.decomp != decompTISVD || o.eta != 0.2 || o.maxStored != 0 {
@@ -472,7 +472,7 @@ func TestForksSec5Defaults(t *testing.T) {
 	if f.alpha != 0.01 || f.onsSigma != 0.5 || f.onsEta != 0 || f.lambda != 0 || f.c != 1 || f.loss != Hinge || !f.newInv || f.literal {
 		t.Fatalf("FORKS defaults %+v", f)
 	}
-	s, _ := New("skegd:budget=200,sp=150", 3)
+	s, _ := New("skegd:sigma=1,budget=200,sp=150", 3)
 	g := s.(*SkeGD)
 	if o := g.sk.sketchOpts; o.buffer != 400 || o.sp != 150 || o.sm != 30 || o.k != 20 || o.decomp != decompSVD || g.carry != "keep" || g.lambda != 0.01 {
 		t.Fatalf("SkeGD defaults %+v carry %s", o, g.carry)

@@ -31,7 +31,7 @@ func pkawvData(n, d int, seed uint64, scale float64) ([][]float64, []float64) {
 
 func pkawvNew(t testing.TB, spec string, d int) Learner {
 	t.Helper()
-	l, err := New(spec, d)
+	l, err := New(rawSpec(spec), d)
 	if err != nil {
 		t.Fatal(err)
 	}

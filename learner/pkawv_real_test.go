@@ -69,18 +69,18 @@ func TestPKAWVCaspMatchesAuthorsCode(t *testing.T) {
 		first      []float64
 		long       bool // skipped in -short
 	}{
-		{"Taylor-AWV M=2", "pkawv:order=2", []int{1000, 5000, 10000, 20000, n},
+		{"Taylor-AWV M=2", "pkawv:order=2,sigma=1", []int{1000, 5000, 10000, 20000, n},
 			[]float64{0.2705448800, 0.2503965282, 0.2473878784, 0.2430496462, 0.2402629404},
 			[]float64{0, -0.12897495423347083, 0.010244197716415973, 0.06701236616625364, 0.159634008424274}, false},
-		{"Taylor-ridge M=2", "pkawv:order=2,variant=ridge", []int{1000, 5000, 10000, 20000, n},
+		{"Taylor-ridge M=2", "pkawv:order=2,variant=ridge,sigma=1", []int{1000, 5000, 10000, 20000, n},
 			[]float64{0.2703906015, 0.2504650919, 0.2474986914, 0.2431869512, 0.2403660634}, nil, false},
-		{"Taylor-AWV M=3", "pkawv:order=3", []int{1000, 5000, 10000, 20000, n},
+		{"Taylor-AWV M=3", "pkawv:order=3,sigma=1", []int{1000, 5000, 10000, 20000, n},
 			[]float64{0.2573288483, 0.2404067241, 0.2376053041, 0.2333970501, 0.2297504926}, nil, true},
-		{"Kernel-AWV", "kawv:max_points=5000", []int{1000},
+		{"Kernel-AWV", "kawv:max_points=5000,sigma=1", []int{1000},
 			[]float64{0.2485413705},
 			[]float64{0, -0.11945286650135115, -0.18915540636484002, 0.0022054704939570755, 0.1488118737786628}, false},
-		{"KRR", "kawv:max_points=5000,variant=ridge", []int{1000}, []float64{0.2474186225}, nil, false},
-		{"Kernel-AWV 5k", "kawv:max_points=5000", []int{1000, 5000}, []float64{0.2485413705, 0.2305890814}, nil, true},
+		{"KRR", "kawv:max_points=5000,variant=ridge,sigma=1", []int{1000}, []float64{0.2474186225}, nil, false},
+		{"Kernel-AWV 5k", "kawv:max_points=5000,sigma=1", []int{1000, 5000}, []float64{0.2485413705, 0.2305890814}, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestPKAWVCaspTaylorApproachesKernelAWV(t *testing.T) {
 		idx[i] = i
 	}
 	pre := ds.Subset(idx)
-	specs := []string{"kawv:max_points=2000", "pkawv:order=2", "pkawv:order=3", "pkawv:order=4"}
+	specs := []string{"kawv:max_points=2000,sigma=1", "pkawv:order=2,sigma=1", "pkawv:order=3,sigma=1", "pkawv:order=4,sigma=1"}
 	res, err := eval.Run(pre, specs, []string{"Kernel-AWV", "PKAWV M=2", "PKAWV M=3", "PKAWV M=4"}, eval.Config{Runs: 1, Workers: 1, NoPermute: true})
 	if err != nil {
 		t.Fatal(err)

@@ -14,12 +14,18 @@ package learner
 //	                      `warmup` events in the scaled space.
 //	warmup=W              length of the warm-up window (default 100).
 //
-// Defaults. A spec without these keys keeps the paper's behaviour: raw
-// features and the σ it gives (default 1) — it means what it meant before,
-// and its checkpoints stay valid (sigmaAutoByDefault switches bare specs to
-// sigma=auto). sigma=auto (and the auto learner) default to
-// scale=standard: when the learner chooses the length scale, it also
-// chooses the units. Standardising first matters because one σ
+// Defaults: which parameters are data-driven. The rule is one sentence: a
+// spec that does not give σ gets σ from the stream. For every learner with
+// a shift-invariant kernel (gaussian, laplacian, cauchy), leaving sigma out
+// means sigma=auto and scale=standard: `fogd`, `nogd`, `forks`, ... out of
+// the box standardise their features (and, for regression, the label) and
+// take σ̂ from the warm-up window. A spec that gives σ as a number keeps
+// the papers' behaviour — raw features, that σ — unless it also says
+// scale= (scale=standard with an explicit σ: σ in standardised units). So
+// every spec written for the papers (they all give σ) means what it meant
+// before, and `sigma=1,scale=none` (or just `sigma=1`) is the old bare
+// default. When the learner chooses the length scale it also chooses the
+// units: standardising first matters because one σ
 // must serve every feature: on raw files a feature measured in thousands
 // decides every kernel distance alone (cod-rna, cpusmall), and the median
 // heuristic on raw features inherits that. For regression the label is
@@ -71,8 +77,8 @@ import (
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
 // them once for all learners.
 var selfTuneDocs = []ParamDoc{
-	{Name: "scale", Default: "standard with sigma=auto and in auto, else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
-	{Name: "sigma", Default: "the learner's (1); auto in auto", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ (and, without scale=, the papers' raw-feature behaviour)", When: "shift-invariant kernel"},
+	{Name: "scale", Default: "standard when σ comes from the stream (no sigma, sigma=auto, auto), else none", Doc: "standard: standardise features (and regression labels) online with outlier-robust running statistics stored in the model; none: raw features (the papers)", When: "any learner"},
+	{Name: "sigma", Default: "auto (data-driven) when not given", Doc: "auto: σ = median pairwise distance of the first `warmup` events in the scaled space (median heuristic), stored in the model; a number fixes σ and, without scale=, keeps the papers' raw features", When: "shift-invariant kernel"},
 	{Name: "warmup", Default: "100", Doc: "events in the warm-up window that σ and the initial statistics are computed from (the learner predicts from the first event)", When: "sigma=auto or scale="},
 }
 
@@ -82,15 +88,14 @@ func SelfTuneDocs() []ParamDoc { return slices.Clone(selfTuneDocs) }
 
 const defaultWarmup = 100
 
-// sigmaAutoByDefault selects what a spec that leaves σ out means. false (the
-// current choice): σ = 1, raw features, as every learner documented before
-// self-tuning existed, so existing specs, tests and checkpoints keep their
-// meaning; sigma=auto (or scale=, or the auto learner) asks for the
-// data-driven width. true: leaving σ out means sigma=auto and
-// scale=standard (see the file comment); the switch is this one constant,
-// but tests that build learners without σ and inspect their internals must
-// then say sigma=1.
-const sigmaAutoByDefault = false
+// sigmaAutoByDefault selects what a spec that leaves σ out means. true (the
+// current choice): sigma=auto and scale=standard (see the file comment).
+// false would restore the meaning before self-tuning existed (σ = 1, raw
+// features). A checkpoint records the canonical spec, which says
+// sigma=auto,scale=standard for a bare spec: a checkpoint written by a
+// build before the switch carries sigma=1 and is refused by a bare spec of
+// this build (run it with sigma=1 to continue it).
+const sigmaAutoByDefault = true
 
 // selfTuned is the wrapper (see the file comment).
 type selfTuned struct {
@@ -146,8 +151,8 @@ func splitSelfTune(name string, kv map[string]string, dim int) (l Learner, ok bo
 		return nil, true, fmt.Errorf("learner %s: sigma=auto needs a shift-invariant kernel (gaussian, laplacian, cauchy)", name)
 	}
 	autoSigma := hasSigma && !sigmaGiven && (sigmaAuto || wantsTuning || hasScale || hasWarm || sigmaAutoByDefault)
-	if !hasScale && !hasWarm && !autoSigma {
-		return probe, true, nil // no σ to derive and no scaling asked for
+	if !hasWarm && !autoSigma && (!hasScale || scale == "none") {
+		return probe, true, nil // no σ to derive and no scaling asked for: the plain learner
 	}
 	if !hasScale {
 		scale = "none"

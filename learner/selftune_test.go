@@ -2,6 +2,7 @@ package learner
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,10 +46,25 @@ func TestSelfTuneSpecs(t *testing.T) {
 			t.Errorf("%s: canonical %q, want suffix %q", spec, got, want)
 		}
 	}
-	// Without sigma=auto, scale= or auto, a spec means what it always meant.
-	l, _ := New("fogd:budget=50", 3)
-	if _, ok := l.(*FOGD); !ok {
-		t.Errorf("fogd without self-tuning keys was wrapped: %T", l)
+	// A spec that gives σ means what it always meant (raw features), also
+	// with scale=none; a spec without σ derives it and standardises.
+	for _, spec := range []string{"fogd:budget=50,sigma=1", "fogd:budget=50,sigma=1,scale=none"} {
+		l, _ := New(spec, 3)
+		if _, ok := l.(*FOGD); !ok {
+			t.Errorf("%s was wrapped: %T", spec, l)
+		}
+	}
+	for _, spec := range []string{"fogd:budget=50", "fogd", "nogd", "forks"} {
+		l, err := New(spec, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := l.Info().Spec; !strings.Contains(s, ",scale=standard,") || !strings.Contains(s, ",sigma=auto,") {
+			t.Errorf("%s without σ: canonical %s, want sigma=auto and scale=standard", spec, s)
+		}
+	}
+	if l, _ := New("linear", 3); l.Info().Spec != "linear:eta=0.5,lambda=0.001,loss=logistic" {
+		t.Errorf("linear (no σ) was changed: %s", l.Info().Spec)
 	}
 	for spec, msg := range map[string]string{
 		"nogd:kernel=linear,sigma=auto": "needs a shift-invariant kernel",
@@ -152,4 +168,27 @@ func TestAutoPruning(t *testing.T) {
 			t.Fatalf("after %d events: %d survivors, want %d (%v)", i+1, len(a.alive), want, a)
 		}
 	}
+}
+
+// rawSpec gives a spec the meaning bare specs had before self-tuning
+// became the default: σ = 1 on raw features. It adds sigma=1 when the spec
+// gives no σ and the learner has one (a shift-invariant kernel); the tests
+// of the papers' algorithms that build learners through it inspect the
+// algorithm itself, not the self-tuning wrapper around it.
+func rawSpec(spec string) string {
+	name, kv, err := ParseSpec(spec)
+	if err != nil || kv["sigma"] != "" || name == "auto" {
+		return spec
+	}
+	if k := kv["kernel"]; k == "polynomial" || k == "linear" {
+		return spec
+	}
+	r := Describe(name)
+	if r == nil || !slices.ContainsFunc(r.Params, func(p ParamDoc) bool { return p.Name == "sigma" }) {
+		return spec
+	}
+	if !strings.Contains(spec, ":") {
+		return spec + ":sigma=1"
+	}
+	return spec + ",sigma=1"
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,7 @@ without time-based retention (the records carry the log's 2020 event times).`
 
 const demoExamples = `  okstream demo
   okstream demo --events 200000 --partitions 8
+  okstream demo --data cod-rna      # the default models need no scaling and no σ
   okstream demo --data cod-rna --scale minmax01 --model champion=fogd:sigma=0.5,budget=100 --model challenger=nogd:sigma=0.5,budget=100
 
   # Delayed feedback on a SYNTHETIC KuaiRec sample:
@@ -81,6 +83,12 @@ var (
 	}
 )
 
+// demoDefaultModels are the demo's models when none is given: run's default
+// champion (auto over FOGD) and a bare NOGD as challenger, which without σ
+// standardises its features and takes σ from the stream (one learner, no
+// model selection: the cheaper self-tuning configuration).
+var demoDefaultModels = listFlag{defaultRunModel, "challenger=nogd:budget=100"}
+
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoSynopsis, demoExamples, stderr)
 	var df dataFlags
@@ -88,7 +96,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	events := fs.Int("events", 100000, "events to replay (synthetic stream; with --data: 0 = the whole file once)")
 	partitions := fs.Int("partitions", 4, "partitions of the input topic")
 	var models listFlag
-	fs.Var(&models, "model", "model NAME=SPEC, repeatable (default: champion=fogd and challenger=nogd, σ = 1, B = 100)")
+	fs.Var(&models, "model", "model NAME=SPEC, repeatable (default: "+strings.Join(demoDefaultModels, " and ")+": self-tuning, nothing set for the stream)")
 	rate := fs.Float64("rate", 0, "replay rate in events/s (0: as fast as possible)")
 	restart := fs.Bool("restart", true, "kill the consumer half way and recover")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic stream and the replay")
@@ -123,7 +131,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return usageErr("the --tls-* and --sasl-* flags apply to --brokers; the embedded broker is plaintext on 127.0.0.1")
 	}
 	if len(models) == 0 {
-		models = listFlag{"champion=fogd:sigma=1,budget=100", "challenger=nogd:sigma=1,budget=100"}
+		models = slices.Clone(demoDefaultModels)
 	}
 	var ms []consumer.Model
 	for _, m := range models {

@@ -41,7 +41,12 @@ Learners (okstream help learners NAME... for their parameters):
 			if p.When != "" {
 				when = " (when " + p.When + ")"
 			}
-			fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", p.Name, p.Default, p.Doc, when)
+			def := p.Default
+			if p.Name == "sigma" && r.Name != "auto" {
+				// Leaving σ out derives it from the stream (learner/selftune.go).
+				def = "auto (from the stream; with scale=standard)"
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", p.Name, def, p.Doc, when)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
@@ -59,9 +64,13 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
 		fmt.Fprintf(tw, "    %s\t%s\t%s\n", p.Name, p.Default, p.Doc)
 	}
 	tw.Flush()
-	fmt.Fprint(w, `  sigma=auto derives σ from the stream; scale=standard learns the feature (and
-  regression label) statistics online. A spec that gives σ as a number keeps the
-  papers' behaviour (raw features). auto:base=NAME also chooses σ online among
-  2^-3..2^3 × the data-driven σ (no value comes from an offline grid search).
+	fmt.Fprint(w, `  Data-driven by default: σ (every learner with a gaussian, laplacian or cauchy
+  kernel) and the feature scaling. A spec that gives no σ (fogd, nogd:budget=50,
+  forks, ...) means sigma=auto,scale=standard. A spec that gives σ as a number
+  keeps the papers' behaviour (raw features) unless it says scale=standard.
+  auto:base=NAME (okstream run's default model: auto:base=fogd) also chooses σ
+  online among 2^-3..2^3 × the data-driven σ, and η for fogd, nogd, bogd and
+  skegd on classification; no value comes from an offline grid search. Every
+  other parameter keeps the default listed with its learner.
 `)
 }

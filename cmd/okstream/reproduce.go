@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -8,8 +9,30 @@ import (
 	"strings"
 	"time"
 
+	"okstream/dataset"
 	"okstream/eval/paper"
 )
+
+// dataTask resolves reproduce --task for a user's file: "auto" reads the
+// file once and says classification if its label takes at most two
+// distinct values, else regression.
+func dataTask(df *dataFlags, task string) (string, error) {
+	switch task {
+	case "classification", "regression":
+		return task, nil
+	case "auto":
+	default:
+		return "", fmt.Errorf("--task %q: use classification, regression or auto", task)
+	}
+	ds, _, err := df.load(false)
+	if err != nil {
+		return "", err
+	}
+	if len(ds.LabelCounts()) <= 2 {
+		return "classification", nil
+	}
+	return "regression", nil
+}
 
 func init() {
 	register(command{name: "reproduce", summary: "re-run a paper's experiment and update its section of docs/results.md", run: runReproduce})
@@ -37,7 +60,17 @@ the raw JSON results. The section replaces the experiment's previous one in
 	workers := fs.Int("workers", 0, "runs in parallel (0: all CPUs)")
 	datasets := fs.String("datasets", "", "comma-separated dataset titles to run (default: all)")
 	variants := fs.String("variants", "", "comma-separated variants to run, e.g. unscaled (default: all)")
-	data := fs.String("data", "", "forks-kuairec: a KuaiRec 2.0 folder (kuairec[,OPT...]:DIR or DIR; default: a SYNTHETIC sample generated on the fly)")
+	data := fs.String("data", "", "forks-kuairec: a KuaiRec 2.0 folder (kuairec[,OPT...]:DIR or DIR; default: a SYNTHETIC sample generated on the fly); auto-vs-grid: any dataset file or shared name, read with the format flags below")
+	task := fs.String("task", "auto", "auto-vs-grid --data: classification, regression or auto (classification if the label takes two values)")
+	df := dataFlags{scale: "none"}
+	fs.StringVar(&df.format, "format", "auto", "auto-vs-grid --data: file format: auto, libsvm or csv")
+	fs.StringVar(&df.label, "label", "", "auto-vs-grid --data: CSV label column: index (0 first, -1 last) or header name")
+	fs.StringVar(&df.drop, "drop", "", "auto-vs-grid --data: CSV columns to ignore, comma-separated indices or names")
+	fs.StringVar(&df.header, "header", "auto", "auto-vs-grid --data: CSV header row: auto, yes or no")
+	fs.IntVar(&df.dim, "dim", 0, "auto-vs-grid --data: LIBSVM feature dimension (0: infer)")
+	fs.IntVar(&df.maxDense, "max-dense-mib", dataset.DefaultMaxDenseBytes>>20, "auto-vs-grid --data: refuse a dataset whose dense rows take more than this many MiB")
+	fs.StringVar(&df.positive, "positive", "", "auto-vs-grid --data: classification: the label value mapped to +1")
+	fs.IntVar(&df.limit, "limit", 0, "auto-vs-grid --data: use only the first N rows (0: all)")
 	out := fs.String("out", "docs/results.md", "markdown file whose section is replaced")
 	img := fs.String("img", "docs/img", "directory for the plots")
 	jsonDir := fs.String("json", "docs/data", "directory for the raw JSON results")
@@ -67,6 +100,17 @@ the raw JSON results. The section replaces the experiment's previous one in
 	}
 	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers, SelectRuns: *selectRuns}
 	o.Data = *data
+	if *data != "" && id == "auto-vs-grid" {
+		df.data = *data
+		if o.Task, err = dataTask(&df, *task); err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 2
+		}
+		o.Load = func(classification bool) (*dataset.Dataset, error) {
+			ds, _, err := df.load(classification)
+			return ds, err
+		}
+	}
 	if *datasets != "" {
 		o.Datasets = strings.Split(*datasets, ",")
 	}
@@ -153,6 +197,15 @@ the raw JSON results. The section replaces the experiment's previous one in
 	}
 	if *data != "" {
 		cmdLine += " --data " + *data
+		if id == "auto-vs-grid" {
+			cmdLine += " --task " + o.Task
+			fs.Visit(func(f *flag.Flag) { // the format flags given
+				switch f.Name {
+				case "format", "label", "drop", "header", "dim", "max-dense-mib", "positive", "limit":
+					cmdLine += fmt.Sprintf(" --%s %s", f.Name, f.Value)
+				}
+			})
+		}
 	}
 	if prev != nil && *runs <= 0 && rep.Runs != exp.Runs {
 		cmdLine += fmt.Sprintf(" --runs %d", rep.Runs)

@@ -22,7 +22,18 @@ func init() {
 	register(command{name: "run", summary: "run the stream processor: consume events, predict, learn, publish predictions, checkpoint", run: runRun})
 }
 
-const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N --model [NAME=]SPEC [--model ...] [flags]
+// defaultRunModel is the model okstream run (and the demo, the README's
+// quick start and docker-compose.yml) uses when none is given: the
+// self-tuning configuration, with nothing set for a particular stream.
+// auto over FOGD members standardises the features online, takes σ from
+// the stream (median heuristic) and selects among σ (2^-3..2^3 × that σ)
+// and η (0.2, 0.02, 0.002) online by exponentially weighted averaging;
+// docs/results.md "auto-vs-grid" measures it against the best grid point
+// in hindsight on every shared dataset. Its cost settles at about twice a
+// single FOGD's after 8000 events per partition (successive halving).
+const defaultRunModel = "champion=auto:base=fogd"
+
+const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N [--model [NAME=]SPEC ...] [flags]
 
 Joins the consumer group and, for every event of the input topic (strictly in
 offset order per partition), scores it with every model, learns from its label
@@ -32,6 +43,9 @@ checkpoints the models to a compacted topic every --checkpoint-every events or
 SIGTERM or Ctrl-C drains: pending predictions are written, every partition
 checkpoints, and the instance leaves the group. Start more instances with the
 same --group to spread partitions (and their models) across machines.
+Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
+the features online, take σ from the stream and are selected online (nothing
+to tune per stream; okstream help learners auto).
 
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
@@ -46,15 +60,19 @@ Create the topics first (okstream topics create): run creates the missing
 output, dead-letter and checkpoint topics, but not the input.
 Metrics: /metrics, /healthz and /readyz on --metrics-addr.`
 
-const runExamples = `  okstream run --brokers localhost:9092 --input events --dim 8 \
-    --model champion=fogd:sigma=1,budget=100 --model challenger=nogd:sigma=1,budget=100
+const runExamples = `  # the default model: champion=auto:base=fogd (self-tuning: no σ to choose)
+  okstream run --brokers localhost:9092 --input events --dim 8
+
+  # a champion and a challenger
+  okstream run --brokers localhost:9092 --input events --dim 8 \
+    --model champion=auto:base=fogd --model challenger=auto:base=nogd
 
   # the same from a file plus the environment
   cat > okstream.conf <<'CONF'
   input = events
   dim = 8
-  model = champion=fogd:sigma=1,budget=100
-  model = challenger=nogd:sigma=1,budget=100
+  model = champion=auto:base=fogd
+  model = challenger=nogd:budget=100
   checkpoint-every = 50000
   CONF
   OKSTREAM_BROKERS=kafka-1:9092,kafka-2:9092 okstream run --config okstream.conf`
@@ -95,7 +113,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.output, "output", "", "predictions topic (default INPUT.predictions)")
 	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
-	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners)")
+	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -183,7 +201,11 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 			cfg.Brokers = append(cfg.Brokers, b)
 		}
 	}
-	for _, m := range f.models {
+	models := f.models
+	if len(models) == 0 && !f.passthrough {
+		models = listFlag{defaultRunModel}
+	}
+	for _, m := range models {
 		pm, err := consumer.ParseModel(m)
 		if err != nil {
 			return cfg, fmt.Errorf("--model %q: %w", m, err)

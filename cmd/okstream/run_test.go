@@ -215,3 +215,23 @@ func TestLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// Without --model, run uses the self-tuning configuration (and nothing with
+// --passthrough); the demo's defaults start with the same champion.
+func TestRunDefaultModel(t *testing.T) {
+	f := &runFlags{input: "events", dim: 3}
+	cfg, err := f.pipelineConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Models) != 1 || cfg.Models[0].Name != "champion" || cfg.Models[0].Spec != "auto:base=fogd" {
+		t.Fatalf("default models %+v", cfg.Models)
+	}
+	f.passthrough = true
+	if cfg, _ = f.pipelineConfig(nil); len(cfg.Models) != 0 {
+		t.Fatalf("passthrough with models %+v", cfg.Models)
+	}
+	if demoDefaultModels[0] != defaultRunModel {
+		t.Fatalf("demo champion %s, run's default %s", demoDefaultModels[0], defaultRunModel)
+	}
+}

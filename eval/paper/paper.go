@@ -78,6 +78,9 @@ type Dataset struct {
 	// drawn with its own seed and presents it in order (eval.Config
 	// NoPermute/Sequence); Game.Seed is ignored.
 	Game *dataset.AdversarialGame
+	// Load, if set, reads the data instead of Key (a user's file: reproduce
+	// --data FILE); classification says whether labels must become ±1.
+	Load func(classification bool) (*dataset.Dataset, error) `json:"-"`
 }
 
 // Algorithm is one row of an experiment's table.

@@ -38,6 +38,13 @@ type Options struct {
 	// all); with Report.Merge it adds or refreshes rows of an earlier run
 	// without re-running the others.
 	Algos []string
+
+	// Load, if set, reads a user's file for experiments that accept one
+	// (reproduce --data FILE with the format flags): classification says
+	// whether labels must be mapped to ±1. Task is that file's task
+	// ("classification" or "regression"; "" lets the experiment decide).
+	Load func(classification bool) (*dataset.Dataset, error)
+	Task string
 }
 
 // Cell is the outcome of one (dataset, variant).
@@ -145,13 +152,20 @@ func (e *Experiment) load(d Dataset, v Variant) (*dataset.Dataset, dataset.Scale
 	if v.Data != "" {
 		key = v.Data
 	}
-	path, opts, err := dataset.Resolve(key)
-	if err != nil {
-		return nil, dataset.Scale{}, "", err
-	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		return nil, dataset.Scale{}, "", err
+	var ds *dataset.Dataset
+	if d.Load != nil {
+		var err error
+		if ds, err = d.Load(e.Task == "classification"); err != nil {
+			return nil, dataset.Scale{}, "", err
+		}
+	} else {
+		path, opts, err := dataset.Resolve(key)
+		if err != nil {
+			return nil, dataset.Scale{}, "", err
+		}
+		if ds, err = dataset.Load(path, opts); err != nil {
+			return nil, dataset.Scale{}, "", err
+		}
 	}
 	if d.Limit > 0 && d.Limit < ds.Len() {
 		idx := make([]int, d.Limit)

@@ -1,0 +1,113 @@
+package learner
+
+import (
+	"math"
+	"testing"
+
+	"okstream/learner/rng"
+)
+
+// linearStream draws a linear problem whose two informative features have
+// wildly different units (x0 in 1e4, x1 in 1e-4) plus a pure-noise one.
+func linearStream(task Task, n int, seed uint64) (xs [][]float64, ys []float64) {
+	src := rng.New(seed)
+	for range n {
+		a, b := 2*src.Float64()-1, 2*src.Float64()-1
+		x := []float64{1e4 * a, 1e-4 * b, src.Normal()}
+		y := 1.5*a - b + 0.3
+		if task == Classification {
+			y = math.Copysign(1, y+0.1*src.Normal())
+		} else {
+			y += 0.1 * src.Normal()
+		}
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	return xs, ys
+}
+
+// The baseline learns a linear problem on raw features of any units: a low
+// mistake rate, and a regression MSE close to the noise variance 0.01.
+func TestLinearLearnsLinearProblems(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		task Task
+		max  float64
+	}{{"linear", Classification, 0.08}, {"linear:loss=square", Regression, 0.0125}} {
+		xs, ys := linearStream(c.task, 4000, 3)
+		l, err := New(c.spec, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var loss float64
+		for i := range xs {
+			f := l.Learn(xs[i], ys[i])
+			if i < 2000 {
+				continue // judge the second half
+			}
+			if c.task == Classification {
+				if Mistake(f, ys[i]) {
+					loss++
+				}
+			} else {
+				loss += (f - ys[i]) * (f - ys[i])
+			}
+		}
+		loss /= 2000
+		t.Logf("%s: %.4f", c.spec, loss)
+		if loss > c.max {
+			t.Errorf("%s: loss %.4f on the second half, want ≤ %g", c.spec, loss, c.max)
+		}
+	}
+}
+
+// Rescaling a feature does not change the scores (NAG and the
+// energy-scaled ridge are invariant to each feature's unit), up to
+// rounding.
+func TestLinearIsScaleInvariant(t *testing.T) {
+	for _, spec := range []string{"linear", "linear:loss=square"} {
+		task := Classification
+		if spec != "linear" {
+			task = Regression
+		}
+		xs, ys := linearStream(task, 1000, 4)
+		a, _ := New(spec, 3)
+		b, _ := New(spec, 3)
+		scale := []float64{1e-3, 1e5, 7}
+		z := make([]float64, 3)
+		for i := range xs {
+			for j := range z {
+				z[j] = xs[i][j] * scale[j]
+			}
+			fa, fb := a.Learn(xs[i], ys[i]), b.Learn(z, ys[i])
+			if math.Abs(fa-fb) > 1e-6*(1+math.Abs(fa)) {
+				t.Fatalf("%s event %d: score %v on raw features, %v rescaled", spec, i, fa, fb)
+			}
+		}
+	}
+}
+
+// An event with a huge or non-finite value is predicted but not learned.
+func TestLinearSkipsHostileEvents(t *testing.T) {
+	for _, spec := range []string{"linear", "linear:loss=square"} {
+		l, _ := New(spec, 2)
+		l.Learn([]float64{1, 2}, 1)
+		before, _ := l.MarshalBinary()
+		for _, x := range [][]float64{{1e300, 0}, {math.NaN(), 1}, {math.Inf(-1), 0}} {
+			l.Learn(x, 1)
+		}
+		l.Learn([]float64{1, 2}, math.Inf(1))
+		after, _ := l.MarshalBinary()
+		// Only the update counter (the 8 bytes after the header) differs.
+		if len(before) != len(after) {
+			t.Fatalf("%s: state length changed", spec)
+		}
+		if s := l.Predict([]float64{1, 2}); math.IsNaN(s) || math.IsInf(s, 0) {
+			t.Fatalf("%s: score %v after hostile events", spec, s)
+		}
+		r, _ := New(spec, 2)
+		r.Learn([]float64{1, 2}, 1)
+		if r.Predict([]float64{0.5, -1}) != l.Predict([]float64{0.5, -1}) {
+			t.Fatalf("%s: hostile events changed the model", spec)
+		}
+	}
+}
