@@ -100,8 +100,9 @@
 //
 // okstream writes one Prediction record per input event, with the event key as
 // the Kafka record key. Records are a pure function of their content: a record
-// re-emitted after recovery is byte-identical to the first, so downstream can
-// de-duplicate by (t, p, o).
+// re-emitted after recovery (at-least-once delivery, or the rare duplicate of
+// effectively-once delivery; see the consumer package) is byte-identical to
+// the first, so downstream can de-duplicate by (t, p, o).
 //
 //	key   msgpack type      rule
 //	----  ----------------  ---------------------------------------------------------

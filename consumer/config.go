@@ -190,6 +190,14 @@ type Config struct {
 	// input's partition count (default true via NewConfig; false leaves them
 	// to the operator).
 	CreateTopics bool
+	// Delivery is the output's delivery mode: "effectively-once" (default:
+	// the output of input partition p goes to partition p of the output
+	// and dead-letter topics, which need the input's partition count, and a
+	// recovering worker does not publish again what the output already
+	// has; see dedup.go and the README's Guarantees) or "at-least-once"
+	// (output partitioned by key hash; the output since the last checkpoint
+	// is published again after a crash, byte-identical).
+	Delivery string
 	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).
 	ShutdownTimeout time.Duration
 
@@ -276,6 +284,9 @@ func (c *Config) defaults() {
 	if c.OnModelChange == "" {
 		c.OnModelChange = "fail"
 	}
+	if c.Delivery == "" {
+		c.Delivery = DeliveryEffectivelyOnce
+	}
 	setDur(&c.SessionTimeout, 10*time.Second)
 	setDur(&c.HeartbeatInterval, time.Second)
 	setDur(&c.RebalanceTimeout, 30*time.Second)
@@ -349,6 +360,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OnModelChange != "fail" && c.OnModelChange != "reset" {
 		bad("on-model-change %q: use fail or reset", c.OnModelChange)
+	}
+	if c.Delivery != DeliveryEffectivelyOnce && c.Delivery != DeliveryAtLeastOnce {
+		bad("delivery %q: use %s or %s", c.Delivery, DeliveryEffectivelyOnce, DeliveryAtLeastOnce)
 	}
 	if c.FeedbackBufferBytes < 0 {
 		bad("feedback buffer bytes %d: must be positive (0 takes the default, 64 MiB)", c.FeedbackBufferBytes)

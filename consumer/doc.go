@@ -45,11 +45,18 @@
 //
 // Learners are deterministic state machines, so restoring a checkpoint and
 // reprocessing the input after it reproduces, bit for bit, the state and the
-// prediction records an uninterrupted run would have produced. Predictions
-// re-emitted after a crash are byte-identical to the first ones, so
-// downstream consumers can de-duplicate by the source (topic, partition,
-// offset) carried in each record. Output is at least once; state is exactly
-// once.
+// prediction records an uninterrupted run would have produced. State is
+// exactly once. Output is effectively once by default (Config.Delivery; see
+// dedup.go): the output of input partition p goes to output partition p, and
+// a recovering worker recomputes without publishing what that partition
+// already holds, so each input offset has one output record — except for a
+// zombie instance still writing after losing its partition, or a write the
+// broker committed only after the next owner read the output's tail
+// (counted in okstream_output_duplicates_detected_total when seen). With
+// Delivery "at-least-once" the output since the checkpoint is published
+// again after a crash. Either way a re-emitted record is byte-identical to
+// the first, so downstream consumers can de-duplicate by the source (topic,
+// partition, offset) carried in each record.
 //
 // One decision can depend on when checkpoints happen: a model whose state
 // has become non-finite is reset to a fresh learner at the first event it

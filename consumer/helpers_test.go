@@ -198,6 +198,8 @@ func predictionsByOffset(t *testing.T, e *kafkatest.Env, output string) map[[2]i
 		k := [2]int64{int64(pr.Partition), pr.Offset}
 		if prev, ok := out[k]; ok && string(prev) != string(r.Value) {
 			t.Fatalf("re-emitted prediction for %v differs from the first copy", k)
+		} else if ok {
+			t.Fatalf("duplicate prediction record for %v (effectively-once delivery)", k)
 		}
 		out[k] = r.Value
 	}

@@ -32,6 +32,10 @@ type Pipeline struct {
 	dlqW   *kafka.Writer
 	m      *metrics
 	reg    *prometheus.Registry
+	// Effectively-once delivery (dedup.go): its counters, and the group
+	// header stamped on output records.
+	dm       *dedupMetrics
+	groupHdr []kafka.Header
 
 	// Record limits (deadletter.go), set by setup: the largest key + value
 	// of a prediction record, and of what a dead letter copies.
@@ -97,6 +101,8 @@ func New(cfg Config) (*Pipeline, error) {
 		reg = p.reg
 	}
 	p.m = newMetrics(reg)
+	p.dm = newDedupMetrics(reg)
+	p.groupHdr = []kafka.Header{{Key: HeaderGroup, Value: []byte(cfg.Group)}}
 	reg.MustRegister(liveCollector{p})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "okstream", Name: "ready",
 		Help: "1 when the instance is ready (what /readyz answers 200 to), 0 otherwise."}, func() float64 {
@@ -390,6 +396,9 @@ func (p *Pipeline) setup(ctx context.Context) error {
 			return fmt.Errorf("topic %s: %w (create it, or run with topic creation enabled)", t, err)
 		}
 	}
+	if err := p.checkOutputPartitions(ctx, n); err != nil { // effectively-once (dedup.go)
+		return err
+	}
 	p.store, err = checkpoint.Open(ctx, checkpoint.Config{
 		Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions,
 		ChunkBytes: cfg.CheckpointChunkBytes, MaxStateBytes: cfg.CheckpointMaxStateBytes, Client: p.client,
@@ -408,7 +417,7 @@ func (p *Pipeline) setup(ctx context.Context) error {
 		if err != nil || parts < 1 {
 			parts = 1
 		}
-		return &kafka.Writer{
+		wr := &kafka.Writer{
 			Addr:         kafka.TCP(cfg.Brokers...),
 			Topic:        topic,
 			Balancer:     &kafka.Murmur2Balancer{},
@@ -422,6 +431,12 @@ func (p *Pipeline) setup(ctx context.Context) error {
 			MaxAttempts: 4,
 			Transport:   p.client.Transport,
 		}
+		if p.effectivelyOnce() {
+			// A micro-batch goes to one partition, and every retry is the
+			// write loop's, after a resync (dedup.go).
+			wr.Balancer, wr.BatchSize, wr.MaxAttempts = samePartition, max(16, cfg.BatchSize), 1
+		}
+		return wr
 	}
 	predLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.Output))
 	dlqLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.DeadLetter))

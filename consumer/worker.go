@@ -83,6 +83,9 @@ type worker struct {
 	durable  int64        // next offset of the last durable checkpoint (-1: none)
 	since    int          // events since the last checkpoint
 	lastCkpt atomic.Int64 // Unix ns of the last checkpoint (or of the restore)
+	// published: source offsets ≥ the restored checkpoint whose output is
+	// already in the output topics (effectively-once mode; dedup.go).
+	published *offsetSet
 
 	dec    *codec.Decoder
 	ev     codec.Event
@@ -127,6 +130,8 @@ type unit struct {
 	dlq   []kafka.Message
 	arena []byte // backing bytes of the prediction values
 	next  int64  // input offset after the batch
+	first int64  // input offset the batch starts from (effectively-once; dedup.go)
+	hdrs  []kafka.Header
 }
 
 // fetched is one fetch handed from the fetcher to the worker.
@@ -179,6 +184,9 @@ func (w *worker) run(ctx context.Context) error {
 	defer w.p.unregister(w.part, w)
 	defer w.p.notePartitionFailed(w.part, "") // the next owner reports it again if it must
 	if err := w.restoreOrWait(ctx); err != nil || ctx.Err() != nil {
+		return err
+	}
+	if err := w.findPublished(ctx); err != nil { // effectively-once (dedup.go)
 		return err
 	}
 	w.p.partReady(w.part, true)
@@ -309,7 +317,14 @@ func (w *worker) writeLoop(ctx context.Context) {
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
-			err := w.writeUnit(ctx, u)
+			var err error
+			if attempt > 0 {
+				// effectively-once: drop what the failed write did land (dedup.go)
+				err = w.resync(ctx, u)
+			}
+			if err == nil {
+				err = w.writeUnit(ctx, u)
+			}
 			if err == nil {
 				continue // done, or refused records were replaced: write the replacements
 			}
@@ -345,6 +360,7 @@ func (w *worker) writeLoop(ctx context.Context) {
 func (w *worker) writeUnit(ctx context.Context, u *unit) error {
 	var perr, derr error
 	var pbad, dbad []refusal
+	w.stamp(u) // effectively-once: output partition and group header (dedup.go)
 	np := len(u.preds)
 	if len(u.preds) > 0 && len(u.dlq) > 0 {
 		done := make(chan struct{})
@@ -527,6 +543,7 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	start := time.Now()
 	w.batchStart.Store(start.UnixNano())
 	u := w.newUnit()
+	u.first = w.next
 	for i := range recs {
 		w.process(u, &recs[i])
 	}
@@ -671,6 +688,9 @@ func (w *worker) feedback(u *unit, r *kafkautil.Record) {
 // emit appends the prediction record of the event just processed (an
 // outcome record when im is the impression a feedback event resolved).
 func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
+	if w.suppressed(r.Offset) { // already published (effectively-once; dedup.go)
+		return
+	}
 	id := w.ev.ID
 	switch {
 	case im != nil:
@@ -709,6 +729,9 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 // deadLetter appends the dead letter of a record (see deadLetterMsg: whole,
 // or truncated to the dead-letter limit with headers saying so).
 func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string) {
+	if w.suppressed(r.Offset) { // already published (effectively-once; dedup.go)
+		return
+	}
 	w.p.m.deadLetters.WithLabelValues(reason).Inc()
 	w.noteDeadLetter(reason, detail, r.Offset)
 	u.dlq = append(u.dlq, deadLetterMsg(r.Key, r.Value, w.p.dlqMax, reason, detail,

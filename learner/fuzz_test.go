@@ -45,6 +45,8 @@ var fuzzSpecs = []string{
 	"auto:base=nons-ald,budget=4,horizon=100,octaves=1,halving=8,warmup=5",
 	"fogd:sigma=auto,scale=standard,budget=6,warmup=5",
 	"nogd:sigma=2,scale=standard,budget=6,k=3,warmup=5",
+	"linear",
+	"linear:loss=square",
 }
 
 // fuzzSeedEvents are the stream lengths after which the seed states are
@@ -53,7 +55,7 @@ var fuzzSpecs = []string{
 var fuzzSeedEvents = []int{0, 3, 40}
 
 func newFuzzLearner(tb testing.TB, spec string) Learner {
-	l, err := New(spec, fuzzDim)
+	l, err := New(rawSpec(spec), fuzzDim) // specs without σ: the learner itself, not the self-tuning wrapper
 	if err != nil {
 		tb.Fatalf("%s: %v", spec, err)
 	}

@@ -25,7 +25,7 @@ const hostileAllocBound = 16 << 20
 // unchanged.
 func refuseCheaply(t *testing.T, spec string, dim int, data []byte) {
 	t.Helper()
-	l, err := New(spec, dim)
+	l, err := New(rawSpec(spec), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func refuseCheaply(t *testing.T, spec string, dim int, data []byte) {
 // headerOf starts a state for the learner of spec: header and update count.
 func headerOf(t *testing.T, spec string, dim int) *state.Encoder {
 	t.Helper()
-	l, err := New(spec, dim)
+	l, err := New(rawSpec(spec), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func headerOf(t *testing.T, spec string, dim int) *state.Encoder {
 func TestHostileKONSRank(t *testing.T) {
 	for _, spec := range []string{"pros-n-kons", "con-kons"} {
 		const dim = 1
-		l, err := New(spec, dim)
+		l, err := New(rawSpec(spec), dim)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,8 @@ import (
 	"math"
 
 	"okstream/learner/linalg"
+
+	"okstream/learner/state"
 )
 
 func init() {
@@ -286,11 +288,11 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	if ylo > yhi {
-		return fmt.Errorf("learner linear: label range [%v, %v] is empty", ylo, yhi)
+		return fmt.Errorf("learner linear: label range [%v, %v] is empty: %w", ylo, yhi, state.ErrCorrupt)
 	}
 	for _, v := range [][]float64{w, g2, smax, gram, b, {norm, steps, ylo, yhi}} {
 		if !finiteBelow(v, math.Inf(1)) {
-			return fmt.Errorf("learner linear: state holds a non-finite number")
+			return fmt.Errorf("learner linear: state holds a non-finite number: %w", state.ErrCorrupt)
 		}
 	}
 	l.updates = updates

@@ -19,13 +19,16 @@ import (
 	"okstream/consumer"
 	"okstream/eval"
 	"okstream/internal/kafkatest"
+
+	"github.com/segmentio/kafka-go"
 )
 
 // A real crash: the okstream process is killed with SIGKILL (no final
-// checkpoint, no LeaveGroup) twice while it works, restarted each time, and
-// finally stopped with SIGTERM (which must drain and checkpoint). Every input
-// offset has a prediction, re-emitted predictions are byte-identical, and
-// the final models are bit-identical to an offline replay of each partition.
+// checkpoint, no LeaveGroup) six times while it works, restarted each time,
+// and finally stopped with SIGTERM (which must drain and checkpoint). With
+// the default effectively-once delivery every input offset has exactly one
+// output record (its prediction, or its dead letter: no duplicates), and the
+// final models are bit-identical to an offline replay of each partition.
 func TestSIGKILLRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("subprocess crash test in -short mode")
@@ -34,7 +37,11 @@ func TestSIGKILLRecovery(t *testing.T) {
 	in := e.Name("events")
 	e.CreateTopic(t, in, 2, nil)
 	const n = 20000
-	e.Produce(t, in, events(n, 4, 7)...)
+	msgs := events(n, 4, 7)
+	for i := 11; i < n; i += 97 { // some dead letters
+		msgs[i] = kafka.Message{Key: msgs[i].Key, Value: []byte("garbage " + strconv.Itoa(i))}
+	}
+	e.Produce(t, in, msgs...)
 	group, ckpt := e.Name("g"), e.Name("ckpt")
 	models := []string{"champion=fogd:sigma=1,budget=20", "challenger=nogd:sigma=1,budget=30"}
 	args := []string{"run", "--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "4", "--group", group,
@@ -83,31 +90,49 @@ func TestSIGKILLRecovery(t *testing.T) {
 		}
 		return sum
 	}
-	distinct := func() int {
-		recs, _ := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
-		seen := map[[2]int64]bool{}
+	// outputs counts the output records (predictions and dead letters) of
+	// each source (partition, offset).
+	outputs := func() map[[2]int64]int {
+		seen := map[[2]int64]int{}
+		recs, err := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
+		if err != nil {
+			t.Logf("reading the predictions: %v", err)
+		}
 		for _, r := range recs {
 			p, err := codec.DecodePrediction(r.Value)
 			if err == nil {
-				seen[[2]int64{int64(p.Partition), p.Offset}] = true
+				seen[[2]int64{int64(p.Partition), p.Offset}]++
 			}
 		}
-		return len(seen)
+		recs, _ = kafkatest.ReadAll(context.Background(), e.Client, in+".dlq")
+		for _, r := range recs {
+			for _, h := range r.Headers {
+				if h.Key == consumer.HeaderSource {
+					f := strings.Split(string(h.Value), "/")
+					p, _ := strconv.Atoi(f[len(f)-2])
+					o, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+					seen[[2]int64{int64(p), o}]++
+				}
+			}
+		}
+		return seen
 	}
+	distinct := func() int { return len(outputs()) }
 	waitFor := func(what string, cond func() bool, errb *bytes.Buffer) {
 		deadline := time.Now().Add(90 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s; stderr:\n%s", what, errb.String())
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	for _, killAt := range []float64{3000, 6000} { // predictions written by each process before its SIGKILL
+	for _, killAt := range []float64{400, 800, 300, 600, 500, 700} { // predictions written by each process before its SIGKILL
 		cmd, errb := start()
 		waitFor("predictions", func() bool { return metric("okstream_predictions_total") >= killAt }, errb)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
+		t.Logf("SIGKILL after %v predictions: %d offsets have output", killAt, distinct())
 	}
 	if d := distinct(); d >= n {
 		t.Fatalf("the killed processes already covered all %d events: the kills were not mid-stream", d)
@@ -124,18 +149,20 @@ func TestSIGKILLRecovery(t *testing.T) {
 		t.Fatalf("SIGTERM: %v\n%s", err, errb.String())
 	}
 
-	// Re-emitted predictions are byte-identical to the first copies.
-	recs := e.ReadAll(t, in+".predictions")
-	first := map[[2]int64][]byte{}
-	for _, r := range recs {
-		p, _ := codec.DecodePrediction(r.Value)
-		k := [2]int64{int64(p.Partition), p.Offset}
-		if prev, ok := first[k]; ok && !bytes.Equal(prev, r.Value) {
-			t.Fatalf("re-emitted prediction %v differs", k)
+	// Exactly one output record per input offset, in the output partition
+	// of its input partition.
+	for k, c := range outputs() {
+		if c != 1 {
+			t.Fatalf("input partition %d offset %d: %d output records, want exactly 1 (effectively-once)", k[0], k[1], c)
 		}
-		first[k] = r.Value
 	}
-	t.Logf("%d prediction records for %d events after two SIGKILLs", len(recs), n)
+	recs := e.ReadAll(t, in+".predictions")
+	for _, r := range recs {
+		if p, _ := codec.DecodePrediction(r.Value); int(p.Partition) != r.Partition {
+			t.Fatalf("prediction of input partition %d in output partition %d", p.Partition, r.Partition)
+		}
+	}
+	t.Logf("%d prediction records and %d dead letters for %d events after six SIGKILLs", len(recs), len(e.ReadAll(t, in+".dlq")), n)
 
 	// Final models equal the offline replay of each partition.
 	ctx := context.Background()
@@ -147,19 +174,24 @@ func TestSIGKILLRecovery(t *testing.T) {
 	for p := 0; p < 2; p++ {
 		var xs [][]float64
 		var ys []float64
+		records := 0
 		for _, r := range input {
 			if r.Partition != p {
 				continue
 			}
-			ev, _ := codec.DecodeEvent(r.Value, codec.Limits{Dim: 4})
+			records++
+			ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: 4})
+			if err != nil {
+				continue // dead-lettered
+			}
 			xs, ys = append(xs, ev.Dense(nil, 4)), append(ys, ev.Y)
 		}
 		cp, _, err := store.Load(ctx, checkpoint.ID{Group: group, Topic: in, Partition: p})
 		if err != nil || cp == nil {
 			t.Fatalf("partition %d: %v", p, err)
 		}
-		if cp.NextOffset != int64(len(xs)) {
-			t.Fatalf("partition %d: SIGTERM's final checkpoint at %d, want %d; last run's log:\n%s", p, cp.NextOffset, len(xs), errb.String())
+		if cp.NextOffset != int64(records) {
+			t.Fatalf("partition %d: SIGTERM's final checkpoint at %d, want %d; last run's log:\n%s", p, cp.NextOffset, records, errb.String())
 		}
 		pl, _ := consumer.DescribePayload(cp.Payload)
 		saved := pl.Models

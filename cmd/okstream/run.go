@@ -91,6 +91,7 @@ type runFlags struct {
 	readyBrokerTimeout, progressInterval                   time.Duration
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange                             string
+	delivery                                               string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
 	maxStateBytes                                          int64
@@ -127,6 +128,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.progressInterval, "progress-interval", d.ProgressInterval, "period of the info-level progress log line (events/s, lag, checkpoint age, dead letters by reason); 0: off")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
+	fs.StringVar(&f.delivery, "delivery", consumer.DeliveryEffectivelyOnce, "output delivery: effectively-once (output partition = input partition; a recovering worker does not publish again what the output has) or at-least-once (output partitioned by key hash; duplicates after a crash)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", d.HeartbeatInterval, "consumer-group heartbeat interval")
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
@@ -189,7 +191,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		BatchSize: f.batchSize, FetchMaxBytes: f.fetchMaxBytes, FetchMaxWait: f.fetchMaxWait, MaxEventBytes: f.maxEventBytes,
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
-		StartOffset: f.startOffset, OnModelChange: f.onModelChange,
+		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
