@@ -1,15 +1,15 @@
 package dataset
 
 // Adversarial "online learning games" of the FORKS paper (Wen et al., arXiv
-// 2410.11188v2, §5.2 and App. D.3; spec ../shared/spec/forks.md §6.5,
-// §8 item 19), built from a binary dataset: b blocks, each block one
+// 2410.11188v2, §5.2 and App. D.3; how instances are drawn is our
+// reading, docs/algorithms/forks-and-baselines.md), built from a binary dataset: b blocks, each block one
 // instance of the base dataset repeated r times as r consecutive rounds,
 // with the labels of every even block multiplied by −1. codrna-1 and
 // german-1 are b = 500, r = 10 (T = 5,000); codrna-2 and german-2 are
 // b = 500, r = 20 (T = 10,000).
 //
 // The paper does not say how the instances are drawn, whether "even" is
-// 1-based, or whether each run draws a new game. Our recipe (the spec's):
+// 1-based, or whether each run draws a new game. Our recipe (docs/algorithms/forks-and-baselines.md):
 // the b instances are drawn uniformly without replacement from the base
 // dataset with okstream's generator seeded by the game's seed (so a game is
 // a pure function of the base dataset, b, r and the seed); blocks are

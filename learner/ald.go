@@ -5,8 +5,8 @@ package learner
 //
 // Reference: J. Li, S. Liao, "Nearly Optimal Algorithms with Sublinear
 // Computational Complexity for Online Kernel Regression", ICML 2023, §3.1
-// (Eq. 4–5) and §4.3; the condition is Engel, Mannor, Meir (2004). Spec:
-// ../shared/spec/ald.md §2.
+// (Eq. 4–5) and §4.3; the condition is Engel, Mannor, Meir (2004). Notes:
+// docs/algorithms/regression.md.
 //
 // With S the dictionary (j points, K_S = L Lᵀ its Gram matrix), the new
 // point x has kernel row k = k_S(x), l = L⁻¹k and projection residual
@@ -14,28 +14,28 @@ package learner
 //	α_t = κ(x, x) − ‖l‖² = min_β ‖Φ_S β − κ(x, ·)‖²_H        (clipped at 0)
 //
 // ALD_t holds iff α_t ≤ α; if it fails, x joins the dictionary and L grows
-// by the row [lᵀ, √α_t] (spec §2.3b; the Cholesky form the spec recommends
-// over the paper's explicit K_S⁻¹). l is at once the ALD test's by-product,
+// by the row [lᵀ, √α_t] (the Cholesky form, which we prefer
+// over the paper's explicit K_S⁻¹ of §3.1). l is at once the ALD test's by-product,
 // the coordinates of the projection Φ_S β* in the orthonormal basis
-// Φ_S L⁻ᵀ (AOGD-ALD's primal form, spec §3.4) and NONS-ALD's Nyström
-// feature vector in the Cholesky basis (spec §4.7).
+// Φ_S L⁻ᵀ (AOGD-ALD's primal form, ours) and NONS-ALD's Nyström
+// feature vector in the Cholesky basis (NONS-ALD's form=cholesky, ours).
 //
 // The dictionary depends on the inputs only, never on labels or on the
-// model (spec §2.1), and this one type makes the decision for both
+// model (§3.1's condition involves x only), and this one type makes the decision for both
 // learners and all their forms, so AOGD-ALD (before its budget) and
 // NONS-ALD build bit-identical dictionaries on the same stream.
 //
-// Choices (spec §8):
-//   - G9: the first point is always added (S = ∅ gives α_t = κ(x, x)), so
+// Choices (see docs/algorithms/regression.md):
+//   - The first point is always added (S = ∅ gives α_t = κ(x, x)), so
 //     α = 1 gives a one-point dictionary instead of an empty one.
-//   - G5: a point is added whenever ALD fails, whatever the gradient (the
+//   - A point is added whenever ALD fails, whatever the gradient (the
 //     authors' code; the dictionary stays label-independent).
 //   - A cap ("budget", 0 = none): once the dictionary holds that many
 //     points nothing is added any more (NONS-ALD, AOGD-ALD with
 //     budget_policy=freeze) — not in the paper, which is unbounded for
 //     NONS-ALD and turns into KOGD for AOGD-ALD.
 //   - Only normalised kernels (κ(x, x) = 1: Gaussian, Laplacian, Cauchy)
-//     are offered, as the theory requires (G2); the formulas keep the
+//     are offered, as the theory requires; the formulas keep the
 //     κ(x, x) terms anyway.
 //
 // Memory: the points (j×d) and L (stored in a capacity×capacity buffer)
@@ -55,12 +55,12 @@ import (
 )
 
 // aldDefaultAlpha is the experiments' threshold α = 25/T (both learners;
-// the authors' code tests √α_t ≤ 5/√T), capped at 1 (spec §8 G9).
+// the authors' code tests √α_t ≤ 5/√T), capped at 1.
 func aldDefaultAlpha(horizon int) float64 { return math.Min(1, 25/float64(horizon)) }
 
 // aldB0 is Theorem 3.2's budget B0 = ⌊(√(d² + 4dT) − d)/2⌋, the positive
-// root of B² + dB = dT (floor as in the paper; the authors' code rounds —
-// spec §8 A1). At least 1.
+// root of B² + dB = dT (floor as in the paper; the authors' code rounds).
+// At least 1.
 func aldB0(dim, horizon int) int {
 	d, T := float64(dim), float64(horizon)
 	return max(1, int(math.Floor((math.Sqrt(d*d+4*d*T)-d)/2)))
@@ -223,7 +223,7 @@ func (d *aldDict) decode(dec *state.Decoder) *aldDict {
 }
 
 // aldInverse is the explicit inverse K_S⁻¹ of the dictionary's Gram matrix
-// grown by the block (Schur complement) formula of spec §2.3a — the
+// grown by the block (Schur complement) formula — the
 // paper's and the authors' code's form, used by AOGD-ALD's form=dual for
 // checking. n×n row-major in m[:n*n]; capacity doubles when needed.
 type aldInverse struct {

@@ -2,8 +2,8 @@ package learner
 
 // Tests named after the sections of Li & Liao, "Nearly Optimal Algorithms
 // with Sublinear Computational Complexity for Online Kernel Regression"
-// (ICML 2023), for AOGD-ALD and NONS-ALD, with the oracles of the spec's
-// appendix (../shared/spec/ald.md, "checks done while writing this spec").
+// (ICML 2023), for AOGD-ALD and NONS-ALD, with oracles computed by hand from
+// the paper's formulas (notes: docs/algorithms/regression.md).
 
 import (
 	"math"
@@ -54,8 +54,8 @@ func aldNew(t testing.TB, spec string, dim int) Learner {
 	return l
 }
 
-// §3.2 Theorem 3.2 and Appendix A.1: B0 = ⌊(√(d²+4dT) − d)/2⌋ (the spec's
-// table of the paper's datasets, floor column) and α = 25/T are the
+// §3.2 Theorem 3.2 and Appendix A.1: B0 = ⌊(√(d²+4dT) − d)/2⌋ (the paper's
+// datasets, floor) and α = 25/T are the
 // defaults, derived from the horizon.
 func TestALDTheorem3_2BudgetAndThresholdDefaults(t *testing.T) {
 	for _, c := range []struct {
@@ -454,7 +454,7 @@ func TestALDSection3_1AlgorithmOneRounds(t *testing.T) {
 	}
 }
 
-// §8 A2 (spec): budget_policy=freeze keeps the model within the budget
+// Our budget policy (docs/algorithms/regression.md): budget_policy=freeze keeps the model within the budget
 // forever; budget_policy=kogd (Algorithm 1 lines 13–15) stores every point
 // after the budget.
 func TestALDAlgorithm1BudgetPolicies(t *testing.T) {
@@ -484,7 +484,7 @@ func TestALDAlgorithm1BudgetPolicies(t *testing.T) {
 	}
 }
 
-// §8 N2/N3 (spec): compat_r_code predicts 0 and does not learn on round 1;
+// The authors' code's quirks (docs/algorithms/regression.md): compat_r_code predicts 0 and does not learn on round 1;
 // inverse=old changes the ONS step (but not the dictionary).
 func TestALDSection9RCodeCompatibility(t *testing.T) {
 	xs, ys := stream(Regression, 300, 5, 30)

@@ -1,9 +1,9 @@
 package learner_test
 
-// The ALD paper's Table 3 (Li & Liao, ICML 2023; spec ald.md §7.4) for
+// The ALD paper's Table 3 (Li & Liao, ICML 2023) for
 // AOGD-ALD and NONS-ALD on the shared datasets, run through okstream/eval
-// with the preprocessing and kernel widths of the spec's Appendix R (the
-// authors' R code run on our files). Few permutations and one worker: the
+// with the preprocessing and kernel widths under which the authors'
+// R code was run on our files (docs/results.md, ald-table3). Few permutations and one worker: the
 // full 10-permutation reproduction is `okstream reproduce ald-table3`.
 
 import (
@@ -15,14 +15,14 @@ import (
 	"okstream/eval"
 )
 
-// aldTable3Real lists, per dataset, the preprocessing and σ of Appendix R,
+// aldTable3Real lists, per dataset, the preprocessing and σ of the reference runs,
 // the paper's NONS-ALD MSE (or, for parkinson, whose paper variant is
 // unknown, the R code's on our file), and the R code's numbers on our files:
 // AOGD-ALD MSE, NONS-ALD (μ = 1) MSE and mean dictionary size J.
 var aldTable3Real = []struct {
 	title, key, scale, sigma string
 	nonsTarget               float64 // acceptance target for NONS-ALD (paper, or R code for parkinson)
-	refAOGD, refNONS, refJ   float64 // Appendix R
+	refAOGD, refNONS, refJ   float64 // the authors' R code on our file
 	paperJ                   float64
 }{
 	{"elevators", "elevators", "minmax11+y01", "8", 0.00284, 0.00535, 0.00284, 28.4, 28},

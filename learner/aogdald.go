@@ -6,9 +6,9 @@ package learner
 // Reference: J. Li, S. Liao, "Nearly Optimal Algorithms with Sublinear
 // Computational Complexity for Online Kernel Regression", ICML 2023, §3
 // (Algorithm 1, Eq. 2–6, Theorem 3.2) and §6 / Appendix A.1 (experiment
-// settings: U = 2, α = 25/T, B0 of Theorem 3.2). Spec:
-// ../shared/spec/ald.md §3 and §8 (A1–A4); authors' code: AOGD-ALD.R of
-// github.com/JunfLi-TJU/OKR (spec §9).
+// settings: U = 2, α = 25/T, B0 of Theorem 3.2). Notes:
+// docs/algorithms/regression.md; authors' code: AOGD-ALD.R of
+// github.com/JunfLi-TJU/OKR.
 //
 // Model: f_t ∈ span{κ(s, ·) : s ∈ S} with S the ALD dictionary (ald.go).
 // With g = ℓ'(ŷ, y) = 2(ŷ − y) for the square loss:
@@ -19,13 +19,13 @@ package learner
 //     rounds and g²κ(x, x) otherwise.
 //
 // Forms (parameter "form"):
-//   - primal (default, spec §3.4): f(x) = wᵀe(x) in the orthonormal basis
+//   - primal (default, ours): f(x) = wᵀe(x) in the orthonormal basis
 //     e(x) = L⁻¹k_S(x) of span Φ_S (L Lᵀ = K_S). The ALD direction Φ_S β*
 //     has coordinates l = L⁻¹k exactly, a new point κ(x, ·) has
 //     coordinates (l; √α_t), and ‖f‖ = ‖w‖ exactly (no drifting norm
-//     bookkeeping, §8 A4). One O(dj + j²) solve per round gives the
+//     bookkeeping). One O(dj + j²) solve per round gives the
 //     prediction, the ALD test and the update.
-//   - dual (for checking; spec §3.3, the paper's and the code's form):
+//   - dual (for checking; Algorithm 1's form, the paper's and the code's):
 //     f = Σ a_i κ(s_i, ·) with K_S⁻¹ kept explicitly (block growth),
 //     β = K_S⁻¹k, ‖Φ_S β*‖² = kᵀβ, and ‖f‖² tracked incrementally with
 //     ⟨f, Φ_S β*⟩ = ⟨f, κ(x, ·)⟩ = ŷ. The add/skip decision is the shared
@@ -33,13 +33,13 @@ package learner
 //     dictionary; everything else is computed from K_S⁻¹. Costs an extra
 //     O(j²) per round.
 //
-// Choices and deviations (spec §8):
-//   - A3: η_t is computed after the ALD test, since it depends on ∇̂_t
+// Choices and deviations (docs/algorithms/regression.md):
+//   - η_t is computed after the ALD test, since it depends on ∇̂_t
 //     (Algorithm 1 lists it before; the authors' code does it after).
-//   - A1: B0 = ⌊(√(d² + 4dT) − d)/2⌋ (paper; the code rounds). T is the
+//   - B0 = ⌊(√(d² + 4dT) − d)/2⌋ (paper; the code rounds). T is the
 //     "horizon" parameter (a stream has no T; okstream eval sets it to the
-//     dataset length), and so is α = 25/T by default (§8 G1).
-//   - A2: budget_policy. The paper (kogd): once |S| = B0, every later point
+//     dataset length), and so is α = 25/T by default.
+//   - budget_policy. The paper (kogd): once |S| = B0, every later point
 //     is stored and updated with the exact gradient (plain KOGD, dual form)
 //     — memory and time grow by one point per event without bound. The
 //     service default (freeze, not in the paper): once |S| = B0 the
@@ -47,8 +47,8 @@ package learner
 //     gradient Φ_S β* (as if ALD held), so memory stays O(dB0 + B0²); the
 //     regret guarantee of Theorem 3.2 no longer applies after that point.
 //     In the paper's experiments J ≪ B0, so both give the same numbers.
-//   - G5: a point is added whenever ALD fails, also when g = 0 (the code).
-//   - Only normalised kernels (Gaussian, Laplacian, Cauchy; §8 G2).
+//   - A point is added whenever ALD fails, also when g = 0 (the code).
+//   - Only normalised kernels (Gaussian, Laplacian, Cauchy), as the theory requires.
 //
 // Cost per round O(dj + j²) in the ALD phase, no allocation except when
 // the dictionary grows (capacity doubling); O(dt) per round and one
@@ -69,7 +69,7 @@ func init() {
 			docALDKernel, docALDSigma, docHorz, docALDAlpha, docALDBudget,
 			{Name: "budget_policy", Default: "freeze", Doc: "when the dictionary reaches the budget: freeze (service default, not in the paper: keep the dictionary, always take the projected gradient; memory bounded) or kogd (the paper: continue as plain kernel OGD storing every point; memory grows without bound)"},
 			{Name: "u", Default: "2", Doc: "radius U of the ball ‖f‖_H ≤ U and step scale η_t = U/√(1+Σ‖∇̂‖²) (paper experiments: 2; must be ≥ the label bound Y)"},
-			{Name: "form", Default: "primal", Doc: "primal (orthonormal Cholesky basis, exact ‖f‖; spec §3.4) or dual (explicit K⁻¹ and tracked ‖f‖², the paper's form; for checking)"},
+			{Name: "form", Default: "primal", Doc: "primal (orthonormal Cholesky basis, exact ‖f‖; ours) or dual (explicit K⁻¹ and tracked ‖f‖², the paper's form; for checking)"},
 		},
 		New: newAOGDALD,
 	})
@@ -191,7 +191,7 @@ func (l *AOGDALD) Learn(x []float64, y float64) float64 {
 	return f
 }
 
-// learnDual is the round of form=dual in the ALD phase (spec §3.3).
+// learnDual is the round of form=dual in the ALD phase (Algorithm 1).
 func (l *AOGDALD) learnDual(x []float64, y float64) float64 {
 	d := l.dict
 	lt, at := d.residual(x) // the shared add/skip decision

@@ -2,9 +2,9 @@ package learner
 
 // Shared parts of the Azoury–Warmuth–Vovk forecasters: exact Kernel-AWV
 // (kawv.go) and PKAWV with its Taylor and Nyström bases (pkawv.go,
-// pkawvnystrom.go). Spec: ../shared/spec/pkawv.md §1.3–1.6, §8 A7.
+// pkawvnystrom.go). PKAWV paper Eqs. 3–4; notes: docs/algorithms/kernel-awv.md.
 //
-// The identity all three rest on (spec §1.6, checked by
+// The identity all three rest on (ours, checked by
 // TestPKAWVSec16ReadOnlyPredictionEqualsAlgorithm1 and
 // TestKAWVSec21CholeskyEqualsBorderedInverse): with A the regularized Gram matrix of
 // the past rounds, b the matching right-hand side, φ the current input's

@@ -6,7 +6,7 @@ package learner
 // Online Gradient Descent Algorithms for Scalable Kernel-Based Online
 // Learning", ICML 2012 (BOGD; cited by the FORKS paper as Hoi et al. 2012);
 // a baseline of the FORKS paper (Wen et al., arXiv 2410.11188v2, Tables 1–3:
-// budget B, η = 0.2). Spec: ../shared/spec/forks.md §4.2; reference code:
+// budget B, η = 0.2). Notes: docs/algorithms/forks-and-baselines.md; reference code:
 // the LSOKL toolbox's binary/BOGD.m (github.com/jingcoco/Online-Kernel-
 // Learning), whose defaults (λ = 1/T², γ = 10) and update this follows.
 //

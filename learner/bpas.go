@@ -4,8 +4,8 @@ package learner
 //
 // Reference: Z. Wang, S. Vucetic, "Online Passive-Aggressive Algorithms on a
 // Budget", AISTATS 2010, §3 (BPA-S); a baseline of the FORKS paper (Wen et
-// al., arXiv 2410.11188v2, Table 1, budget B only). Spec:
-// ../shared/spec/forks.md §4.2; reference code: the LSOKL toolbox's
+// al., arXiv 2410.11188v2, Table 1, budget B only). Notes:
+// docs/algorithms/forks-and-baselines.md; reference code: the LSOKL toolbox's
 // binary/BPAs.m (github.com/jingcoco/Online-Kernel-Learning).
 //
 // Model: f(x) = Σ_{i∈SV} a_i κ(x_i, x), hinge loss ℓ = max(0, 1 − y f).

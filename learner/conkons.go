@@ -7,8 +7,8 @@ package learner
 // online kernel learning with adaptive embedding", NIPS 2017, where CON-KONS
 // is the empirical variant of PROS-N-KONS; run as a baseline by the ALD paper
 // (Li & Liao, ICML 2023, Table 3), whose authors' R code
-// (github.com/JunfLi-TJU/OKR, CONS-KONS.R) we follow. Spec:
-// ../shared/spec/ald.md §6.4, §4.5 (the transition matrix), §9.
+// (github.com/JunfLi-TJU/OKR, CONS-KONS.R) we follow. Notes:
+// docs/algorithms/regression.md; the transition matrix is the ALD paper's Lemma 4.2/4.3 one.
 //
 // Everything but the transition is PROS-N-KONS (prosnkons.go, core in
 // kons.go): the same KORS dictionary, map, ONS step, parameters and
@@ -17,12 +17,12 @@ package learner
 //
 //	Q = M_j K_{I_j, I_{j−1}} M_{j−1}ᵀ     (r_j × r_{j−1}; QᵀQ = I at full rank)
 //
-// the code's transition (ald.md §6.4) is:
+// the code's transition is:
 //   - w_j = Q w, where w is the iterate that scored the inserting round,
 //     before that round's gradient step (the step is lost for w but kept in
 //     A). Since Q maps the old span isometrically into the new one, the
 //     prediction function is unchanged: φ_j(x)ᵀQw = φ_{j−1}(x)ᵀw for every
-//     x (ald.md §4.5, Lemma 4.3).
+//     x (ALD paper, Lemma 4.3).
 //   - A_j = αI + Q(A_{j−1} − αI)Qᵀ (NONS-ALD's Lemma 4.2), except when leaving
 //     the first epoch (a one-point dictionary), where the code's stored A
 //     still contains its αI, giving A_2 = Q A_1 Qᵀ + αI. The code keeps A
@@ -35,7 +35,7 @@ package learner
 //   - The ONS step uses the updated inverse (the code does; inverse=old is
 //     available as for PROS-N-KONS, default new).
 //
-// Deviations from the paper's one-line description (ald.md §6.4: A_j =
+// Deviations from the paper's one-line description (as the ALD paper §6 summarizes it: A_j =
 // Q A_{j−1} Qᵀ and w_j = Q w_{j−1}(s_j − 1)): we implement the code's A
 // handling above, which adds αI on the new direction (and, once, on the old
 // span) instead of leaving A singular there. Other deviations are those of

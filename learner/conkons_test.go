@@ -1,7 +1,7 @@
 package learner
 
 // Tests of CON-KONS's epoch transition (conkons.go) against the invariants
-// of ald.md §4.5/§6.4, with the old model restored from a checkpoint taken
+// of the ALD paper's Lemmas 4.2/4.3 as the authors' CONS-KONS.R applies them, with the old model restored from a checkpoint taken
 // before the inserting round and the transition matrix Q computed from
 // pairwise kernel evaluations.
 
@@ -51,7 +51,7 @@ func conkonsRounds(t *testing.T, spec string, d, n int, seed uint64, check func(
 	return count
 }
 
-// The transition preserves the prediction function (ald.md §4.5, Lemma
+// The transition preserves the prediction function (ALD paper, Lemma
 // 4.3; §6.4): the new model φ_j(z)ᵀQw equals the old model φ_{j−1}(z)ᵀw,
 // w the iterate that scored the inserting round, at arbitrary points z,
 // the dictionary points and the inserted point.
@@ -81,7 +81,7 @@ func TestConKonsTransitionPreservesPrediction(t *testing.T) {
 	}
 }
 
-// The second-order matrix is carried as the code does (ald.md §6.4): with
+// The second-order matrix is carried as the code does (docs/algorithms/regression.md): with
 // Q = M_j K_{I_j,I_{j−1}} M_{j−1}ᵀ (QᵀQ = I), A_j = αI + Q(A_{j−1} − αI)Qᵀ,
 // and A_2 = Q A_1 Qᵀ + αI when leaving the first (one-point) epoch; A_{j−1}
 // includes the inserting round's gradient. A is recovered from the

@@ -6,8 +6,8 @@ package learner
 // "Scalable Kernel Methods via Doubly Stochastic Gradients", NIPS 2014
 // (long version arXiv 1407.5599), Algorithms 1 (train) and 2 (predict), §4
 // (mini-batches, O(1/t) steps), §7.1 (synthetic kernel ridge regression).
-// Spec: ../shared/spec/dsg.md, §2.4–2.7 (steps, blocks, lazy scale,
-// averaging) and §7.3 (the practical choices).
+// Notes: docs/algorithms/doubly-stochastic.md (steps, blocks, lazy scale, averaging and
+// the practical choices).
 //
 // Model: f_t(x) = Σ_{i<K} a_i φ_i(x) with random features φ_i(x) =
 // √2 cos(ω_iᵀx + b_i) (or the pair (cos ω_iᵀx, sin ω_iᵀx), features=cossin),
@@ -17,8 +17,8 @@ package learner
 // with k̂_t the kernel estimate of a block of r NEW features
 // (k̂_t(x,x') = (1/r) Σ_k φ_k(x) φ_k(x')), i.e. the old coefficients shrink
 // by (1 − γ_t ν) and the block's coefficients are
-// a_k = −γ_t/(B·r) Σ_m ℓ'_m φ_k(x_m) (spec §2.5, Algorithm 1B; B = r = 1 is
-// the paper's Algorithm 1).
+// a_k = −γ_t/(B·r) Σ_m ℓ'_m φ_k(x_m) (Algorithm 1 with mini-batches and feature
+// blocks, as §4 describes them; B = r = 1 is the paper's Algorithm 1).
 //
 // State: the coefficients, the counters (events, iterations, features), the
 // lazy scale, the open batch's gradient accumulator, the averaged
@@ -26,7 +26,7 @@ package learner
 // picks blocks to revisit. Features are never stored: a restore regenerates
 // them and reproduces every score bit for bit.
 //
-// Choices and deviations (spec §7.3 and §9 list the open choices):
+// Choices and deviations (docs/algorithms/doubly-stochastic.md):
 //   - Streaming mini-batches: the B events of a batch are all scored by f_t,
 //     the model at the batch start (predict-then-update holds: a label is
 //     used only after its own prediction). Each event's gradient
@@ -36,7 +36,7 @@ package learner
 //     at the B-th event is exactly Algorithm 1B's.
 //   - Step size (the paper's theory: γ_t = θ/t with θν ∈ (1,2) ∪ Z+; its
 //     experiments report none): γ_t = max(γ_min, γ0 / (1 + (t−1)/t0)^κ), the
-//     spec's §2.4 schedule with an exponent κ added. Defaults γ0 = 1,
+//     usual O(1/t) schedule with an offset t0 and an exponent κ added. Defaults γ0 = 1,
 //     t0 = 100, κ = 1 (O(1/t), as the theory requires, with a bounded first
 //     step), γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
 //     shrink factors 1 − θν/t are ≤ 0, which the lazy scale handles (a zero
@@ -45,19 +45,19 @@ package learner
 //     squared_hinge ½max(0, 1−yf)² (half of loss.go's versions; γ is
 //     relative to these). Huber uses threshold delta (paper: 1), the
 //     ε-insensitive loss epsilon and the quantile loss tau.
-//   - Regularization ν default 1e-5 (spec §7.3: the paper's 1/n and 1/(100n)
+//   - Regularization ν default 1e-5 (the paper's 1/n and 1/(100n)
 //     need the unknown stream length; the paper's synthetic run uses 1e-6).
-//   - Lazy rescaling (spec §2.7, the Pegasos trick): a_i = c·s_i with a
+//   - Lazy rescaling (the Pegasos trick): a_i = c·s_i with a
 //     global scale c; a step multiplies c by (1 − γ_t ν) and stores new
 //     coefficients divided by c; c is folded into s when |c| < 1e-150.
-//   - Feature cap (max_features = K_max, spec's R_max = 2^14; not in the
+//   - Feature cap (max_features = K_max, default 2^14; not in the
 //     paper, which lets the feature count grow with t — its largest runs stop
 //     at 2^20 features without saying what happens next). Once K = K_max no
 //     feature is drawn any more and after_cap decides what a batch updates:
 //     refine (default): every existing coefficient takes the functional step
 //     with the kernel estimated by all K features,
 //     a_i ← (1 − γ_t ν) a_i − γ_t/(B·K) Σ_m ℓ'_m φ_i(x_m) for i < K, which is
-//     random-feature SGD (FOGD-like) warm-started by DSG (spec §7.2–7.3); it
+//     random-feature SGD (FOGD-like) warm-started by DSG; it
 //     reuses the φ_i(x) computed for the prediction, so it costs O(K) more
 //     per event;
 //     revisit: one existing block, drawn uniformly at batch start by the
@@ -73,7 +73,7 @@ package learner
 //     draws (logs, square roots, sines) against d multiply-adds for a stored
 //     one, so the frequency vectors and phases of the first
 //     cache_mb·2^20/(8(d+1)) features are kept in memory once generated
-//     (default 256 MB, the spec's suggestion); the rest are regenerated on
+//     (default 256 MB); the rest are regenerated on
 //     every use, as in the paper. Cached and regenerated features go through
 //     the same projection routine, so caching never changes a score.
 //   - Averaged solution (predict_with=average): f̂ = (1/t) Σ_{i=2}^{t+1} f_i,
@@ -119,13 +119,13 @@ func init() {
 			{Name: "epsilon", Default: "0.1", Doc: "width of the ε-insensitive zone (0: least absolute deviation)", When: "loss=epsilon_insensitive"},
 			{Name: "tau", Default: "0.5", Doc: "quantile level τ in (0, 1)", When: "loss=quantile"},
 			{Name: "nu", Default: "1e-5", Doc: "regularization ν (paper: 1e-6 synthetic, 1/n, 1/(100n), 5e-4)"},
-			{Name: "gamma0", Default: "1", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations (spec §2.4)"},
+			{Name: "gamma0", Default: "1", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations"},
 			{Name: "t0", Default: "100", Doc: "step-size offset t0 in iterations (t0=1, κ=1: the paper's θ/t with θ = gamma0)"},
 			{Name: "kappa", Default: "1", Doc: "step-size decay exponent κ in [0, 1] (1: O(1/t), as the paper's theory)"},
 			{Name: "gamma_min", Default: "0", Doc: "floor on γ_t (for drifting streams)"},
-			{Name: "batch", Default: "64", Doc: "mini-batch size B: events per iteration (spec §7.3; paper 2^6–2^10)"},
-			{Name: "block", Default: "256", Doc: "feature block r: new random features per iteration (spec §7.3; paper 2^5–2^11)"},
-			{Name: "max_features", Default: "16384", Doc: "feature cap K_max (spec R_max = 2^14); memory and per-event time are bounded by it"},
+			{Name: "batch", Default: "64", Doc: "mini-batch size B: events per iteration (paper 2^6–2^10)"},
+			{Name: "block", Default: "256", Doc: "feature block r: new random features per iteration (paper 2^5–2^11)"},
+			{Name: "max_features", Default: "16384", Doc: "feature cap K_max; memory and per-event time are bounded by it"},
 			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
 			{Name: "features", Default: "cos", Doc: "cos: √2cos(ωᵀx+b) (paper); cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code)"},
 			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},

@@ -57,7 +57,7 @@ func TestDSGSec71AveragedSolutionConvergesAtOneOverT(t *testing.T) {
 }
 
 // refDSG is a literal transcription of Algorithm 1 with mini-batches and
-// feature blocks (spec §2.5, Algorithm 1B) and the refine update after the
+// feature blocks (Algorithm 1 with §4's mini-batches) and the refine update after the
 // cap: coefficients in true scale, the batch buffered, every old
 // coefficient shrunk explicitly, and the averaged iterate recomputed from
 // its definition. The learner (lazy scale, streaming accumulators, cache)

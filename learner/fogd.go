@@ -6,7 +6,7 @@ package learner
 // Online Kernel Learning", JMLR 17(47), 2016, Algorithm "FOGD"; settings as
 // used by the FORKS paper (Wen et al., arXiv 2410.11188v2, §5 and App. D.1)
 // for classification and by the ALD paper (Li & Liao, ICML 2023, §6) for
-// regression. Spec: ../shared/spec/forks.md §4.2, ald.md §6.1.
+// regression. Notes: docs/algorithms/forks-and-baselines.md.
 //
 // Model: f(x) = wᵀz(x) with z(x) = s·[cos(Uᵀx); sin(Uᵀx)], U holding D random
 // frequencies of the kernel's spectral density (u ~ N(0, σ⁻²I) for the
@@ -17,12 +17,12 @@ package learner
 // Choices and deviations:
 //   - "feature dimension = 4B" (FORKS paper) is read as D = 4B frequencies,
 //     i.e. 8B features, as the LSOKL toolbox (the paper's reference code)
-//     does (forks.md §8 item 21). Parameter `features` overrides it.
+//     does (docs/algorithms/forks-and-baselines.md, FOGD). Parameter `features` overrides it.
 //   - Scale s: the LSOKL toolbox and the FORKS paper use s = 1 (no 1/√D), the
 //     ALD paper's code uses s = 1/√D. Parameter `normalize` (default: true for
 //     the square loss, false otherwise) selects it. With s = 1 the paper's
 //     η = 0.2 is a very large step; the toolbox itself ships η = 0.002
-//     (forks.md Appendix R). We keep the paper's η = 0.2 as the default and
+//     (and it is better on every file of docs/results.md). We keep the paper's η = 0.2 as the default and
 //     report both in docs/results.md.
 //   - The frequencies are regenerated from the seed, not stored in the
 //     state: checkpoints hold only w (2D floats) and the counter.

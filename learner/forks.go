@@ -9,9 +9,9 @@ package learner
 // sampling), §3.2 Eqs. 1–5 (sketched Nyström map), §3.3 Eqs. 6–9 + App. B.2
 // (TISVD), §3.4 Eq. 10 + Alg. 1 (two stages, ONS with the generalized
 // projection, reset), App. B.1 Eqs. 11–12 (incremental sketches), §5 and
-// App. D.1 (settings). Spec: ../shared/spec/forks.md §2, §3, §5, §8.
+// App. D.1 (settings). Notes: docs/algorithms/forks-and-baselines.md.
 //
-// Algorithm (forks.md §3.3). Stage 1: kernel OGD; examples with non-zero
+// Algorithm (§3.4, Algorithm 1). Stage 1: kernel OGD; examples with non-zero
 // loss fill a buffer of B̃ = 2B. On the round the buffer fills, INIT builds
 // Φ_pm = S_pᵀ K S_m and Φ_pp = S_pᵀ K S_p (SJLT S_p with s_p columns, s_m
 // uniformly sampled landmarks), the top-k SVD Φ_pp ≈ V Σ Vᵀ (one exact
@@ -25,47 +25,48 @@ package learner
 // recomputed and the ONS state is reset (w = v = 0, A = αI). The shared
 // machinery (Stage 1, sketches, decomposition, map) is sketchMap
 // (sketchmap.go, shared with SkeGD; its opening comment lists the
-// decisions on forks.md §8 items 1, 2, 3, 8, 10, 11, 13, 14, 15, 25 and the
-// max_stored cap); the ONS step is the shared ons (ons.go).
+// decisions on the buffer, the sketches, the landmarks, the decomposition,
+// the map, Stage 1 and the max_stored cap); the ONS step is the shared ons (ons.go).
 //
-// Decisions and deviations (forks.md §8 item numbers in brackets):
-//   - [7] Update rounds: the example is predicted with the model as it
+// Decisions and deviations (each is discussed in
+// docs/algorithms/forks-and-baselines.md):
+//   - Update rounds: the example is predicted with the model as it
 //     stands (counted), then the map is rebuilt, the ONS state reset, and
 //     the ONS step taken on x_t in the new space. Algorithm 1 read
 //     literally resets before predicting, so every update-round prediction
 //     is 0; "literal=true" does that (ablation).
-//   - [8] INIT round: the Stage-1 prediction counts; then INIT; then the ONS
+//   - INIT round: the Stage-1 prediction counts; then INIT; then the ONS
 //     step on x_t from w = 0, A = αI (or from the warm=lsq fit).
-//   - [4] The gradient is taken at the real-valued f = φᵀw (after the
+//   - The gradient is taken at the real-valued f = φᵀw (after the
 //     projection), not at the sign ("∇ℓ(ŷ_t)" in Alg. 1 line 18).
-//   - [5] A in both the step and the projection includes the current
+//   - A in both the step and the projection includes the current
 //     gradient (A_t = αI + Σ_{i≤t}), "new_inverse=true"; false uses the
 //     previous inverse in the step, as the PROS-N-KONS authors' code. The
 //     projection uses φ of the next example (Eq. 10), done lazily when that
 //     example arrives (exactly equivalent).
-//   - [6] C is not given in the paper: C = 1 ("c"; 0 disables the
+//   - C is not given in the paper: C = 1 ("c"; 0 disables the
 //     projection). For regression C should bound |y| (scale targets).
-//   - [9] λ: the paper lists λ = 0.01 among FORKS' settings but no update
+//   - λ: the paper lists λ = 0.01 among FORKS' settings but no update
 //     equation contains it (its proof analyses λ/2‖w‖²-regularized losses).
-//     Default λ = 0: the paper's Eq. 10 as written (deviation from the
-//     spec, which recommends λw in the gradient; see "Measured effect of
+//     Default λ = 0: the paper's Eq. 10 as written (a deviation from
+//     reading λ as a ridge term λw in the gradient; see "Measured effect of
 //     λ" below). "lambda" > 0 adds the ridge term g = ℓ'φ + λw; then the
 //     hinge gradient is never exactly 0 and A⁻¹ is updated every round.
-//   - [12] σ_i = 0.5 ("ons_sigma") and η_i = 0 ("ons_eta") as the paper;
+//   - σ_i = 0.5 ("ons_sigma") and η_i = 0 ("ons_eta") as the paper;
 //     "ons_eta_schedule=sqrt" uses η_t = √(k/(L² t)) (App. C.2, the convex
 //     worst case), L = "lip", with t counted from the last reset (the paper
 //     does not say; per epoch matches the reset).
-//   - [16] Ties: the learner returns the score; okstream counts a score of
-//     exactly 0 as a mistake for either label (the spec's sgn(0) = +1
-//     counts it only for y = −1). Only Stage-1's first round and literal
+//   - Ties: the learner returns the score; okstream counts a score of
+//     exactly 0 as a mistake for either label (a sign convention sgn(0) = +1
+//     would count it only for y = −1). Only Stage-1's first round and literal
 //     update rounds can produce 0.
-//   - [26] Hinge loss (the paper's experiments) has L_Cur = 0, so the
+//   - Hinge loss (the paper's experiments) has L_Cur = 0, so the
 //     logarithmic-regret theorem does not apply to it; squared hinge and
 //     the square loss (regression; "generalizes to regression", §1) are
 //     the exp-concave cases.
 //   - Defaults are the paper's (§5, App. D.1): B = 100 ("budget"),
 //     B̃ = 2B, s_p = B, s_m = 0.2 s_p, k = 0.1B, D = 1, ρ = ⌊0.3·horizon⌋,
-//     α = 0.01, σ_i = 0.5, η_i = 0, λ = 0 (see [9]), η = 0.2 (Stage 1), C = 1,
+//     α = 0.01, σ_i = 0.5, η_i = 0, λ = 0 (see λ above), η = 0.2 (Stage 1), C = 1,
 //     hinge loss. Exception (ours; the paper has no regression experiment):
 //     with the square loss α defaults to 1 and η to 10/√horizon. With
 //     α = 0.01 the first ONS step after a reset, A⁻¹g = g/(α + σ‖g‖²),
@@ -110,7 +111,7 @@ package learner
 //     2.61 %. Theory agrees that the hinge does not need the slab: it
 //     bounds |f| so that an exp-concave loss has bounded gradient and
 //     curvature on the domain, while the hinge is 1-Lipschitz everywhere
-//     and has L_Cur = 0 (see [26]).
+//     and has L_Cur = 0 (see "Hinge loss" above).
 //     (2) The rank. φ = Zᵀκ_L has rank ≤ min(k, s_m); at k = 10 (s_m = 20)
 //     the minority class of w7a is not separable in the map's span: with
 //     C = ∞ FORKS still sits at 2.98 % (best σ, 2 permutations); k = 20,
@@ -140,7 +141,7 @@ package learner
 //     paper setting's (w7a 4.0 vs 1.8 µs/event, codrna 3.9 vs 0.5). The
 //     default stays "paper" so that the paper's experiments run as
 //     published; use preset=wide on a stream nobody tuned for.
-//   - Spec vs paper: Remark 1's O(s_p k + k³) per TISVD update is really
+//   - Paper details: Remark 1's O(s_p k + k³) per TISVD update is really
 //     O(s_p k² + k³) (the rotation of Eq. 9); §3.4 says Stage 1 ends at
 //     "budget B" while §5 sets B̃ = 2B, which we follow.
 

@@ -1,7 +1,7 @@
 package learner
 
 // Tests of the budgeted kernel-expansion baselines of the FORKS paper's
-// Table 1 (RBP, BPA-S, BOGD, Projectron; spec forks.md §4.2): each test
+// Table 1 (RBP, BPA-S, BOGD, Projectron; docs/algorithms/forks-and-baselines.md): each test
 // checks an algorithm's defining rule on small streams against a direct
 // reference computation written here (pairwise kernel sums, a 1-D numerical
 // minimisation, gonum's inverse), not against the learner's own formulas.

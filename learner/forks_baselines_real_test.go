@@ -11,9 +11,9 @@ import (
 	"okstream/eval"
 )
 
-// Table 1 of the FORKS paper (Wen et al., arXiv 2410.11188v2; spec forks.md
-// §7) on german, and the LSOKL toolbox run on our unscaled file (forks.md
-// Appendix R), mistake rate in %. Settings: B = 50, hinge loss / perceptron
+// Table 1 of the FORKS paper (Wen et al., arXiv 2410.11188v2) on german,
+// and the LSOKL toolbox run on our unscaled file (docs/results.md,
+// forks-table1), mistake rate in %. Settings: B = 50, hinge loss / perceptron
 // updates, the toolbox's defaults (BPA-S C = 1; BOGD η = 0.2, γ = 10,
 // λ = 1/T² via horizon = N, which eval sets), the unscaled german.numer.
 // σ is fixed per algorithm at the best point of the paper's grid

@@ -2,8 +2,8 @@ package learner
 
 // Tests named after the claims and equations of Wen et al., "Fast
 // Second-Order Online Kernel Learning through Incremental Matrix Sketching
-// and Decomposition" (arXiv 2410.11188v2), and of the spec
-// (../shared/spec/forks.md §10.3), checked on the learners' own state
+// and Decomposition" (arXiv 2410.11188v2), and of our implementation's invariants
+// (docs/algorithms/forks-and-baselines.md), checked on the learners' own state
 // against references computed here with gonum's mat package from the raw
 // ingredients (stored examples, hash pairs, landmarks), not with the
 // learner's routines.
@@ -101,7 +101,7 @@ func forksFeatureRows(sk *sketchMap) *mat.Dense {
 	return F
 }
 
-// §3.2 Eq. 5 / spec §10.3 test 4 (feature-map identity): on the stored set,
+// §3.2 Eq. 5 (feature-map identity): on the stored set,
 // (C_m Z)(C_m Z)ᵀ = C_m Φ_pm^† (V Σ Vᵀ) Φ_pm^{†ᵀ} C_mᵀ, with C_m, Φ_pm^†
 // computed here and V, Σ the learner's current rank-k factors; checked
 // right after INIT and after several update rounds, for TISVD and for the
@@ -320,8 +320,8 @@ func TestForksSec3_4UpdateRoundSchedule(t *testing.T) {
 	}
 }
 
-// §3.4 (reset step) and §8 item 7: an update round predicts with the model
-// as it stands (literal=false) or with the reset model, 0 (literal=true);
+// §3.4 (reset step) and our reading of the update round's order: it
+// predicts with the model as it stands (literal=false) or with the reset model, 0 (literal=true);
 // afterwards the ONS state is exactly one step from the reset (w = 0,
 // A = αI) on the round's example in the new map: A⁻¹ = (αI + s ggᵀ)⁻¹ with
 // g = ℓ'(0, y)φ_new (λw = 0) and v = −A⁻¹g. The same holds at INIT.
@@ -397,7 +397,7 @@ func TestForksSec3_4ResetSemantics(t *testing.T) {
 	}
 }
 
-// §3.4 Stage 1 (KOGD) and §8 items 1, 25: until the buffer holds B̃
+// §3.4 Stage 1 (KOGD) with the §5 buffer of B̃ = 2B: until the buffer holds B̃
 // examples the score is Σ a_i κ(x_i, x) with a_i = −η ℓ'(f, y) for exactly
 // the examples with non-zero loss derivative, and INIT runs on the round
 // the B̃-th one is stored.

@@ -1,7 +1,7 @@
 package learner_test
 
 // FORKS on the paper's real data (Wen et al., arXiv 2410.11188v2, §5.1
-// Table 1 and §5.2 Table 2; spec forks.md §10.3 test 7), through
+// Table 1 and §5.2 Table 2), through
 // okstream/eval. Skipped when ../shared/datasets is absent. Few
 // permutations and a fixed σ from the paper's grid 2^-5…2^7 (the value the
 // grid search picks), to keep the CPU cost down; `okstream reproduce
@@ -23,10 +23,10 @@ func forksLoad(t *testing.T, name string) *dataset.Dataset {
 
 // §5.1 Table 1, german (unscaled german.numer, B = 50, B̃ = 100, s_p = 50,
 // s_m = 10, k = 5, ρ = ⌊0.3·1000⌋ = 300, hinge), σ = 2^6 (the grid's pick).
-// The paper reports 26.425 ± 0.562 and the spec expects "mid-20s". We do
+// The paper reports 26.425 ± 0.562 (mid-20s). We do
 // not reach it: on this file every kernel learner we have lands at the
 // majority-class rate (30.0 %) ± 1 — FORKS 30.4–30.9, SkeGD 30.1, NOGD
-// 30.0 (the LSOKL toolbox's NOGD: 30.0, forks.md Appendix R), and even
+// 30.0 (the LSOKL toolbox's NOGD on our file: 30.0, docs/results.md), and even
 // exact online ridge regression on 100 landmark kernel columns plus a bias
 // gets 29.5 %. The test therefore checks what holds: FORKS learns to the
 // majority rate (≤ 31.5 %, not the 70 % of predicting 0 or the wrong

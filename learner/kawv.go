@@ -6,17 +6,17 @@ package learner
 //
 // Reference: R. Jézéquel, P. Gaillard, A. Rudi, "Efficient online learning
 // with kernels for adversarial large scale problems", NeurIPS 2019, Eq. (3)
-// and Prop. 1 (regret λ‖f‖² + B² Σ_k log(1 + λ_k(K_nn)/λ)). Spec:
-// ../shared/spec/pkawv.md §1.3–1.6, §2.1.
+// and Prop. 1 (regret λ‖f‖² + B² Σ_k log(1 + λ_k(K_nn)/λ)). Notes:
+// docs/algorithms/kernel-awv.md.
 //
 // Model: f̂_t = argmin_f Σ_{s<t}(y_s − f(x_s))² + λ‖f‖² + f(x_t)²; by the
-// representer theorem ŷ_t = λ·ŷ_KRR/s_t (spec §1.6) with
+// representer theorem ŷ_t = λ·ŷ_KRR/s_t (awv.go's identity) with
 //
 //	ŷ_KRR = k_tᵀ(K_{t−1} + λI)⁻¹Y_{t−1},   s_t = κ(x_t, x_t) + λ − k_tᵀ(K_{t−1} + λI)⁻¹k_t,
 //
 // k_t = (κ(x_s, x_t))_{s<t}. The variant=ridge learner predicts ŷ_KRR (exact
 // online kernel ridge regression, the "KRR" curve of the paper's real-data
-// figures, spec §8 A7).
+// figures).
 //
 // State: the lower Cholesky factor L of K_{t−1} + λI, γ = L⁻¹Y_{t−1}, the
 // points and labels. Round t: k_t (one Kernel.Row), l = L⁻¹k_t (one forward
@@ -24,14 +24,14 @@ package learner
 // row [lᵀ, √s_t] to L and (y_t − lᵀγ)/√s_t to γ, O(t).
 //
 // Choices and deviations:
-//   - Cholesky form instead of the spec's (and the authors' code's)
+//   - Cholesky form instead of the authors' code's
 //     bordered inverse Kinv = (K + λI)⁻¹: the same O(t²) per round with one
 //     triangular solve instead of a matrix–vector product plus an O(t²)
 //     rank-one update of Kinv, and backward stable (the bordered inverse
-//     accumulates rounding). The spec's bordered-inverse form and its fast
+//     accumulates rounding). The bordered-inverse form and its fast
 //     form λkᵀβ/s are the test oracles (TestKAWVSec21CholeskyEqualsBorderedInverse).
-//   - Prediction is read-only (spec §1.6 (a)): Predict never changes the
-//     state; Learn commits after scoring. No clipping (spec §1.5; the paper
+//   - Prediction is read-only (awv.go): Predict never changes the
+//     state; Learn commits after scoring. No clipping (the paper
 //     needs no bound B) unless clip > 0.
 //   - Hard cap (not in the paper): memory is O(t²) and time O(t²) per round,
 //     O(n³) in total, so the learner stores at most max_points points

@@ -10,7 +10,7 @@ package learner
 // state encoding — is here, once. See the two files for the algorithms,
 // their references and their deviations.
 //
-// Round t (the order of the ALD authors' R code, ald.md §6.3):
+// Round t (the order of the ALD authors' R code, PROS-N-KONS.R):
 //
 //  1. k = κ(I, x_t) (one Kernel.Row against the dictionary), φ = M k with
 //     M = Λ^{-1/2}Uᵀ from K_II = UΛUᵀ (the current epoch's map);

@@ -2,8 +2,8 @@ package learner_test
 
 // PROS-N-KONS and CON-KONS on the shared datasets, run through okstream/eval:
 // the FORKS paper's Table 1 (classification, unscaled files) and the ALD
-// paper's Table 3 (regression, with the preprocessing and kernel widths of
-// ald.md Appendix R). Few permutations and one worker; the tests skip when
+// paper's Table 3 (regression, with the preprocessing and kernel widths under
+// which the authors' R code was run on our files, docs/results.md). Few permutations and one worker; the tests skip when
 // ../shared/datasets is absent.
 
 import (
@@ -24,7 +24,7 @@ func konsRuns(def int) int {
 	return def
 }
 
-// Table 1 of the FORKS paper (forks.md §7; unscaled files, hinge loss,
+// Table 1 of the FORKS paper (unscaled files, hinge loss,
 // PROS-N-KONS adaptive). The paper gives no PROS-N-KONS hyper-parameters;
 // σ = 2^7 is the best of the paper's grid 2^-5..2^7 on all three files, α, β,
 // ε, C, σ_ONS are the defaults (the ALD paper's), and γ is the best of
@@ -60,8 +60,8 @@ func TestProsNKonsForksTable1(t *testing.T) {
 	}
 }
 
-// The ALD paper's Table 3 rows for PROS-N-KONS and CON-KONS (ald.md §7.4):
-// α = 5 with the per-dataset γ of Appendix R, β = 1, ε = 0.5, C = 1; MSE and
+// The ALD paper's Table 3 rows for PROS-N-KONS and CON-KONS:
+// α = 5 with the per-dataset γ of the authors' runs (docs/algorithms/regression.md), β = 1, ε = 0.5, C = 1; MSE and
 // dictionary size J (PROS-N-KONS / CON-KONS).
 var konsALDTable3 = []struct {
 	title, key, scale, sigma, gamma string
@@ -72,7 +72,7 @@ var konsALDTable3 = []struct {
 	{"cpusmall", "cpusmall", "minmax01+y01", "2", "5", 0.02939, 0.01166, 42, 42},
 	{"bank", "bank32nh", "minmax11+y01", "12", "1", 0.02677, 0.01663, 179, 177},
 	{"ailerons", "ailerons", "minmax11+y01", "8", "1", 0.01509, 0.00320, 88, 84},
-	// The paper's parkinson variant is unknown (ald.md Appendix R); ours is
+	// The paper's parkinson variant is unknown (docs/algorithms/regression.md); ours is
 	// total_UPDRS with the 16 voice features: no band, only the ordering.
 	{"parkinson", "parkinsons", "minmax11+y01", "8", "0.5", 0.06420, 0.05553, 33, 31},
 }

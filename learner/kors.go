@@ -7,9 +7,9 @@ package learner
 // online convex optimization with adaptive sketching", ICML 2017, and
 // "Efficient second-order online kernel learning with adaptive embedding",
 // NIPS 2017 (PROS-N-KONS), which both build their dictionaries with it.
-// Specs: ../shared/spec/ald.md §6.3 (as the ALD authors' R code runs it for
-// PROS-N-KONS and CON-KONS) and pkawv.md §4.2 (as PKAWV's Nyström variant
-// runs it). kors is not a Learner: it is the dictionary component those
+// Notes: docs/algorithms/regression.md (as the ALD authors' R code runs it for PROS-N-KONS
+// and CON-KONS) and docs/algorithms/kernel-awv.md (as PKAWV's Nyström variant, PKAWV
+// paper §3.2, runs it). kors is not a Learner: it is the dictionary component those
 // learners share.
 //
 // State: dictionary points x̃_1..x̃_m (a kernel.Matrix, so the owner computes
@@ -40,12 +40,12 @@ package learner
 // eᵀ(K̄ + γI)⁻¹e = 1/(γ + r), so τ = γ·eᵀK̄(K̄ + γI)⁻¹e = γ r/(γ + r): the code's
 // p is β(1+ε) times the exact ridge leverage score r/(γ + r) of x_t in the
 // extended weighted matrix — prob=code. PKAWV's code computes the same
-// quantity ((1+ε)e/(e + μ), pkawv.md §4.2). prob=paper is the estimate
-// (1+ε)r/γ as KORS is usually written (the spec recalls it; the original
-// text was not available to check): an upper bound of the leverage score
+// quantity ((1+ε)e/(e + μ), its App. H.2 listing). prob=paper is the estimate
+// (1+ε)r/γ as KORS is usually written (the original text was not
+// available to check): an upper bound of the leverage score
 // that is larger when r is not ≪ γ, so it samples more. We default to the
 // code's form: both reference codes use it, and the ALD paper's Table 3
-// numbers come from it (ald.md §8 B1).
+// numbers come from it.
 //
 // Cap: with max > 0 the dictionary stops growing at max points (the FORKS
 // paper's budgeted PROS-N-KONS on KuaiRec, B_max = 100; PKAWV's m_max). Once
@@ -95,7 +95,7 @@ const (
 	// korsInvSqrtP stores s = 1/√p, used as S̄KS̄ (the KORS/Nyström
 	// literature and the ALD code's PROS-N-KONS/CON-KONS).
 	korsInvSqrtP korsWeight = iota + 1
-	// korsInvP stores s = 1/p (PKAWV's code, pkawv.md §8 A4).
+	// korsInvP stores s = 1/p (PKAWV's code, App. H.2 of its paper).
 	korsInvP
 )
 

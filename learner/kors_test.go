@@ -142,7 +142,7 @@ func korsEye(n int, v float64) *mat.SymDense {
 }
 
 // The first point of an empty dictionary has r = κ(x,x) and, at the
-// defaults (γ = 1, β = 1, ε = 0.5), p = 0.75 (pkawv.md §10.3 item 9).
+// defaults (γ = 1, β = 1, ε = 0.5), p = (1+ε)·1/(1+1) = 0.75.
 func TestKORSFirstPointProbability(t *testing.T) {
 	k := newKORS(korsConfig{gamma: 1, beta: 1, eps: 0.5, prob: korsProbCode, weight: korsInvP}, 2)
 	if p := k.Prob(nil, 1); p != 0.75 {

@@ -6,7 +6,7 @@ package learner
 // Online Kernel Learning", JMLR 17(47), 2016, Algorithm "NOGD"; settings of
 // the FORKS paper (Wen et al., arXiv 2410.11188v2, §5: k = 0.1B, η = 0.2) for
 // classification and of the ALD paper (Li & Liao, ICML 2023, §6: budget 400,
-// full rank) for regression. Spec: ../shared/spec/forks.md §4.2, ald.md §6.2.
+// full rank) for regression. Notes: docs/algorithms/forks-and-baselines.md.
 //
 // Phase 1 (kernel OGD, dual form): f(x) = Σ_i a_i κ(x_i, x); every example
 // with ℓ'(f, y) ≠ 0 (hinge: y f < 1) is stored with a_i = −η ℓ'(f, y), until
@@ -24,7 +24,7 @@ package learner
 //   - Eigenvalues below B·ε·λ_max are dropped (the map would divide by ~0),
 //     so the rank can be smaller than k on degenerate data (duplicates).
 //   - Warm start w = Λ^{1/2}Vᵀa, the correct formula; the ALD paper's R code
-//     uses V where Vᵀ is needed (ald.md §6.2).
+//     uses V where Vᵀ is needed.
 //   - Defaults: k = 0.1B for classification losses (FORKS paper; the LSOKL
 //     toolbox default is 0.2B), k = B for the square loss (ALD code);
 //     η = 0.2 for classification, 10/√horizon for the square loss.

@@ -7,8 +7,8 @@ package learner
 // (§4.2 Nyström map, §4.3 ALD column selection, §4.4 Algorithm 3 with the
 // epochs T_j, Eq. 8 projection, Lemma 4.2 / 4.3 epoch transitions,
 // Theorem 4.6 η = 1/(4(U²+Y²))) and §6 / Appendix A.1 (experiments: U = 1,
-// Y = 1, α = 25/T, μ ∈ {1, 5, 15}). Spec: ../shared/spec/ald.md §4 and §8
-// (N1–N9); authors' code: NONS-ALD.R of github.com/JunfLi-TJU/OKR.
+// Y = 1, α = 25/T, μ ∈ {1, 5, 15}). Notes: docs/algorithms/regression.md;
+// authors' code: NONS-ALD.R of github.com/JunfLi-TJU/OKR.
 //
 // Model: within epoch T_j (dictionary S(j) fixed) ONS in ℝʲ on the
 // Nyström features φ_j(x) = M_j k_S(x), M_jᵀM_j = K_S⁻¹:
@@ -22,7 +22,7 @@ package learner
 // Q = M_{j+1} K_{S(j+1),S(j)} M_jᵀ, using the iterate already projected
 // onto the slab of x_t with the old features (Eq. 12).
 //
-// Forms (parameter "form"; the same predictions, spec §4.2, §4.7):
+// Forms (parameter "form"; the same predictions, §4.2):
 //   - cholesky (default): M = L⁻¹. Then Q = [I; 0], so the transition is
 //     zero-padding — A⁻¹ ← blockdiag(A⁻¹, 1/μ), w ← (w; 0) (ons.grow) —
 //     and the new point's features are (l; √α_t) from the ALD test itself.
@@ -32,11 +32,11 @@ package learner
 //     literal Q, the Lemma 4.2/4.3 transitions on an explicit A, and A⁻¹
 //     re-inverted (O(j³) per growth, as the paper and the code).
 //
-// Choices and deviations (spec §8):
-//   - N1: every round predicts and updates; a growth round uses the grown
+// Choices and deviations (docs/algorithms/regression.md):
+//   - Every round predicts and updates; a growth round uses the grown
 //     dictionary (§4.3–4.4, the proofs and the code), not Algorithm 3 as
 //     printed (which skips growth rounds).
-//   - N4: the projection (8) for round t needs x_{t+1}; it is done lazily
+//   - The projection (8) for round t needs x_{t+1}; it is done lazily
 //     when x_{t+1} arrives, before any growth, with the old features
 //     (exactly the code's order and what Lemma 4.3 needs). A label-free
 //     Predict returns clip(w̃ᵀφ_j(x), −U, U), the same number, without
@@ -50,9 +50,9 @@ package learner
 //     without an update on round 1 as the code does, and makes
 //     inverse=old the default. N8 (the code skips the last update) is
 //     irrelevant in a stream.
-//   - N6: η = 1/(4(U² + Y²)) with Y configurable (default 1: targets in
+//   - η = 1/(4(U² + Y²)) with Y configurable (default 1: targets in
 //     [0, 1]); the code hard-codes Y = 1.
-//   - G1: α = 25/horizon by default (the experiments), settable.
+//   - α = 25/horizon by default (the experiments), settable.
 //   - Dictionary cap "budget" (not in the paper, whose dictionary is
 //     unbounded): by default B0 = ⌊(√(d²+4dT) − d)/2⌋, AOGD-ALD's rule, so
 //     memory stays O(dB0 + B0²) and both ALD learners keep identical
@@ -60,8 +60,8 @@ package learner
 //     the features are the projection φ_j(x) even where ALD fails (the
 //     residual bound of Lemma G.1 then no longer holds). budget=0 is the
 //     paper's unbounded dictionary. In the paper's experiments J ≪ B0.
-//   - Only normalised kernels (G2). A⁻¹ stays exactly symmetric (the
-//     Sherman–Morrison update is symmetric; G6).
+//   - Only normalised kernels. A⁻¹ stays exactly symmetric (the
+//     Sherman–Morrison update is symmetric).
 //
 // Memory O(dJ + J²) (the svd form stores K_S, M and A besides). Rounds
 // without growth do not allocate; growth rounds may (capacity doubling;
@@ -223,7 +223,7 @@ func (l *NONSALD) Learn(x []float64, y float64) float64 {
 	return f
 }
 
-// growSVD is the paper's transition (spec §4.5–4.6, the code's growth
+// growSVD is the paper's transition (Lemmas 4.2–4.3, the code's growth
 // branch): extend K_S, eigendecompose it, form M_new = Σ^{-1/2}Uᵀ and
 // Q = M_new K_{S(j+1),S(j)} M_oldᵀ, set A = μI + Q(A − μI)Qᵀ, w = Qw
 // (projected iterate), A⁻¹ by a fresh inversion, and leave

@@ -8,7 +8,7 @@ package learner
 // Reference: R. Jézéquel, P. Gaillard, A. Rudi, "Efficient online learning
 // with kernels for adversarial large scale problems", NeurIPS 2019, Eq. (4),
 // §3.1 (Thm. 4), §3.2 (Thm. 6), App. H (Algorithms 1 and 2, the Python
-// listing). Spec: ../shared/spec/pkawv.md §1.4, §2.2, §3, §4, §8.
+// listing). Notes: docs/algorithms/kernel-awv.md.
 //
 // Taylor basis (paper §3.1, Algorithm 1): H̃ = span{g_k : |k| ≤ M}, an
 // orthonormal family (Q = I), so PKAWV is linear AWV on the explicit
@@ -19,30 +19,30 @@ package learner
 //
 // State: the sufficient statistics S = Σφφᵀ (lower triangle) and b, and the
 // lower Cholesky factor L of A = λI + S, kept by one rank-one update per
-// labelled event (spec §10.1's Cholesky alternative). Per event: φ in O(r)
+// labelled event (instead of Algorithm 1's A⁻¹). Per event: φ in O(r)
 // (taylor.go), l = L⁻¹φ and g = L⁻¹b in one pass (2r²), ŷ_ridge = lᵀg,
-// h = ‖l‖², ŷ_AWV = ŷ_ridge/(1+h) (spec §1.6); commit L ← chol(LLᵀ + φφᵀ)
+// h = ‖l‖², ŷ_AWV = ŷ_ridge/(1+h) (awv.go); commit L ← chol(LLᵀ + φφᵀ)
 // (Givens, O(r²)), S += φφᵀ, b += yφ. O(r²) time and memory, flat in t.
 //
 // Choices and deviations (Taylor; the Nyström ones are in pkawvnystrom.go):
 //   - A kept as a Cholesky factor, not as the paper's explicit A⁻¹ updated
 //     by Sherman–Morrison (Algorithm 1): the same O(r²) per event, backward
-//     stable over 10⁶–10⁷ updates (spec §3.5's drift concern), and no
+//     stable over 10⁶–10⁷ updates (where Sherman–Morrison drifts), and no
 //     periodic re-inversion. Algorithm 1's typo (A_t⁻¹ on the right-hand
-//     side of its update; spec §8 A2) does not arise: the prediction is
+//     side of its update) does not arise: the prediction is
 //     computed read-only from A_{t−1} by the identity above, and the state
-//     changes only in Learn (spec §1.6 (a), §8 A18).
+//     changes only in Learn.
 //   - S is kept besides L (r² more floats, r²/2 more flops per event) so
 //     that the state is literally the additive sufficient statistic: Merge
 //     (merge.go) adds S and b of two models and refactors λI + S (O(r³)),
 //     which is the model trained on both streams up to rounding.
-//   - variant=ridge ("Projected-KRR", spec §2.3, §8 A7) predicts ŷ_ridge;
+//   - variant=ridge ("Projected-KRR", the paper's §4) predicts ŷ_ridge;
 //     the paper's real-data curves use it, the default is the paper's AWV.
 //   - r is refused above max_features (default 2500: 16r² bytes = 100 MB;
-//     spec §8 A16: M = 4 with d = 18 is r = 7315, 0.86 GB). Local: it
+//     M = 4 with d = 18 is r = 7315, 0.86 GB). Local: it
 //     changes what is accepted, not what is computed.
 //   - The Gaussian kernel only (the basis is the Gaussian RKHS's); no
-//     clipping (spec §1.5) unless clip > 0; a non-finite φ or y (never with
+//     clipping unless clip > 0; a non-finite φ or y (never with
 //     validated input) leaves the model unchanged.
 //
 // Steady-state Learn and Predict do not allocate (both bases, once the
@@ -76,7 +76,7 @@ func init() {
 			{Name: "weight", Default: "inv_p", Doc: "weight of a KORS point drawn with probability p: inv_p (1/p, the paper's listing) or inv_sqrt_p (1/√p, the KORS literature)", When: "basis=nystrom"},
 			{Name: "max_points", Default: "500", Doc: "dictionary cap; at the cap the dictionary freezes (fixed-subspace PKAWV, Thm. 3) and the history is released; 0 = unbounded", When: "basis=nystrom"},
 			{Name: "max_history", Default: "20000", Doc: "past events kept to build new dictionary columns (memory 8·H·(d+1+m) bytes); after H events the dictionary freezes; 0 = unbounded (offline replays: exact Algorithm 2)", When: "basis=nystrom"},
-			{Name: "pivot_tol", Default: "1e-10", Doc: "refuse a dictionary point whose new Cholesky pivot² is ≤ pivot_tol × its diagonal (near-duplicates; spec §4.5)", When: "basis=nystrom"},
+			{Name: "pivot_tol", Default: "1e-10", Doc: "refuse a dictionary point whose new Cholesky pivot² is ≤ pivot_tol × its diagonal (near-duplicates)", When: "basis=nystrom"},
 			{Name: "seed", Default: "1", Doc: "random seed of the KORS draws (basis=taylor accepts and ignores it: it draws nothing, and the seed is not part of its identity)", When: "basis=nystrom"},
 		},
 		New: newPKAWV,

@@ -1,8 +1,8 @@
 package learner
 
-// Tests of the PKAWV paper's claims and of the spec's identities
-// (Jézéquel, Gaillard, Rudi, NeurIPS 2019; ../shared/spec/pkawv.md §1.6,
-// §2, §3, §4, §10.3), each named after the section it checks. The
+// Tests of the PKAWV paper's claims and of the identities our
+// implementation rests on (Jézéquel, Gaillard, Rudi, NeurIPS 2019; notes:
+// docs/algorithms/kernel-awv.md), each named after the section it checks. The
 // references are dense, direct transcriptions of the paper's formulas (its
 // Algorithm 1, the representer-theorem solution of Eq. (3) and (4), the
 // Python tensor features), independent of the learners' factorizations.
@@ -53,9 +53,9 @@ func denseSolve(t testing.TB, a []float64, n int, b []float64) []float64 {
 
 // algorithm1 is the paper's Algorithm 1 (App. H.1) on explicit features,
 // with A_{t−1}⁻¹ on the right-hand side of the Sherman–Morrison update
-// (spec §8 A2) and the printed order: update A⁻¹ with x_t, predict
+// (as printed) and the printed order: update A⁻¹ with x_t, predict
 // φᵀA_t⁻¹b_{t−1}, then b += yφ. ridge=true is the recursive least squares
-// of spec §2.3 (predict with w = A_{t−1}⁻¹b_{t−1}).
+// of the paper's §4 Projected-KRR (predict with w = A_{t−1}⁻¹b_{t−1}).
 type algorithm1 struct {
 	r          int
 	ainv, b, v []float64
@@ -119,7 +119,7 @@ func TestPKAWVSec16ReadOnlyPredictionEqualsAlgorithm1(t *testing.T) {
 	}
 }
 
-// §1.6 consequence (b), spec §10.3 #10: AWV and ridge predictions have the
+// awv.go's identity: AWV and ridge predictions have the
 // same sign (ŷ_AWV = ŷ_ridge/(1+h), h ≥ 0), so the same classification
 // error, for both bases (the Nyström learners draw the same dictionary:
 // KORS never looks at labels or at the variant).
@@ -172,7 +172,7 @@ func tensorFeatures(x []float64, sigma float64, order int) []float64 {
 	return res
 }
 
-// §1.6 consequence (a), §3.4, spec §10.3 #3: the paper's tensor features
+// awv.go's identity, App. H.2: the paper's tensor features
 // (40 of them for d = 3, M = 3) and the multi-index basis (20) give the
 // same AWV predictions: the map between them is an isometry and AWV with
 // the penalty λ‖w‖² is invariant under orthogonal feature maps.
@@ -224,7 +224,7 @@ func kernelAWVDense(t testing.TB, kern func(a, b []float64) float64, lambda floa
 	return out
 }
 
-// Spec §10.3 #5, paper §3.1: PKAWV-Taylor (primal, r features) is exactly
+// Paper §3.1: PKAWV-Taylor (primal, r features) is exactly
 // Kernel-AWV (dual, t×t) with the order-M truncated kernel.
 func TestPKAWVSec31TaylorEqualsDualKAWVWithTruncatedKernel(t *testing.T) {
 	const d, n, sigma, lambda = 4, 80, 1.1, 0.7
@@ -242,8 +242,8 @@ func TestPKAWVSec31TaylorEqualsDualKAWVWithTruncatedKernel(t *testing.T) {
 	}
 }
 
-// borderedKAWV is exact Kernel-AWV as the spec's §2.1 and the authors'
-// code compute it: Kinv = (K + λI)⁻¹ grown by the bordered inverse, the
+// borderedKAWV is exact Kernel-AWV as the authors'
+// code computes it: Kinv = (K + λI)⁻¹ grown by the bordered inverse, the
 // paper form α = Kinv_t(Y; 0), ŷ = (k; κ)ᵀα, and the fast form
 // λkᵀβ/s with β = Kinv·Y.
 type borderedKAWV struct {
@@ -283,7 +283,7 @@ func (b *borderedKAWV) step(x []float64, y float64) (paper, fast, krr, h float64
 	krr = dot(k, b.bt)
 	fast = b.lambda * krr / s
 	h = (kxx - dot(k, q)) / b.lambda
-	// Commit: β ← [β − q e/s; e/s], e = y − kᵀβ (spec §2.1 step 4).
+	// Commit: β ← [β − q e/s; e/s], e = y − kᵀβ (the authors' code).
 	e := y - krr
 	bt := make([]float64, m)
 	for i := range n {
@@ -294,7 +294,7 @@ func (b *borderedKAWV) step(x []float64, y float64) (paper, fast, krr, h float64
 	return paper, fast, krr, h
 }
 
-// §2.1 and §1.6, spec §10.3 #6: the Cholesky Kernel-AWV equals the
+// §3 and awv.go's identity: the Cholesky Kernel-AWV equals the
 // bordered-inverse paper form and the fast form λkᵀβ/s, Kernel-AWV equals
 // KRR/(1 + h_t) with h_t = (κ − kᵀ(K + λI)⁻¹k)/λ, and the ridge variant is
 // exact online KRR.
@@ -364,7 +364,7 @@ func TestPKAWVThm4TaylorApproachesKernelAWV(t *testing.T) {
 // nystromAll is PKAWV-Nyström forced to take every point (p = 1, weight 1).
 const nystromAll = "pkawv:basis=nystrom,beta=1e12,max_points=0,max_history=0"
 
-// §4.1 sanity property, spec §10.3 #7: with every point in the dictionary
+// §3.2 sanity property: with every point in the dictionary
 // (I_t = {x_1..x_t}, the current point included before it is scored),
 // PKAWV-Nyström is exact Kernel-AWV (representer theorem); its ridge
 // variant is exact KRR.
@@ -389,7 +389,7 @@ func TestPKAWVSec41NystromWithAllPointsEqualsKAWV(t *testing.T) {
 	}
 }
 
-// §4.3–4.4, spec §10.3 #8: after every round — dictionary change or not —
+// Algorithm 2: after every round — dictionary change or not —
 // the incrementally maintained state equals a fresh computation: L Lᵀ =
 // G_t = K_{t,I}ᵀK_{t,I} + λK_II over all t labelled points, c_Y = K_{t,I}ᵀY_t,
 // and the score of round t is the solution of the restricted objective
@@ -467,7 +467,7 @@ func TestPKAWVSec44DictionaryChangesKeepStateConsistent(t *testing.T) {
 	}
 }
 
-// §8 A18: KORS runs before the prediction (paper order), yet Predict is
+// Our reading of Algorithm 2's order: KORS runs before the prediction (paper order), yet Predict is
 // pure: on the rounds where x_t joins the dictionary, Predict (which peeks
 // the generator) gives exactly Learn's score and leaves the state as it
 // was.
@@ -497,7 +497,7 @@ func TestPKAWVSecA18PredictPeeksKORSDraw(t *testing.T) {
 	}
 }
 
-// §4.2, spec §10.3 #9: with the paper's KORS settings (μ = 1, ε = 0.5,
+// §3.2 (KORS): with the paper's KORS settings (μ = 1, ε = 0.5,
 // β = 1, κ = 1) the first point is taken with probability 0.75, not 1.
 func TestPKAWVSec42FirstPointProbability(t *testing.T) {
 	l := pkawvNew(t, "pkawv:basis=nystrom", 3).(*PKAWV)
@@ -516,7 +516,7 @@ func TestPKAWVSec42FirstPointProbability(t *testing.T) {
 	}
 }
 
-// §4.5 and Appendix R (the authors' code crashes on cod-rna when KORS
+// The near-duplicate guard (the authors' code crashes on cod-rna when KORS
 // draws an exact duplicate of a dictionary point): with every draw
 // accepted by KORS, exact duplicates are refused by the pivot guard, the
 // dictionary holds each distinct point once, and every score is finite.
@@ -536,7 +536,7 @@ func TestPKAWVSec45DuplicatesRefused(t *testing.T) {
 	}
 }
 
-// §8 A14: the bounded dictionary stays bounded. At max_points the
+// Our memory bound: the bounded dictionary stays bounded. At max_points the
 // dictionary freezes and the history is released, and after max_history
 // events it freezes whatever its size; from then on the model's memory
 // (Info().Bytes) does not grow, and the default configuration is bounded.

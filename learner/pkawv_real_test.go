@@ -1,7 +1,7 @@
 package learner_test
 
 // The PKAWV paper's casp experiment (Jézéquel, Gaillard, Rudi, NeurIPS 2019,
-// Fig. 4 top; spec pkawv.md §7, Appendix R) on the shared CASP.csv: x and y
+// Fig. 4 top, §4; the authors' Python run on our file, docs/results.md) on the shared CASP.csv: x and y
 // min–max scaled to [−1, 1] over the whole file (minmax11+y11), σ = λ = 1,
 // the rows in the authors' order (NumPy RandomState(0).permutation, which
 // eval/paper reproduces; okstream's PCG permutations cannot).
@@ -54,12 +54,12 @@ func runningAverages(t *testing.T, ds *dataset.Dataset, spec string, checks []in
 	return avg, scores
 }
 
-// Appendix R: the authors' Python on our casp file, running averages at
+// The authors' Python on our casp file, running averages at
 // n = 1k / 5k / 10k / 20k / N, and ŷ₁…ŷ₅.
 func TestPKAWVCaspMatchesAuthorsCode(t *testing.T) {
 	ds := caspStream(t)
 	if y := ds.Y[:5]; math.Abs(y[0]+0.857898) > 1e-6 || math.Abs(y[1]-0.9101862) > 1e-6 || math.Abs(y[4]+0.01138149) > 1e-6 {
-		t.Fatalf("first scaled labels %v, Appendix R: −0.857898, 0.9101862, 0.03957331, 0.44073527, −0.01138149", y)
+		t.Fatalf("first scaled labels %v, the authors' code: −0.857898, 0.9101862, 0.03957331, 0.44073527, −0.01138149", y)
 	}
 	n := ds.Len()
 	cases := []struct {
@@ -88,7 +88,7 @@ func TestPKAWVCaspMatchesAuthorsCode(t *testing.T) {
 				t.Skip("long (-short)")
 			}
 			avg, first := runningAverages(t, ds, c.spec, c.checks, len(c.first))
-			t.Logf("%-18s %v (Appendix R %v)", c.name, avg, c.want)
+			t.Logf("%-18s %v (authors' code %v)", c.name, avg, c.want)
 			for i := range c.want {
 				if math.Abs(avg[i]-c.want[i]) > 1e-9 {
 					t.Errorf("running average at %d = %.10f, the authors' code %.10f (|Δ| = %.2g)", c.checks[i], avg[i], c.want[i], math.Abs(avg[i]-c.want[i]))

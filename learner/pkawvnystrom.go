@@ -1,8 +1,8 @@
 package learner
 
 // PKAWV with Nyström projections on a KORS dictionary (pkawv
-// basis=nystrom): the paper's §3.2 and Algorithm 2, as corrected in
-// ../shared/spec/pkawv.md §4.3 (see pkawv.go for the reference and the
+// basis=nystrom): the paper's §3.2 and Algorithm 2, with its typos
+// corrected as docs/algorithms/kernel-awv.md explains (see pkawv.go for the reference and the
 // Taylor basis).
 //
 // Subspace H̃_t = span{κ(x̃, ·) : x̃ ∈ I_t} with the dictionary I_t grown
@@ -11,7 +11,7 @@ package learner
 //
 //	α_t = G_t⁻¹ K_{t,I}ᵀ(Y_{t−1}; 0),  G_t = K_{t,I}ᵀK_{t,I} + λK_II,
 //
-// the current row included, with the label 0 for it (spec §4.1). By the
+// the current row included, with the label 0 for it (§3.2). By the
 // identity of awv.go, with a = κ(I_t, x_t), G' = G_t − aaᵀ (the Gram matrix
 // without the current row) and c_Y = K_{t−1,I}ᵀY_{t−1}:
 //
@@ -20,7 +20,7 @@ package learner
 // State: the KORS dictionary (points, weights 1/p, its own factor), the
 // lower Cholesky factor L of G' (m×m), c_Y (m), the KORS generator, and —
 // until the dictionary freezes — the history: past inputs X, labels Y and
-// the cached K_{t−1,I} (one column per dictionary point, spec §4.3's KnM).
+// the cached K_{t−1,I} (one column per dictionary point, the listing's KnM).
 //
 // Round t (Predict and Learn compute the same, Predict without committing):
 //
@@ -37,43 +37,43 @@ package learner
 //     extended, the cache gains col; then the row: L ← chol(LLᵀ + aaᵀ)
 //     (rank-one update), c_Y += y·a, X, Y and the cache gain the event.
 //
-// Choices and deviations (spec §8):
-//   - A3 (Algorithm 2's typos and the listing's Y/Yp bug): implemented as
-//     the spec's §4.3: the row of step 6 is κ(I_{t−1}, x_t), the label
+// Choices and deviations (docs/algorithms/kernel-awv.md):
+//   - Algorithm 2's typos and the listing's Y/Yp bug; we read them as:
+//     the row of step 6 is κ(I_{t−1}, x_t), the label
 //     vector is (Y_{t−1}; 0), the initialisation is empty.
 //   - Step order: the paper updates G with the current row first and then
 //     borders it with the column over all t rows; we border G' (past rows)
 //     first and add the full row (a; κ) after scoring. Both give the same
 //     G_t (the row's outer product supplies the missing aκ and κ² terms),
 //     and ours lets the score come from G' read-only (§1.6 (a)).
-//   - The border is the direct extension (forward solve + new pivot; spec
-//     §4.3's recommendation, gonum's ExtendVecSym), not the paper's
+//   - The border is the direct extension (forward solve + new pivot,
+//     gonum's ExtendVecSym), not the paper's
 //     pad/cholupdate/choldowndate trick, whose downdate is the fragile step.
-//   - Near-duplicate guard (spec §4.5, Appendix R's crash of the authors'
-//     code on cod-rna): a drawn point is refused — neither the dictionary
+//   - Near-duplicate guard (the authors' code crashes on
+//     cod-rna without one): a drawn point is refused — neither the dictionary
 //     nor KORS changes; the draw is consumed — when ρ_mm² ≤ pivot_tol·dd
 //     (default 1e-10, relative, squared pivot: the reference keeps points at
 //     4.9e-10) or any border quantity is not finite. Our test is on G'
 //     (past rows), the paper's would be on G_t; both are ≥ 0 and agree
 //     except at the margin. Info().Used then stays put; the count is in the
 //     state.
-//   - c_Y is maintained incrementally (spec §4.4) instead of recomputing
+//   - c_Y is maintained incrementally instead of recomputing
 //     K_{t,I}ᵀ(Y; 0) every round (the listing's O(t·m)).
-//   - KORS order and randomness (spec §8 A18): KORS runs when x_t is first
+//   - KORS order and randomness: KORS runs when x_t is first
 //     scored, before the prediction, as in the paper, so x_t can score
 //     itself. Predict must not change the state, so it peeks the next
 //     uniform (a copy of the generator) and computes the tentative border
 //     in scratch; Learn draws the same uniform and commits. A prediction
 //     whose label never arrives leaves no trace (the paper would have given
 //     it a 0-label row). Rows enter G only with their label.
-//   - A4: KORS weights 1/p, used linearly (W K W), as the listing
-//     (weight=inv_sqrt_p for the literature's 1/√p); A5: μ (mu) separate
-//     from λ, both 1 by default (the listing passes λ as μ); A6: β = 1;
+//   - KORS weights 1/p, used linearly (W K W), as the listing
+//     (weight=inv_sqrt_p for the literature's 1/√p); μ (mu) separate
+//     from λ, both 1 by default (the listing passes λ as μ); β = 1;
 //     KORS probability in the listing's closed form (prob=code, kors.go).
 //   - variant=ridge predicts ŷ_ridge with the same order: the listing's
 //     Projected-KRR runs KORS after the label, so its new points enter one
 //     round later than here.
-//   - A14, memory bound (not in the paper): a new column needs κ(x_s, x_t)
+//   - Memory bound (not in the paper): a new column needs κ(x_s, x_t)
 //     for every past s, so the exact algorithm keeps the whole history
 //     (X, Y and the t×m cache: O(t(d+m)) memory, which the paper's
 //     "O(d_eff²) space" omits). The dictionary freezes at max_points

@@ -7,7 +7,7 @@ package learner
 // FORKS paper (Wen et al., arXiv 2410.11188v2, Table 1, budget B only), in
 // the budgeted form of the LSOKL toolbox's binary/projectron.m
 // (github.com/jingcoco/Online-Kernel-Learning), the paper's baseline code.
-// Spec: ../shared/spec/forks.md §4.2 and Appendix R.
+// Notes: docs/algorithms/forks-and-baselines.md.
 //
 // Model: f(x) = Σ_{i∈SV} a_i κ(x_i, x). On a mistake (y f ≤ 0), with
 // k = κ(SV, x), d* = K_SV⁻¹ k (the coefficients of the projection of φ(x)

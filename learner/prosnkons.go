@@ -5,11 +5,11 @@ package learner
 //
 // Reference: D. Calandriello, A. Lazaric, M. Valko, "Efficient second-order
 // online kernel learning with adaptive embedding", NIPS 2017 (the paper's
-// text was not available to us; we work from the specs). As a baseline of
+// text was not available to us; we work from the two papers that run it and the ALD authors' code). As a baseline of
 // the FORKS paper (Wen et al., arXiv 2410.11188v2, §5, Tables 1–3, budgeted
-// on KuaiRec with B_max = 100; spec ../shared/spec/forks.md §4.2) and of the
-// ALD paper (Li & Liao, ICML 2023, Table 3; spec ald.md §6.3, §8 B1–B2),
-// whose authors' R code (github.com/JunfLi-TJU/OKR, PROS-N-KONS.R, ald.md §9)
+// on KuaiRec with B_max = 100) and of the ALD paper (Li & Liao, ICML
+// 2023, Table 3), whose authors' R code (github.com/JunfLi-TJU/OKR,
+// PROS-N-KONS.R)
 // is the reference implementation we follow.
 //
 // Algorithm (shared core in kons.go, dictionary in kors.go): a KORS
@@ -36,7 +36,7 @@ package learner
 //     code computes (kors.go shows why); prob=paper: min(β(1+ε) r/γ, 1).
 //   - Step inverse: inverse=new (default) uses the updated A_t, as the paper
 //     and the FORKS paper (§2.7: "the update used by PROS-N-KONS") write it;
-//     inverse=old uses A_{t−1}⁻¹ as the code does (ald.md §8 B2).
+//     inverse=old uses A_{t−1}⁻¹ as the code does.
 //   - Round 1 (code): x_1 enters the dictionary with weight 1 (no draw),
 //     scores 0 and makes no update; the first epoch starts at round 2.
 //   - The map uses the unweighted K_II (the code; the KORS weights enter only
@@ -58,7 +58,8 @@ package learner
 //   - Defaults: the FORKS paper gives no PROS-N-KONS hyper-parameters except
 //     "adaptive" (bmax = 0) and B_max = 100 on KuaiRec, so the rest are the
 //     ALD paper's: α = 5 and γ = 1 (its Table 3 rows use α = 5 with a
-//     per-dataset γ, ald.md Appendix R), β = 1, ε = 0.5, C = 1, σ = 1/(8C²)
+//     per-dataset γ, found by running the authors' code on our files;
+//     docs/algorithms/regression.md), β = 1, ε = 0.5, C = 1, σ = 1/(8C²)
 //     (the code's sigma_); the key for σ is "curv" because "sigma" is the
 //     kernel width.
 

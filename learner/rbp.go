@@ -5,8 +5,8 @@ package learner
 // Reference: G. Cavallanti, N. Cesa-Bianchi, C. Gentile, "Tracking the best
 // hyperplane with a simple budget perceptron", Machine Learning 69(2–3),
 // 2007 (the "randomized budget perceptron"); a baseline of the FORKS paper
-// (Wen et al., arXiv 2410.11188v2, Table 1, budget B only). Spec:
-// ../shared/spec/forks.md §4.2; reference code: the LSOKL toolbox's
+// (Wen et al., arXiv 2410.11188v2, Table 1, budget B only). Notes:
+// docs/algorithms/forks-and-baselines.md; reference code: the LSOKL toolbox's
 // binary/RBP.m (github.com/jingcoco/Online-Kernel-Learning), whose update
 // rule this follows.
 //

@@ -7,9 +7,9 @@ package learner
 // ancestor of FORKS; a baseline of the FORKS paper (Wen et al., arXiv
 // 2410.11188v2, Tables 1–3, with the same sketch settings as FORKS: B̃ = 2B,
 // s_p = B (0.75B adversarial), s_m = 0.2 s_p, k = 0.1B, D = 1, ρ = ⌊0.3N⌋
-// (⌊0.005(N−B)⌋ adversarial), λ = 0.01, η = 0.2). Spec:
-// ../shared/spec/forks.md §4.2 "SkeGD" and §8 item 22. The SkeGD paper's
-// text is not in our corpus: this follows the spec's description of it.
+// (⌊0.005(N−B)⌋ adversarial), λ = 0.01, η = 0.2). Notes:
+// docs/algorithms/forks-and-baselines.md. The SkeGD paper's text was not available to us: this
+// follows the FORKS paper's description of it.
 //
 // Algorithm: the same Stage 1, buffer, incremental S_p/S_m sketches, update
 // cycle and feature map φ(x) = Zᵀκ_L(x) as FORKS (sketchMap, sketchmap.go,
@@ -34,7 +34,7 @@ package learner
 //     with landmarks=replace a replaced landmark's coefficient is carried
 //     to its successor).
 //
-// Choices: the order of an update round is FORKS' (forks.md §3.3): predict
+// Choices: the order of an update round is FORKS' (learner/forks.go): predict
 // with the current model, update the sketches and the map (and reset if
 // asked), then take the gradient step on x_t in the new map, f = wᵀφ_new;
 // on the INIT round the Stage-1 prediction counts and the first step is

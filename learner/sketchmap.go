@@ -11,36 +11,35 @@ package learner
 // through Incremental Matrix Sketching and Decomposition", arXiv
 // 2410.11188v2 (IJCAI 2025), §2.2, §3.2–3.4, Alg. 1, App. B.1; X. Zhang and
 // S. Liao, "Incremental Randomized Sketching for Online Kernel Learning",
-// ICML 2019 (SkeGD). Spec: ../shared/spec/forks.md §2, §3.3 (INIT, UPDATE),
-// §4.2 (SkeGD), §8. The numerical building blocks are learner/linalg's
+// ICML 2019 (SkeGD). Notes: docs/algorithms/forks-and-baselines.md. The numerical building blocks are learner/linalg's
 // (SJLT, SampleColumns, TISVD, TruncatedSymPSD, RandomizedSVD,
 // SketchedNystromMap, Pinv); kernel rows come only from kernel.Kernel.Row.
 //
-// Decisions (forks.md §8 item numbers in brackets):
-//   - [1] Stage 1 ends when the buffer holds B̃ ("buffer", default 2B)
+// Decisions:
+//   - Stage 1 ends when the buffer holds B̃ ("buffer", default 2B)
 //     examples; B ("budget") only sizes s_p, s_m and k.
-//   - [25] Stage 1 is kernel OGD, f = Σ a_i κ(x_i, x); an example enters the
+//   - Stage 1 is kernel OGD, f = Σ a_i κ(x_i, x); an example enters the
 //     buffer when ℓ'(f, y) ≠ 0 (hinge and squared hinge: y f < 1) with
 //     a = −η ℓ'(f, y). Optional NORMA shrinkage a ← (1 − ηλ₁)a every
-//     Stage-1 round ("stage1_lambda", default 0 = the paper's plain KOGD) [9].
-//   - [2] Only the example that arrives on an update round enters the
+//     Stage-1 round ("stage1_lambda", default 0 = the paper's plain KOGD).
+//   - Only the example that arrives on an update round enters the
 //     sketches (μ = B̃ + #update rounds), as the paper's complexity and
 //     regret analysis require; the other examples never do.
-//   - [3] Landmarks: s_m indices sampled uniformly without replacement from
+//   - Landmarks: s_m indices sampled uniformly without replacement from
 //     the B̃ buffer at INIT and kept fixed (s_m^new = 0, "landmarks=fixed",
-//     default). "landmarks=replace" is the spec's optional variant: after an
+//     default). "landmarks=replace" is an optional variant (ours): after an
 //     insertion, with probability s_m/n the new example replaces a uniformly
 //     chosen landmark (reservoir sampling over the stored examples), and its
 //     Φ_pm column is recomputed exactly as S_pᵀK e_new.
-//   - [10] D ("blocks", default 1) SJLT blocks; hash pairs are drawn from the
+//   - D ("blocks", default 1) SJLT blocks; hash pairs are drawn from the
 //     learner's generator when an example is stored (linalg.SJLT).
-//   - [11] ρ ("rho") is an absolute event count: update rounds fall at
+//   - ρ ("rho") is an absolute event count: update rounds fall at
 //     t₀ + jρ, j ≥ 1, where t₀ is the INIT round. Its default is
 //     ⌊θ·horizon⌋ (θ = "theta", 0.3), the paper's ρ = ⌊θN⌋ when horizon is
 //     the stream length (okstream eval sets horizon = N); see ForksRho.
-//   - [13, 14] Decomposition ("decomp"): tisvd (FORKS default) keeps only
+//   - Decomposition ("decomp"): tisvd (FORKS default) keeps only
 //     the rank-k factors of Φ_pp after one exact top-k decomposition at
-//     INIT (the spec's "one full SVD"; Φ_pp is symmetric PSD, so we take
+//     INIT (the paper's one full SVD; Φ_pp is symmetric PSD, so we take
 //     its k largest eigenpairs, linalg.TruncatedSymPSD: the same factors,
 //     about 4× faster at s_p = 1000, where INIT's full SVD was most of a
 //     60k-event run's time) and folds each
@@ -53,13 +52,13 @@ package learner
 //     "rsvd_power"). TISVD re-orthonormalizes its factors every
 //     "reorth_every" updates (not in the paper: an exact change of basis
 //     that removes the slow loss of orthogonality; ≤ 0 disables it).
-//   - [15] Z = Φ_pm^† V Σ^{1/2} with an SVD-based pseudo-inverse whose
+//   - Z = Φ_pm^† V Σ^{1/2} with an SVD-based pseudo-inverse whose
 //     tolerance is MATLAB's max(s_p, s_m)·ε·σ_max unless "pinv_tol" ≥ 0 sets
 //     it. Z is part of the state (not recomputed on restore).
-//   - [8] No warm start by default: Stage 2 starts from w = 0. "warm=lsq"
-//     (the spec's option) fits w by least squares to the Stage-1 model's
+//   - No warm start by default: Stage 2 starts from w = 0. "warm=lsq"
+//     (an option, ours) fits w by least squares to the Stage-1 model's
 //     predictions on the buffer, w = Φ_B^† (K a).
-//   - Stored-example cap (spec §10.2, not in the paper): by default the set
+//   - Stored-example cap (ours, not in the paper): by default the set
 //     grows by one example per update round, as in the paper (memory
 //     O(μd) with μ = B̃ + ⌊(T − t₀)/ρ⌋). With "max_stored" = M > 0, once M
 //     examples are stored, an update round replaces the oldest stored
@@ -316,7 +315,7 @@ func (s *sketchMap) learn1(x []float64, g float64) bool {
 	return true
 }
 
-// initSketch is INIT (forks.md §3.3): hash pairs for the buffer, landmarks,
+// initSketch is INIT (Algorithm 1, §3.2): hash pairs for the buffer, landmarks,
 // Φ_pm, Φ_pp, the first decomposition (exact top-k, or RSVD), and Z.
 // Random draws, in this order: the SJLT rows of the buffer examples, the
 // landmarks, then (decomp=rsvd) the RSVD test matrix.
@@ -435,7 +434,7 @@ func (s *sketchMap) features(x []float64) []float64 {
 // nextIsUpdate reports whether the next Stage-2 round is an update round.
 func (s *sketchMap) nextIsUpdate() bool { return (s.rounds+1)%s.rho == 0 }
 
-// update is UPDATE (forks.md §3.3): fold x into the sketches (append, or
+// update is the update round (Algorithm 1, App. B.1): fold x into the sketches (append, or
 // replace the oldest non-landmark slot at the max_stored cap), update the
 // decomposition and recompute Z. Random draws: the new SJLT row (append
 // only), then the landmark-replacement draws (landmarks=replace), then the

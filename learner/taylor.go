@@ -5,8 +5,8 @@ package learner
 //
 // Reference: R. Jézéquel, P. Gaillard, A. Rudi, "Efficient online learning
 // with kernels for adversarial large scale problems", NeurIPS 2019, §3.1
-// (Eq. 6) and App. D.2, F.2–F.3 (Lemmas 11–13). Spec:
-// ../shared/spec/pkawv.md §3.
+// (Eq. 6) and App. D.2, F.2–F.3 (Lemmas 11–13). Notes:
+// docs/algorithms/kernel-awv.md.
 //
 // For a multi-index k ∈ ℕ₀^d with |k| = k_1 + … + k_d ≤ M,
 //
@@ -17,17 +17,17 @@ package learner
 // Σ_{|k|≤M} g_k(x)g_k(x') = e^{−(‖x‖²+‖x'‖²)/(2σ²)} Σ_{j≤M} (xᵀx'/σ²)^j/j!,
 // the order-M Taylor truncation of the Gaussian kernel (Lemma 12), whose
 // error is at most (R/σ)^{2M+2}/(M+1)! on the ball ‖x‖, ‖x'‖ ≤ R (Lemma 13).
-// There are r = C(M+d, d) of them (spec §3.2; the paper's "(1+x_1+…+x_d)^d"
+// There are r = C(M+d, d) of them (the paper's "(1+x_1+…+x_d)^d"
 // means exponent M).
 //
 // Choices:
-//   - Multi-index basis (spec §8 A1), not the paper's Python tensor form
+//   - Multi-index basis, not the paper's Python tensor form
 //     (Σ_k d^k entries, each g_k spread over multinomial copies): both
 //     induce the same truncated kernel through an isometry, so AWV/ridge
-//     predictions are identical (spec §1.6; checked by
+//     predictions are identical (awv.go; checked by
 //     TestPKAWVSec16TensorFeaturesGiveSamePredictions), and the multi-index
 //     form is r = 55 instead of 91 features on casp at M = 2.
-//   - Evaluation in O(r) (spec §3.3): the features are enumerated once,
+//   - Evaluation in O(r): the features are enumerated once,
 //     graded by degree and lexicographic within a degree (combinations with
 //     replacement i_1 ≤ … ≤ i_j); feature k stores its parent (the tuple
 //     without its last index), the appended coordinate i and the multiplier
@@ -35,7 +35,7 @@ package learner
 //     Then f_0 = 1, f_k = f_parent · x_i · mult_k, and everything is scaled
 //     by E = exp(−‖x‖²/(2σ²)) at the end. The order is fixed (it is part of
 //     the serialized state's meaning); it never changes predictions.
-//   - Numerical care (spec §3.5): the monomials are computed without E and
+//   - Numerical care: the monomials are computed without E and
 //     scaled once. If ‖x‖²/(2σ²) > 600, E < e^{−600} and, since
 //     Σ_k g_k(x)² = e^{−q}Σ_{j≤M} q^j/j! with q = ‖x‖²/σ² ≥ 1200, every
 //     feature underflows for M ≤ 30 (the largest order accepted): the map

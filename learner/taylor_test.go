@@ -39,7 +39,7 @@ func truncatedKernel(x, y []float64, sigma float64, order int) float64 {
 	return math.Exp(-(dot(x, x)+dot(y, y))/(2*sigma*sigma)) * sum
 }
 
-// §3.2: r = C(M+d, d), the spec's table (casp d = 9: 55, 220, 715; SUSY
+// §3.2: r = C(M+d, d), a table (casp d = 9: 55, 220, 715; SUSY
 // d = 18, M = 2: the paper's 190), and the refusal above a limit.
 func TestTaylorSec32FeatureCount(t *testing.T) {
 	table := map[int][4]int{
@@ -188,8 +188,7 @@ func TestTaylorLemma13ConvergesToGaussian(t *testing.T) {
 }
 
 // §3.5: the approximation at a corner of [−1, 1]^d,
-// k_M(x, x) = e^{−d/σ²} Σ_{j≤M} (d/σ²)^j/j! (true value 1): the spec's
-// table to its printed precision. With σ = 1 and d ≥ 8, M = 2 is far from
+// k_M(x, x) = e^{−d/σ²} Σ_{j≤M} (d/σ²)^j/j! (true value 1), to 4 digits. With σ = 1 and d ≥ 8, M = 2 is far from
 // the Gaussian kernel.
 func TestTaylorSec35CornerValues(t *testing.T) {
 	for _, c := range []struct {

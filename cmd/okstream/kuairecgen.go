@@ -22,7 +22,7 @@ CIKM 2022) to DIR/"KuaiRec 2.0"/data/: all seven CSV files with the real
 files' names, columns and formatting (float dates in the small matrix, Beijing
 times with trimmed fractions, empty NaNs, quoted lists, user-major storage
 with the untimed rows last), the population structure and value
-distributions of ../shared/spec/kuairec.md, and user and video effects that
+distributions of KuaiRec 2.0's published statistics, and user and video effects that
 make watch_ratio > 0.75 learnable (P ≈ 0.51). Nothing comes from the real
 data. DIR/"KuaiRec 2.0"/SYNTHETIC.md says so and records the command; okstream
 labels such a folder "SYNTHETIC" wherever it reads it (replay --source

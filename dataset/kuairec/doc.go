@@ -4,8 +4,9 @@
 // them into a labelled event stream with versioned features, and generates
 // synthetic samples in byte-for-byte the same format.
 //
-// The reference for everything here is ../shared/spec/kuairec.md (schemas
-// §2, statistics §3, features §4.1, replay order §5, synthetic sample §6);
+// The reference for the files is KuaiRec 2.0's published files and statistics (Gao et al., CIKM 2022);
+// the features, the replay order and the synthetic sample are ours
+// (docs/algorithms/kuairec-features.md);
 // the FORKS paper (§5.3, App. D.2) uses the small matrix's 4,494,578 timed
 // rows with the label watch_ratio > 0.75.
 //
@@ -52,7 +53,7 @@
 //
 // # Replay order and labels
 //
-// LoadEvents reads a matrix into the global replay order of spec §5: the
+// LoadEvents reads a matrix into the global replay order: the
 // timed rows sorted by (timestamp, user_id, video_id); the untimed rows are
 // excluded (they have no time to replay at). The files are stored
 // user-major, so this sort is what makes them a stream. Event times are
@@ -64,7 +65,7 @@
 //
 // # Features (kuairec-v1)
 //
-// Features implements spec §4.1 (FeatureSchemaVersion "kuairec-v1", d = 86:
+// Features implements our feature construction (FeatureSchemaVersion "kuairec-v1", d = 86:
 // context 4, user 30, tags 31, previous-day video statistics 21; the
 // compact profile "kuairec-v1-compact" has d = 44). Everything is fitted on
 // the side tables only — quantile bounds, smoothing priors, code
@@ -91,7 +92,7 @@
 // labelled synthetic by SYNTHETIC.md, never inside the CSVs (which must
 // stay byte-compatible with the real schema).
 //
-// Sources: the spec's sources (KuaiRec README, Statistics_KuaiRec.ipynb,
+// Sources: KuaiRec's own documentation (KuaiRec README, Statistics_KuaiRec.ipynb,
 // loaddata.py, maintainer answers in chongminggao/KuaiRec issues #1 and #2,
-// and the EDA notebooks it lists); no code was copied.
+// and public EDA notebooks); no code was copied.
 package kuairec

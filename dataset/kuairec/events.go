@@ -55,7 +55,7 @@ func (e *Event) Key() string { return strconv.Itoa(int(e.User)) }
 func (e *Event) Label(threshold float64) float64 { return Label(e.WatchRatio, threshold) }
 
 // Compare orders events for replay: by timestamp, then user_id, then
-// video_id (spec §5), then Dup.
+// video_id (docs/algorithms/kuairec-features.md), then Dup.
 func Compare(a, b *Event) int {
 	if c := cmp.Compare(a.TS, b.TS); c != 0 {
 		return c
@@ -102,7 +102,7 @@ func (s OrderStats) String() string {
 }
 
 // LoadEvents reads a matrix file (streaming) and returns its timed rows as
-// events in the global replay order of spec §5: sorted by (timestamp,
+// events in the global replay order: sorted by (timestamp,
 // user_id, video_id); rows with an empty timestamp are excluded (FORKS's
 // 4,494,578 events are the small matrix's timed rows). The files are
 // stored user-major, so this sort is what makes the stream a stream. Events

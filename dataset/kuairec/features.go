@@ -12,7 +12,7 @@ import (
 )
 
 // FeatureSchemaVersion names the feature construction of Features with the
-// full profile: the 86 features of ../shared/spec/kuairec.md §4.1, in the
+// full profile: the 86 features of docs/algorithms/kuairec-features.md, in the
 // order of FeatureNames(ProfileFull). Any change to a feature, its order,
 // its scaling or its join rule must change this string; producers write it
 // next to the events, and checkpoints record it.
@@ -28,7 +28,7 @@ type Profile int
 const (
 	// ProfileFull is kuairec-v1: d = 86 (A 4 + B 30 + C 31 + D 21).
 	ProfileFull Profile = iota
-	// ProfileCompact is kuairec-v1-compact: d = 44, the spec's compact
+	// ProfileCompact is kuairec-v1-compact: d = 44, our compact
 	// profile: A1–A4, B1–B19, the 12 most frequent tags of KuaiRec 2.0 plus
 	// an "other tags" weight, D1, D7–D12 and D21.
 	ProfileCompact
@@ -64,7 +64,7 @@ func (p Profile) SchemaVersion() string {
 	return FeatureSchemaVersion
 }
 
-// Constants of the construction (spec §4.1).
+// Constants of the construction (docs/algorithms/kuairec-features.md).
 const (
 	// FullDim is kuairec-v1's dimension.
 	FullDim = 86
@@ -88,7 +88,7 @@ const (
 )
 
 // compactTags are the 12 most frequent tags of the real item_categories.csv
-// (shares 16.0 … 3.6 %, spec §2.3), in decreasing share: fixed by the
+// (shares 16.0 … 3.6 %), in decreasing share: fixed by the
 // schema, not fitted, so that the compact features mean the same on every
 // data set.
 var compactTags = [12]int{11, 28, 8, 5, 6, 9, 19, 12, 7, 26, 25, 1}
@@ -170,7 +170,7 @@ type FeatureOptions struct {
 // interactions, so the features are stationary and carry no label
 // information.
 //
-// Join rules (spec §4.1): users by user_id (absent: zeros and the missing
+// Join rules: users by user_id (absent: zeros and the missing
 // flag B19); tags by video_id (absent: zeros); daily statistics by
 // (video_id, d−1) where d is the event's Beijing day, falling back to the
 // latest earlier row of that video, and to zeros plus the flag D21 when

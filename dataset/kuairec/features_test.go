@@ -61,7 +61,7 @@ const (
 
 // TestFeaturesNoLookAhead: by default an event on day d sees video's daily
 // row of d−1, so rewriting the row of d itself changes nothing; in
-// same-day mode it does (spec §4.1 join rules).
+// same-day mode it does (the join rules of Features).
 func TestFeaturesNoLookAhead(t *testing.T) {
 	_, _, daily := sideFixture()
 	ts := tsAt(20200712, 15)
@@ -70,7 +70,7 @@ func TestFeaturesNoLookAhead(t *testing.T) {
 	}
 	changed := slices.Clone(daily)
 	// The scaling bounds and smoothing priors are fitted once on the whole
-	// table (a fixed normalization, spec §4.1), so change only values that
+	// table (a fixed normalization), so change only values that
 	// no fitted constant depends on: the day's play_progress and ad flag.
 	changed[2].Num[DPlayProgress] = 2.7
 	changed[2].VideoType = "AD"

@@ -20,7 +20,7 @@ func writeTemp(t *testing.T, name, content string) string {
 	return p
 }
 
-// TestMatrixQuirks reads the small matrix's quirks (spec §2.1): float
+// TestMatrixQuirks reads the small matrix's quirks (doc.go, "Readers"): float
 // dates, trimmed fractions in time, untimed stage-2 rows with all three
 // time fields empty, play_duration 0, a BOM, CRLF line ends, and columns
 // in another order.
@@ -72,7 +72,7 @@ func TestMatrixQuirks(t *testing.T) {
 }
 
 // TestListQuirks reads tag and friend lists written with and without
-// blanks, quoted or not (spec §2.3, §2.5).
+// blanks, quoted or not, as the real files do.
 func TestListQuirks(t *testing.T) {
 	src := "video_id,feat\n0,[8]\n1,\"[27, 9]\"\n2,\"[27,9]\"\n3,\"[ 1 ,2, 3 ]\"\n4,[]\n"
 	rows, f, err := ReadCategories(writeTemp(t, "item_categories.csv", src))
@@ -117,7 +117,7 @@ func equalInts(a, b []int) bool {
 }
 
 // TestUserQuirks reads empty onehot codes and float-typed code columns
-// ("1.0"), and quoted range strings with commas (spec §2.2).
+// ("1.0"), and quoted range strings with commas, as the real user_features.csv has.
 func TestUserQuirks(t *testing.T) {
 	head := strings.Join(UserColumns, ",") + "\n"
 	row := func(feat4, feat12 string) string {

@@ -135,7 +135,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestRoundTripGenerated: every generated file parses and re-emits byte
-// for byte (spec §6 "Tests": loader round-trip).
+// for byte (the loader round-trip).
 func TestRoundTripGenerated(t *testing.T) {
 	dir, _ := sampleDir(t)
 	checkRoundTrip(t, dir)

@@ -1,7 +1,7 @@
 package kuairec
 
-// Statistics of generated data against ../shared/spec/kuairec.md (§2, §3,
-// §6), with the tolerances stated per check. Samples are drawn from the
+// Statistics of generated data against KuaiRec 2.0's published files and statistics (Gao et al., CIKM 2022),
+// with the tolerances stated per check. Samples are drawn from the
 // generator's internals where writing files would only cost time.
 
 import (
@@ -46,7 +46,7 @@ func smallRows(cfg GenConfig) (w *world, timed []Interaction, untimed []Interact
 }
 
 // TestStatsWatchRatio checks the label source: P(label) = 0.51 ± 0.03
-// (spec §1.3), the quartiles of watch_ratio ≤ 5 (0.4658 / 0.7662 /
+// (the generator's target), the quartiles of watch_ratio ≤ 5 (0.4658 / 0.7662 /
 // 1.1141, KR-STATS), P(wr ≥ 1) = 32.4 % (KRAFT-1) and the share above 5
 // (0.49 %), on 60 users × 1,500 videos (90 k rows).
 func TestStatsWatchRatio(t *testing.T) {
@@ -216,7 +216,7 @@ func TestStatsUsers(t *testing.T) {
 
 // TestStatsTags checks item_categories over 10,728 videos: tags per video
 // 1 / 2 / 3 / 4 = 83.6 / 14.6 / 1.7 / 0.1 % (± 1.5 pp), mean 1.183 ±
-// 0.02, each tag's share of all occurrences within ± 1 pp of spec §2.3,
+// 0.02, each tag's share of all occurrences within ± 1 pp of the real file's,
 // IDs 0..30, no repeated tag.
 func TestStatsTags(t *testing.T) {
 	w := newWorld(GenConfig{Users: 1, Videos: 1, BigUsers: 1, BigVideos: RealBigVideos, Seed: 7}.withDefaults())

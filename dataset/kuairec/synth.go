@@ -2,7 +2,7 @@ package kuairec
 
 // The synthetic generator: KuaiRec 2.0's seven files, byte-for-byte in the
 // real format, with the population structure, value distributions and
-// user/video effects of ../shared/spec/kuairec.md §6, for tests and demos.
+// user/video effects of a model calibrated to KuaiRec 2.0's published files and statistics (Gao et al., CIKM 2022), for tests and demos (docs/algorithms/kuairec-features.md).
 // The data are SYNTHETIC: nothing in them comes from the real KuaiRec
 // files, and Generate writes SYNTHETIC.md beside data/ to say so (Locate
 // then labels the folder synthetic).
@@ -28,7 +28,7 @@ package kuairec
 //     (play 0–0.5 s); else ln play = ln 7.5 s + b + taste·tags + q_day +
 //     hour and weekend effects + noise, with rare long replays; play time
 //     does not depend on the video's length, so watch_ratio falls as 1 /
-//     length (the duration bias of spec §3.2). watch_ratio =
+//     length (KuaiRec's duration bias). watch_ratio =
 //     play_duration / video_duration.
 //   - item_daily_features is label-free: each day's counters are drawn from
 //     the model's expectations for that video and day (complete / valid /
@@ -47,7 +47,7 @@ import (
 	"okstream/learner/rng"
 )
 
-// Real population sizes (spec §2, §3).
+// Real population sizes (KuaiRec 2.0's files).
 const (
 	RealSmallUsers  = 1411
 	RealSmallVideos = 3327
@@ -63,7 +63,7 @@ const (
 	firstDate = 20200705
 	lastDate  = 20200905
 	numDays   = 63
-	// collectFrom is the first day with collect_* counters (spec §2.4).
+	// collectFrom is the first day with collect_* counters in the real item_daily_features.csv.
 	collectFrom = 20200728
 )
 
@@ -151,7 +151,7 @@ const (
 	saltModel  = 0x6d6f64656c000000
 )
 
-// Model parameters (calibrated against spec §3; see synth_test.go).
+// Model parameters (calibrated against KuaiRec 2.0's published statistics; see synth_test.go).
 const (
 	mLnBase     = 8.97 // ln 7,860 ms: median play time of a non-skip view
 	mNoise      = 0.24 // sd of a view's own log play time
@@ -181,7 +181,7 @@ const (
 	mLateDateP  = 0.5 // events in the last 4 minutes of a day filed under the next date
 )
 
-// tagShare is each tag's share of all tag occurrences (spec §2.3; tag 29,
+// tagShare is each tag's share of all tag occurrences (the real item_categories.csv; tag 29,
 // 0.0 % there, gets a token share).
 var tagShare = [NumTags]float64{0.2, 3.6, 1.7, 0.8, 1.3, 7.6, 7.2, 4.0, 8.8, 5.5, 1.3, 16.0, 4.2, 1.9, 0.5, 2.9,
 	1.7, 2.8, 1.0, 5.4, 2.1, 0.2, 0.2, 0.3, 0.1, 3.7, 3.9, 0.2, 10.7, 0.02, 0.2}
@@ -189,7 +189,7 @@ var tagShare = [NumTags]float64{0.2, 3.6, 1.7, 0.8, 1.3, 7.6, 7.2, 4.0, 8.8, 5.5
 // tagCountP are the probabilities of 1, 2, 3 and 4 tags per video.
 var tagCountP = []float64{0.836, 0.146, 0.017, 0.001}
 
-// oneHotCard are the cardinalities of onehot_feat0..17 (spec §2.2).
+// oneHotCard are the cardinalities of onehot_feat0..17 in the real user_features.csv.
 var oneHotCard = [18]int{2, 8, 30, 1076, 12, 10, 3, 47, 340, 7, 5, 3, 2, 2, 2, 2, 2, 2}
 
 // tagWords name the synthetic video tags and categories (one per tag).
@@ -678,7 +678,7 @@ func (w *world) view(r *rng.Source, u *genUser, v *genVideo, di int, h float64, 
 	if r.Float64() < mReplayP {
 		lp += float64(mReplayRate * r.Exp())
 	}
-	// The real maximum watch ratio is 571.5 (spec §2.1).
+	// The real maximum watch ratio is 571.5 (small matrix).
 	return min(int64(math.Round(pexp(lp))), 571*v.durMS)
 }
 

@@ -445,7 +445,7 @@ func (w *world) dailyRow(r *rng.Source, v *genVideo, di int, d *DailyRow) {
 	}
 }
 
-// friendCountP are the probabilities of 1..5 friends (spec §2.5).
+// friendCountP are the probabilities of 1..5 friends in the real social_network.csv.
 var friendCountP = []float64{0.739, 0.163, 0.057, 0.019, 0.021}
 
 func (w *world) writeSocial(bw *bufio.Writer, sum *GenSummary) error {

@@ -17,7 +17,7 @@ import "fmt"
 // would otherwise all come from the model of the batch start), blocks of
 // r = 8 features, so the cap is reached after K_max/8 events and the rest
 // of the stream refines the existing features (after_cap=refine);
-// γ_t = 1/(1+(t−1)/100), ν = 1e-5 (the spec's defaults).
+// γ_t = 1/(1+(t−1)/100), ν = 1e-5 (the learner's defaults).
 var (
 	algoDSG = Algorithm{
 		Label: "DSG",

@@ -97,7 +97,7 @@ targets), which is what the paper's Thm 4 / Cor. 11 bound; ‖f̂_t − f_true�
 The slope is the least-squares fit of log error on log t over t ∈ [10, 1000] (two decades).`,
 		Discussion: `**Step size and ν.** The paper gives ν = 1e-6 and no step size; its theory
 needs γ_t = θ/t with θν ∈ (1,2) ∪ Z+ (Cor. 13: θν = 1), i.e. θ ≥ 10^6 at ν = 1e-6, and such steps
-diverge (the spec's §2.4 pitfall). The first two runs meet the theory's condition with a larger
+diverge. The first two runs meet the theory's condition with a larger
 ν (θ = 100 and 40, an offset t0 keeps the first step at 10): the averaged solution converges to
 f*_ν at the O(1/t) rate (slopes in the table; the 1/t guide in the plot). Their f*_ν is more
 regularized than the paper's, hence the plateau of ‖f̂_t − f_true‖² at ‖f*_ν − f_true‖². The

@@ -7,7 +7,7 @@ import (
 )
 
 // The FORKS paper's adversarial experiments (Wen et al., arXiv
-// 2410.11188v2, §5.2 Table 2 and App. D.3 Table 3; spec forks.md §6.5, §7):
+// 2410.11188v2, §5.2 Table 2 and App. D.3 Table 3):
 // an "online learning game" of b = 500 blocks, each one instance of codrna
 // or german repeated r times (r = 10: codrna-1/german-1, T = 5,000;
 // r = 20: codrna-2/german-2, T = 10,000), the labels of every even block
@@ -34,23 +34,15 @@ func forksAdvDatasets(g dataset.AdversarialGame, suffix string) []Dataset {
 // forksAdvAlgos are the table's rows; T is the game length (for ρ).
 func forksAdvAlgos(T int, paper map[string]map[string]*Value) []Algorithm {
 	rho := forksRhoAdv(T)
-	sketch := func(name string) func(d Dataset) string {
-		return func(d Dataset) string {
-			sp := 3 * d.B / 4
-			return fmt.Sprintf("%s:budget=%d,buffer=%d,sp=%d,sm=%d,k=%d,blocks=1,rho=%d,sigma=%s",
-				name, d.B, 2*d.B, sp, sp/5, d.B/10, rho, forksSigmaGrid)
-		}
-	}
+	sizes := func(B int) (sp, sm, k int) { sp = 3 * B / 4; return sp, sp / 5, B / 10 }
+	cycle := fmt.Sprintf("rho=%d", rho)
+	sketchNote := fmt.Sprintf("s_p = 0.75B, s_m = 0.2s_p, k = 0.1B, ρ = %d", rho)
 	return []Algorithm{
-		{Label: "BOGD", Spec: forksSpec("bogd:budget=%d,eta=0.2,gamma=10,sigma=%s"), Paper: paper["BOGD"], Note: "η = 0.2, γ = 10, λ = 1/T²"},
-		{Label: "NOGD", Spec: func(d Dataset) string {
-			return fmt.Sprintf("nogd:budget=%d,k=%d,eta=0.2,sigma=%s", d.B, d.B/10, forksSigmaGrid)
-		}, Paper: paper["NOGD"], Note: "k = 0.1B"},
-		{Label: "SkeGD", Spec: sketch("skegd"), Paper: paper["SkeGD"], Note: fmt.Sprintf("s_p = 0.75B, s_m = 0.2s_p, k = 0.1B, ρ = %d", rho)},
-		{Label: "PROS-N-KONS", Spec: func(d Dataset) string {
-			return fmt.Sprintf("pros-n-kons:loss=hinge,bmax=%d,sigma=%s", d.B, prosnkonsSigmaGrid)
-		}, Paper: paper["PROS-N-KONS"], Note: "adaptive dictionary capped at B = 200, every other σ of the grid (as in Table 1, for running time)"},
-		{Label: "FORKS", Spec: sketch("forks"), Paper: paper["FORKS"], Tolerance: 1.5, Note: fmt.Sprintf("s_p = 0.75B, s_m = 0.2s_p, k = 0.1B, ρ = %d", rho)},
+		{Label: "BOGD", Spec: bogdSpec, Paper: paper["BOGD"], Note: "η = 0.2, γ = 10, λ = 1/T²"},
+		{Label: "NOGD", Spec: nogdSpec(10), Paper: paper["NOGD"], Note: "k = 0.1B"},
+		{Label: "SkeGD", Spec: sketchSpec("skegd", sizes, cycle), Paper: paper["SkeGD"], Note: sketchNote},
+		{Label: "PROS-N-KONS", Spec: prosnkonsSpec, Paper: paper["PROS-N-KONS"], Note: "adaptive dictionary capped at B = 200, every other σ of the grid (as in Table 1, for running time)"},
+		{Label: "FORKS", Spec: sketchSpec("forks", sizes, cycle), Paper: paper["FORKS"], Tolerance: 1.5, Note: sketchNote},
 	}
 }
 
@@ -65,7 +57,7 @@ repeated r times as consecutive rounds, the labels of even blocks flipped (block
 from 1); the rows are presented in that order, not permuted. B = 200; SkeGD and FORKS with
 s_p = 0.75B = 150, s_m = 30, k = 20, ρ = ⌊0.005(N − B)⌋ = %d; hinge loss; σ picked from the
 paper's grid per algorithm on 3 separate games, then reported on 20 others. The paper does not say how the instances
-are drawn or whether its 20 runs replay one game (spec forks.md §8 item 19); its time
+are drawn or whether its 20 runs replay one game (docs/algorithms/forks-and-baselines.md); its time
 column is not reproduced (see the µs/event column).`
 
 const forksAdvDiscussion = `**Reading the table.** FORKS (unscaled) is within 1.5 points of the paper on codrna-1, codrna-2
@@ -86,46 +78,38 @@ instance and reaches the floor too (4.9–6.5 %, 2.4–3.3 % on r = 20); the pap
 15–21 %) evidently did not use such a σ.`
 
 func init() {
-	table2 := map[string]map[string]*Value{
-		"BOGD":        {"codrna-1": V(26.066, 1.435), "german-1": V(32.131, 1.079)},
-		"NOGD":        {"codrna-1": V(29.780, 1.257), "german-1": V(28.103, 1.247)},
-		"SkeGD":       {"codrna-1": V(24.649, 5.087), "german-1": V(11.026, 4.018)},
-		"PROS-N-KONS": {"codrna-1": V(21.299, 1.364), "german-1": V(17.174, 1.437)},
-		"FORKS":       {"codrna-1": V(6.752, 1.647), "german-1": V(5.142, 0.215)},
-	}
-	table3 := map[string]map[string]*Value{
-		"BOGD":        {"codrna-2": V(14.745, 0.063), "german-2": V(21.290, 0.918)},
-		"NOGD":        {"codrna-2": V(19.977, 1.536), "german-2": V(16.527, 0.810)},
-		"SkeGD":       {"codrna-2": V(15.829, 2.583), "german-2": V(5.742, 2.647)},
-		"PROS-N-KONS": {"codrna-2": V(15.430, 2.315), "german-2": V(11.187, 1.782)},
-		"FORKS":       {"codrna-2": V(4.127, 0.769), "german-2": V(2.960, 0.185)},
-	}
 	const paperRef = "Wen et al., Fast Second-Order Online Kernel Learning through Incremental Matrix Sketching and Decomposition, arXiv 2410.11188v2 (IJCAI 2025)"
-	g1, g2 := dataset.AdversarialGame1, dataset.AdversarialGame2
-	register(&Experiment{
-		ID:         "forks-table2",
-		Title:      "FORKS paper, Table 2 (adversarial games b = 500, r = 10; B = 200, hinge loss)",
-		Paper:      paperRef,
-		Task:       "classification",
-		Runs:       20,
-		SelectRuns: 3,
-		Tolerance:  2.5,
-		Datasets:   forksAdvDatasets(g1, "1"),
-		Algos:      forksAdvAlgos(g1.Len(), table2),
-		Intro:      fmt.Sprintf(forksAdvIntro, forksRhoAdv(g1.Len())),
-		Discussion: forksAdvDiscussion,
-	})
-	register(&Experiment{
-		ID:         "forks-table3",
-		Title:      "FORKS paper, Table 3 (adversarial games b = 500, r = 20; B = 200, hinge loss)",
-		Paper:      paperRef,
-		Task:       "classification",
-		Runs:       20,
-		SelectRuns: 3,
-		Tolerance:  2.5,
-		Datasets:   forksAdvDatasets(g2, "2"),
-		Algos:      forksAdvAlgos(g2.Len(), table3),
-		Intro:      fmt.Sprintf(forksAdvIntro, forksRhoAdv(g2.Len())),
-		Discussion: forksAdvDiscussion,
-	})
+	// The paper's Tables 2 and 3 (mean, std per game, codrna then german).
+	rows := []string{"BOGD", "NOGD", "SkeGD", "PROS-N-KONS", "FORKS"}
+	for _, t := range []struct {
+		table  int
+		game   dataset.AdversarialGame
+		suffix string
+		paper  [][]float64 // per row: codrna mean, std, german mean, std
+	}{
+		{2, dataset.AdversarialGame1, "1", [][]float64{
+			{26.066, 1.435, 32.131, 1.079}, {29.780, 1.257, 28.103, 1.247}, {24.649, 5.087, 11.026, 4.018},
+			{21.299, 1.364, 17.174, 1.437}, {6.752, 1.647, 5.142, 0.215}}},
+		{3, dataset.AdversarialGame2, "2", [][]float64{
+			{14.745, 0.063, 21.290, 0.918}, {19.977, 1.536, 16.527, 0.810}, {15.829, 2.583, 5.742, 2.647},
+			{15.430, 2.315, 11.187, 1.782}, {4.127, 0.769, 2.960, 0.185}}},
+	} {
+		paper := map[string]map[string]*Value{}
+		for i, r := range rows {
+			paper[r] = valueRow([]string{"codrna-" + t.suffix, "german-" + t.suffix}, t.paper[i])
+		}
+		register(&Experiment{
+			ID:         fmt.Sprintf("forks-table%d", t.table),
+			Title:      fmt.Sprintf("FORKS paper, Table %d (adversarial games b = 500, r = %d; B = 200, hinge loss)", t.table, t.game.Repeats),
+			Paper:      paperRef,
+			Task:       "classification",
+			Runs:       20,
+			SelectRuns: 3,
+			Tolerance:  2.5,
+			Datasets:   forksAdvDatasets(t.game, t.suffix),
+			Algos:      forksAdvAlgos(t.game.Len(), paper),
+			Intro:      fmt.Sprintf(forksAdvIntro, forksRhoAdv(t.game.Len())),
+			Discussion: forksAdvDiscussion,
+		})
+	}
 }

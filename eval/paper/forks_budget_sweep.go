@@ -225,59 +225,55 @@ func runBudgetSweep(e *Experiment, o Options) (*Report, error) {
 	var points []sweepPoint
 	var body strings.Builder
 	var skipped []string
-	for _, d := range e.Datasets {
-		if !keep(o.Datasets, d.Title) {
-			continue
+	err := e.eachCell(o, func(d Dataset, v Variant) error {
+		ds, _, _, err := e.load(d, v)
+		if err != nil {
+			return fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
 		}
-		for _, v := range d.Variants {
-			if !keep(o.Variants, v.Name) {
-				continue
-			}
-			ds, _, _, err := e.load(d, v)
+		var majority float64 // ≈maj marks in the mistake-rate tables (the file's legend explains them)
+		if e.Task == "classification" {
+			majority = MajorityRate(ds)
+		}
+		fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
+		if d.Note != "" {
+			body.WriteString(d.Note + ".\n\n")
+		}
+		for _, rg := range forksSweepRegimes {
+			algos := sweepAlgos(rg.Algos, d)
+			cellPts, sk, err := runSweep(ds, forksSweepBudgets, algos, eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}, o, fmt.Sprintf("%s %s/%s %s", e.ID, d.Title, v.Name, rg.Slug))
 			if err != nil {
-				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
+				return err
 			}
-			var majority float64 // ≈maj marks in the mistake-rate tables (the file's legend explains them)
-			if e.Task == "classification" {
-				majority = MajorityRate(ds)
+			for _, l := range sk {
+				if !contains(skipped, l) {
+					skipped = append(skipped, l)
+				}
 			}
-			fmt.Fprintf(&body, "### %s (%s, n = %d, σ = %s)\n\n", d.Title, v.Name, ds.Len(), d.Sigma)
-			if d.Note != "" {
-				body.WriteString(d.Note + ".\n\n")
-			}
-			for _, rg := range forksSweepRegimes {
-				algos := sweepAlgos(rg.Algos, d)
-				cellPts, sk, err := runSweep(ds, forksSweepBudgets, algos, eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: 1}, o, fmt.Sprintf("%s %s/%s %s", e.ID, d.Title, v.Name, rg.Slug))
+			for i := range cellPts {
+				cellPts[i].Dataset, cellPts[i].Variant, cellPts[i].Regime = d.Title, v.Name, rg.Slug
+				us, err := steadyUsPerEvent(ds, cellPts[i].Spec, o.Seed)
 				if err != nil {
-					return nil, err
+					return fmt.Errorf("%s %s B=%d steady state: %w", e.ID, cellPts[i].Algorithm, cellPts[i].B, err)
 				}
-				for _, l := range sk {
-					if !contains(skipped, l) {
-						skipped = append(skipped, l)
-					}
-				}
-				for i := range cellPts {
-					cellPts[i].Dataset, cellPts[i].Variant, cellPts[i].Regime = d.Title, v.Name, rg.Slug
-					us, err := steadyUsPerEvent(ds, cellPts[i].Spec, o.Seed)
-					if err != nil {
-						return nil, fmt.Errorf("%s %s B=%d steady state: %w", e.ID, cellPts[i].Algorithm, cellPts[i].B, err)
-					}
-					cellPts[i].SteadyUs = us
-				}
-				points = append(points, cellPts...)
-				plotPath, err := o.writePlot(fmt.Sprintf("%s-%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name), rg.Slug), func(path string) error {
-					return plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), %s", d.Title, v.Name, rg.Slug), path)
-				})
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
-				writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false, majority)
-				if plotPath != "" {
-					fmt.Fprintf(&body, "![%s %s time per event against B, %s](%s)\n\n", d.Title, v.Name, rg.Slug, plotPath)
-				}
+				cellPts[i].SteadyUs = us
+			}
+			points = append(points, cellPts...)
+			plotPath, err := o.writePlot(fmt.Sprintf("%s-%s-%s-%s.png", e.ID, slug(d.Title), slug(v.Name), rg.Slug), func(path string) error {
+				return plotSweep(cellPts, sweepLabels(algos), fmt.Sprintf("%s (%s), %s", d.Title, v.Name, rg.Slug), path)
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&body, "#### %s\n\n%s\n\n", rg.Title, rg.Note)
+			writeSweepTables(&body, forksSweepBudgets, cellPts, sweepLabels(algos), true, false, majority)
+			if plotPath != "" {
+				fmt.Fprintf(&body, "![%s %s time per event against B, %s](%s)\n\n", d.Title, v.Name, rg.Slug, plotPath)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&body, "Not run (learner not registered in this build): %s.\n\n", strings.Join(skipped, ", "))

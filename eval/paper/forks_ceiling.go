@@ -164,7 +164,7 @@ func ceilingCellFor(e *Experiment, d Dataset, grid []eval.Candidate, o Options, 
 		PaperFORKS: algoFORKS.Paper[d.Title], PaperSkeGD: algoSkeGD.Paper[d.Title], PaperNOGD: algoNOGD.Paper[d.Title]}
 
 	// FORKS on the same permutations, σ picked on them.
-	spec := forksSketchSpec("forks")(d)
+	spec := algoFORKS.Spec(d)
 	fr, err := eval.Run(ds, []string{spec, spec + ",rho=1000000000"}, []string{"FORKS (paper's settings)", "FORKS, no update rounds (ρ = 10⁹)"},
 		eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers})
 	if err != nil {
@@ -374,7 +374,7 @@ svmguide3 these numbers are 3.3–4.8 points below what this model class reaches
 and also below the majority-class predictor. Even k = B = 50 exact features do not reach the
 paper's german number (28.04). On svmguide3 it takes about k = B (19.85 at k = 50). Those two
 numbers cannot come from rank-5 features and this update on these files, and the paper gives
-no code to find out what differs (spec forks.md §9). An independent implementation of the
+no code to find out what differs. An independent implementation of the
 ceiling (a full kernel PCA through the tridiagonal eigensolver instead of NystromMap, with
 kernel.Eval instead of kernel rows), written while investigating, gave the same german k = 5
 number (29.97 at σ = 2^7).

@@ -3,7 +3,7 @@ package paper
 // The FORKS paper's KuaiRec streaming-recommendation experiment.
 //
 // Reference: Wen et al., arXiv 2410.11188v2 (IJCAI 2025), §5.3, App. D.2 and
-// D.4, Figs. 3 and 5; spec ../shared/spec/forks.md §6.6 and §8 item 20.
+// D.4, Figs. 3 and 5; notes: docs/algorithms/kuairec-features.md.
 //
 // What the paper does: KuaiRec's small matrix in time order, label
 // watch_ratio > 0.75, features "from three csv files, as specified in the
@@ -23,8 +23,8 @@ package paper
 //   - Algorithms: the issue's FORKS, SkeGD, NOGD, FOGD and budgeted
 //     PROS-N-KONS, plus BOGD, which the paper's figure also shows. FORKS and
 //     SkeGD at the paper's ratios (B̃ = 2B, s_p = B, s_m = 0.2B, k = 0.1B,
-//     D = 1, ρ = ⌊0.3N⌋: the paper does not state them for KuaiRec, the
-//     spec's recommendation); NOGD k = 0.1B, η = 0.2; FOGD 4B frequencies,
+//     D = 1, ρ = ⌊0.3N⌋: the paper does not state them for KuaiRec; our
+//     choice); NOGD k = 0.1B, η = 0.2; FOGD 4B frequencies,
 //     η = 0.2; BOGD η = 0.2, γ = 10.
 //   - σ: not stated by the paper. Each algorithm's σ is picked per loss
 //     from forksKuaiRecSigmaGrid at B = 100 on the first 20 % of the stream
@@ -131,7 +131,7 @@ paper's ratios SkeGD barely beats the majority class, and FORKS improves with B 
 PROS-N-KONS. Their map has k = 0.1B features built from s_m = 0.2B landmarks, and on this stream,
 whose signal is spread over many users and videos, that is too little. NOGD at the same rank is also near the majority
 rate at small B and improves as k grows. Measured on the first 30,000 events at σ = 4, FORKS
-B = 100: 45.9 % (48.6 with the spec's λ = 0.01 in the gradient, the default before FORKS
+B = 100: 45.9 % (48.6 with λ = 0.01 as a ridge term in the gradient, the default before FORKS
 followed Eq. 10 as written); with k = 50, 43.8 %; B = 500, 37.2 %; NOGD k = 50, 34.0 %. (3) This is the opposite of the paper's
 Fig. 3, where FORKS has the best error/time trade-off. The paper's features are unpublished and
 its stream is the real KuaiRec, so we cannot tell whether the difference comes from the data or

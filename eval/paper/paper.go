@@ -167,3 +167,33 @@ func Title(id string) string {
 	}
 	return ""
 }
+
+// valueRow maps keys[i] to the Value (meanStd[2i], meanStd[2i+1]): one row
+// of a paper's table, written in the order of its columns. It panics when
+// the counts disagree (a definition error, caught by the package's tests).
+func valueRow(keys []string, meanStd []float64) map[string]*Value {
+	if len(meanStd) != 2*len(keys) {
+		panic(fmt.Sprintf("paper: %d numbers for %d (mean, std) cells", len(meanStd), len(keys)))
+	}
+	m := make(map[string]*Value, len(keys))
+	for i, k := range keys {
+		m[k] = V(meanStd[2*i], meanStd[2*i+1])
+	}
+	return m
+}
+
+// numberRow maps keys[i] to the number means[i] without a std (a reference
+// code's result); a NaN leaves the cell out. It panics when the counts
+// disagree.
+func numberRow(keys []string, means []float64) map[string]*Value {
+	if len(means) != len(keys) {
+		panic(fmt.Sprintf("paper: %d numbers for %d cells", len(means), len(keys)))
+	}
+	m := make(map[string]*Value, len(keys))
+	for i, k := range keys {
+		if !math.IsNaN(means[i]) {
+			m[k] = V(means[i], -1)
+		}
+	}
+	return m
+}

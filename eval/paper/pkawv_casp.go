@@ -17,7 +17,7 @@ import (
 )
 
 // The PKAWV paper's casp experiment (Jézéquel, Gaillard, Rudi, NeurIPS
-// 2019, Fig. 4 top, §4 and App. G; spec pkawv.md §7): average square loss
+// 2019, Fig. 4 top, §4 and App. G): average square loss
 // and running time against the number of events on casp (45,730 rows,
 // d = 9), x and y scaled to [−1, 1], σ = λ = 1, for Kernel-AWV, PKAWV with
 // Taylor features (M = 2, 3, and 4 on a prefix), PKAWV-Nyström with KORS,
@@ -27,7 +27,7 @@ import (
 // pass, and the stream order is the authors' — NumPy's
 // RandomState(0).permutation, reproduced by NumPyPermutation — so that the
 // deterministic methods can be checked against what the authors' Python
-// gives on our file (spec Appendix R) to 1e-9. okstream's own seeded PCG
+// gives on our file to 1e-9. okstream's own seeded PCG
 // permutations cannot produce that order; any other order gives
 // statistically equivalent but different numbers. One pass, so --runs does
 // not apply.
@@ -35,17 +35,17 @@ import (
 // Deviations from the paper, all stated in the section: the paper stops
 // every algorithm at a 5-minute timeout; here each has a fixed prefix
 // instead (deterministic tables): Kernel-AWV the first 5,000 events
-// (O(t²) per event, as Appendix R), Taylor M = 4 the first 20,000 (1.5 ms
+// (O(t²) per event, as we ran the authors' code), Taylor M = 4 the first 20,000 (1.5 ms
 // per event), the others the whole file. The paper's real-data curves are
 // the ridge ("Projected-KRR") variants; the rows here are the AWV
-// forecasters the issue names (spec §8 A7: on casp they differ by the
-// factor 1/(1+h_t) → 1; Appendix R's Taylor M = 2: 0.24026 vs 0.24037).
+// forecasters the issue names (on casp they differ by the factor
+// 1/(1+h_t) → 1; the authors' Taylor M = 2: 0.24026 vs 0.24037).
 
 type pkawvCaspAlgo struct {
 	Label string
 	Spec  string
 	Limit int // events run (0: all)
-	// Ref is the authors' code on our file (Appendix R): running average
+	// Ref is the authors' code on our file: running average
 	// at t. Exact is true when ours must equal it (deterministic methods,
 	// same order).
 	Ref   map[int]float64
@@ -85,7 +85,7 @@ type pkawvCaspResult struct {
 	Series     []pkawvCaspSeries `json:"series"`
 }
 
-// pkawvCaspChecks are Appendix R's checkpoints (n = N is added).
+// pkawvCaspChecks are the checkpoints we ran the authors' code to (n = N is added).
 var pkawvCaspChecks = []int{1000, 5000, 10000, 20000}
 
 // pkawvCaspAlgos returns the rows for a dataset of n events.
@@ -111,7 +111,7 @@ func pkawvCaspAlgos(n int) []pkawvCaspAlgo {
 			Ref:  map[int]float64{45730: 0.25014},
 			Note: "1000 frequencies (2000 features), η = 1/√n, ŷ = wᵀz/√D (the reference's (1/D)wᵀz with w rescaled)"},
 		{Label: "PROS-N-KONS", Spec: "pros-n-kons:loss=square,sigma=1,alpha=1,c=1,gamma=1,beta=1,eps=0.5",
-			Note: "C = 1, α = 1, KORS μ = 1, β = 1, ε = 0.5 (spec §8 A13); KORS weights 1/√p"},
+			Note: "C = 1, α = 1, KORS μ = 1, β = 1, ε = 0.5 (the paper's KORS settings); KORS weights 1/√p"},
 	}
 }
 
@@ -128,16 +128,16 @@ target RMSD), x and y min–max scaled to [−1, 1] over the whole file (minmax1
 x in [−1, 1]^d and y in [−1, 1]"), σ = 1, λ = 1, KORS μ = 1, β = 1, ε = 0.5, FOGD with 1000 random
 features and η = 1/√n (paper §4). One pass, predict then update, in the order of the authors' code:
 NumPy's RandomState(0).permutation (MT19937, reproduced in eval/paper), which makes the deterministic
-methods comparable with what the authors' Python gives on our file (spec pkawv.md Appendix R) to
+methods comparable with what the authors' Python gives on our file to
 1e-9. Average square loss is the running mean of (ŷ_t − y_t)² on the scaled y; time is the cumulative
 time spent in Learn (this machine, one core; the paper: an Intel Core i7-6700 and Python/NumPy).
 Instead of the paper's 5-minute timeout every algorithm has a fixed number of events (deterministic
 tables): Kernel-AWV the first 5,000 (O(t²) per event), Taylor M = 4 the first 20,000.`,
 		Discussion: `**Exact agreement with the authors' code.** Same file, same scaling, same order: Kernel-AWV and
-PKAWV-Taylor (M = 2, 3) reproduce Appendix R's running averages to ~1e-10 (the "max |Δ|" column), and
+PKAWV-Taylor (M = 2, 3) reproduce the authors' code's running averages on our file to ~1e-10 (the "max |Δ|" column), and
 the first predictions to 1e-12 (TestPKAWVCaspMatchesAuthorsCode). Our Taylor features are the
 multi-index basis (55 and 220 features), theirs the redundant tensor form (91 and 820): the same
-predictions (spec §1.6), a fraction of the cost. The stochastic methods cannot match draw for draw
+predictions (docs/algorithms/kernel-awv.md), a fraction of the cost. The stochastic methods cannot match draw for draw
 (NumPy's binomial draws vs our generator): PKAWV-Nyström lands near the reference's 0.21844 with a
 dictionary of similar size, FOGD near 0.25014.
 
@@ -146,7 +146,7 @@ Kernel-AWV shrinks from M = 2 to 3 to 4; TestPKAWVCaspTaylorApproachesKernelAWV 
 2,000 events), and its cost per event is flat in t (the time curves are straight lines of slope 1 on
 log-log axes; BenchmarkPKAWVPerEventAtT: the same µs per event at t = 10³, 10⁴, 10⁵), while
 Kernel-AWV's per-event cost grows like t² (slope 3 for its cumulative time). With σ = 1 and d = 9 the
-order-M Taylor kernel is far from the Gaussian one at the corners of [−1, 1]^9 (spec §3.5), and
+order-M Taylor kernel is far from the Gaussian one at the corners of [−1, 1]^9 (Lemma 13's bound), and
 PKAWV-Nyström, whose subspace adapts to the data, does better than every Taylor order here, as in the
 authors' run. PROS-N-KONS restarts on every dictionary change and is the slowest to learn.`,
 	})
@@ -300,7 +300,7 @@ func (s *pkawvCaspSeries) at(vals []float64, t int) (float64, bool) {
 func pkawvCaspMarkdown(r *pkawvCaspResult, lossRef, timeRef string) string {
 	var b strings.Builder
 	cols := append(append([]int(nil), pkawvCaspChecks...), r.N)
-	b.WriteString("Average square loss (running mean over the first t events) and, in parentheses, the authors' code on our file where Appendix R has it; time in Learn.\n\n")
+	b.WriteString("Average square loss (running mean over the first t events) and, in parentheses, the authors' code on our file where we ran it; time in Learn.\n\n")
 	b.WriteString("| algorithm | events |")
 	for _, t := range cols {
 		fmt.Fprintf(&b, " t = %d |", t)

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// The permutation the PKAWV authors' code used on our files (spec pkawv.md
-// Appendix R): NumPy's RandomState(0).permutation(n) for casp and cod-rna.
-func TestNumPyPermutationMatchesAppendixR(t *testing.T) {
+// The permutation the PKAWV authors' code used on our files:
+// NumPy's RandomState(0).permutation(n) for casp and cod-rna.
+func TestNumPyPermutationMatchesAuthorsCode(t *testing.T) {
 	for _, c := range []struct {
 		n          int
 		head, tail []int
@@ -20,7 +20,7 @@ func TestNumPyPermutationMatchesAppendixR(t *testing.T) {
 	} {
 		p := NumPyPermutation(c.n, 0)
 		if !slices.Equal(p[:10], c.head) || !slices.Equal(p[c.n-3:], c.tail) {
-			t.Errorf("n = %d: perm[0:10] = %v, perm[-3:] = %v; Appendix R: %v, %v", c.n, p[:10], p[c.n-3:], c.head, c.tail)
+			t.Errorf("n = %d: perm[0:10] = %v, perm[-3:] = %v; the authors' code: %v, %v", c.n, p[:10], p[c.n-3:], c.head, c.tail)
 		}
 		seen := make([]bool, c.n)
 		for _, v := range p {
@@ -40,7 +40,7 @@ func TestNumPyPermutationMatchesAppendixR(t *testing.T) {
 
 // The pkawv-casp experiment's code path on the first 1,000 events of casp
 // (skipped without the shared data): every algorithm runs, the
-// deterministic rows equal the authors' code at t = 1000 (Appendix R) to
+// deterministic rows equal the authors' code at t = 1000 (run on our file) to
 // 1e-9, Kernel-AWV is the best, the Taylor rows approach it as M grows,
 // and the markdown and both plots are written.
 func TestPKAWVCaspExperimentPrefix(t *testing.T) {

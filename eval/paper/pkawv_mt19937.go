@@ -2,7 +2,7 @@ package paper
 
 // NumPy's legacy permutation, so that the PKAWV casp experiment streams the
 // rows in exactly the order the authors' Python code used on our files
-// (spec pkawv.md Appendix R: np.random.RandomState(0).permutation(n)).
+// (np.random.RandomState(0).permutation(n)).
 // okstream's own permutations (dataset.Permutation, PCG-DXSM) are
 // statistically equivalent but cannot reproduce that order, and the
 // deterministic methods (Taylor features, exact Kernel-AWV) can only be
@@ -13,9 +13,9 @@ package paper
 // the standard twist and tempering. The permutation is NumPy's legacy
 // shuffle of 0..n−1: for i = n−1 down to 1, j is drawn from 0..i by
 // masking 32-bit outputs with the smallest 2^k − 1 ≥ i and rejecting
-// values above i, and a[i], a[j] are swapped. Checked against Appendix R's
+// values above i, and a[i], a[j] are swapped. Checked against the authors' code's
 // perm[0:10] and perm[−3:] for n = 45,730 and 59,535
-// (TestNumPyPermutationMatchesAppendixR).
+// (TestNumPyPermutationMatchesAuthorsCode).
 
 const (
 	mtN       = 624

@@ -110,6 +110,24 @@ func (e *Experiment) Run(o Options) (*Report, error) {
 		return e.Custom(e, o)
 	}
 	rep := &Report{Exp: e, Runs: runs, Seed: seed}
+	err := e.eachCell(o, func(d Dataset, v Variant) error {
+		cell, err := e.runCell(d, v, runs, seed, o)
+		if err != nil {
+			return fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
+		}
+		rep.Cells = append(rep.Cells, cell)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// eachCell calls fn for every dataset variant the options select
+// (Options.Datasets, Options.Variants), in the definition's order, and
+// returns fn's first error.
+func (e *Experiment) eachCell(o Options, fn func(d Dataset, v Variant) error) error {
 	for _, d := range e.Datasets {
 		if !keep(o.Datasets, d.Title) {
 			continue
@@ -118,14 +136,12 @@ func (e *Experiment) Run(o Options) (*Report, error) {
 			if !keep(o.Variants, v.Name) {
 				continue
 			}
-			cell, err := e.runCell(d, v, runs, seed, o)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s/%s: %w", e.ID, d.Title, v.Name, err)
+			if err := fn(d, v); err != nil {
+				return err
 			}
-			rep.Cells = append(rep.Cells, cell)
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // load reads a dataset variant as the experiment uses it: the file (or the

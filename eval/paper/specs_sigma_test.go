@@ -75,7 +75,7 @@ func TestPaperSpecsGiveSigma(t *testing.T) {
 		check("forks-kuairec "+a.Label, a.Spec(100))
 		n++
 	}
-	check("forks-ceiling FORKS", forksSketchSpec("forks")(Dataset{B: 50, Sigma: "1"}))
+	check("forks-ceiling FORKS", algoFORKS.Spec(Dataset{B: 50, Sigma: "1"}))
 	if n < 50 {
 		t.Fatalf("only %d specs checked", n)
 	}

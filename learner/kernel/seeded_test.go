@@ -76,8 +76,8 @@ func empiricalErrors(s *Seeded, exact func(x, y []float64) float64, pts [][]floa
 // mean absolute error against D, fitted over D = 64…4096 and averaged over
 // 4 model seeds, must be −½ ± 0.1, and the error at D = 4096 must be small.
 // The "-paired" cases check the (cos, sin) feature pair on the same
-// frequencies. A wrong sampler (e.g. the spec's Table 1 Matérn density with the printed
-// exponent sign, or a Cauchy/Laplace swap) converges to a different kernel:
+// frequencies. A wrong sampler (e.g. the DSG paper's Table 1 Matérn density with the
+// printed exponent sign, or a Cauchy/Laplace swap) converges to a different kernel:
 // the error then stalls and the slope flattens towards 0.
 func TestSeededMonteCarloConvergence(t *testing.T) {
 	Ds := []int{64, 256, 1024, 4096}

@@ -75,7 +75,7 @@ func BenchmarkTISVDUpdate(b *testing.B) {
 }
 
 // BenchmarkFig4 compares, per rank-3 update of the 100×100 Gaussian matrix
-// with k = 30 (forks.md §6.7): TISVD.Update; the dense update plus a full
+// with k = 30 (FORKS paper App. B.3, Fig. 4): TISVD.Update; the dense update plus a full
 // SVD truncated to 30; the dense update plus a randomized SVD (oversample
 // 10, q = 1 and q = 2 power iterations).
 func BenchmarkFig4(b *testing.B) {

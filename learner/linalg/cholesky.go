@@ -2,19 +2,19 @@ package linalg
 
 // Growing Cholesky factor with rank-one updates and downdates.
 //
-// Uses: the ALD dictionary (ald.md §2.3b: l = L⁻¹k, α = κ − ‖l‖², append
-// [lᵀ, √α]), NONS-ALD's Cholesky basis (ald.md §4.7), PKAWV-Nyström's
-// Gram factor and KORS (pkawv.md §4.2–4.3: row updates LLᵀ + aaᵀ and the
+// Uses: the ALD dictionary (ALD paper §3.1: l = L⁻¹k, α = κ − ‖l‖², append
+// [lᵀ, √α]), NONS-ALD's Cholesky basis, PKAWV-Nyström's
+// Gram factor and KORS (PKAWV paper §3.2, Algorithm 2: row updates LLᵀ + aaᵀ and the
 // direct column extension, which needs no downdate).
 //
-// Choices: the factor is lower triangular (L Lᵀ = A); pkawv.md's upper R
+// Choices: the factor is lower triangular (L Lᵀ = A); the PKAWV listing's upper R
 // with RᵀR = G is R = Lᵀ. The update uses Givens rotations on [L v]; the
 // downdate uses the LINPACK dchdd approach (solve L p = v, test ‖p‖ < 1,
 // then rotations that keep the diagonal positive), which detects an
-// indefinite result before touching L. pkawv.md's "paper's trick" (pad,
+// indefinite result before touching L. The PKAWV listing's trick (pad,
 // update then downdate) is not provided: the direct extension
 // (ProjectionResidual + Append) gives the same factor without the fragile
-// downdate (pkawv.md §4.3, §4.5).
+// downdate (docs/algorithms/kernel-awv.md).
 
 import (
 	"fmt"
@@ -180,8 +180,8 @@ func (c *Cholesky) SolveVec(dst, b []float64) {
 
 // ProjectionResidual computes l = L⁻¹k into dst (length n) and returns
 // kxx − ‖l‖², the Schur complement of A in [[A, k], [kᵀ, kxx]]. For a
-// kernel Gram matrix this is ALD's projection residual α_t (ald.md §2.1,
-// §2.3b) and PKAWV's ρ_mm² (pkawv.md §4.3); l is NONS-ALD's feature vector.
+// kernel Gram matrix this is ALD's projection residual α_t (ALD paper
+// §3.1) and PKAWV-Nyström's ρ_mm² (pkawvnystrom.go); l is NONS-ALD's feature vector.
 // The bordered matrix is positive definite iff the result is > 0; append
 // with Append(dst, √residual). The result is not clipped (round-off can
 // make it slightly negative; ALD clips at 0). Cost O(n²); no allocation.
@@ -193,7 +193,7 @@ func (c *Cholesky) ProjectionResidual(dst, k []float64, kxx float64) float64 {
 
 // Append grows L by the row [rowᵀ, diag] (row has n entries), so that the
 // factored matrix becomes [[A, L row], [(L row)ᵀ, ‖row‖² + diag²]]
-// (ald.md §2.3b). With row = L⁻¹k and diag = √(kxx − ‖row‖²) this is the
+// (the ALD dictionary's growth). With row = L⁻¹k and diag = √(kxx − ‖row‖²) this is the
 // factor of [[A, k], [kᵀ, kxx]]. Returns ErrNotPositiveDefinite if diag is
 // not > 0, or ErrNotFinite; the factor is then unchanged. No allocation
 // while n < Capacity(). Panics if len(row) ≠ n.
@@ -218,8 +218,8 @@ func (c *Cholesky) Append(row []float64, diag float64) error {
 	return nil
 }
 
-// RankOneUpdate replaces L by the factor of L Lᵀ + v vᵀ (pkawv.md §4.3 step
-// 3: the KORS/PKAWV row update). v (length n) is not modified. Uses n Givens
+// RankOneUpdate replaces L by the factor of L Lᵀ + v vᵀ (the
+// KORS/PKAWV row update of Algorithm 2). v (length n) is not modified. Uses n Givens
 // rotations on [L v] (rotation k zeroes v_k against L[k][k]); backward
 // stable; the diagonal stays positive. Cost O(n²), row by row (contiguous
 // access); no allocation. Returns ErrNotFinite (L unchanged) if v is not

@@ -47,7 +47,7 @@ func choleskyErr(t testing.TB, c *Cholesky, A []float64, n int) float64 {
 	return relErr(got, refCholesky(t, A, n))
 }
 
-// ald.md §2.3b: growing L by forward solve + append [lᵀ, √α] equals gonum's
+// ALD paper §3.1: growing L by forward solve + append [lᵀ, √α] equals gonum's
 // Cholesky of the explicit bordered matrix, on well- and ill-conditioned
 // kernel matrices (cond up to ~1e10), with capacity growth on the way.
 func TestCholesky_AppendMatchesGonum(t *testing.T) {
@@ -140,7 +140,7 @@ func TestCholesky_Solves(t *testing.T) {
 	}
 }
 
-// pkawv.md §4.2–4.3: rank-one updates LLᵀ + vvᵀ and downdates LLᵀ − vvᵀ
+// PKAWV paper Algorithm 2: rank-one updates LLᵀ + vvᵀ and downdates LLᵀ − vvᵀ
 // match gonum's Cholesky of the explicit matrix, over a long sequence.
 func TestCholesky_UpdateDowndateMatchGonum(t *testing.T) {
 	src := rng.New(32)

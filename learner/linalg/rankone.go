@@ -2,7 +2,7 @@ package linalg
 
 // Rank-one inverse updates and the generalized (A-norm) projection of the
 // Online Newton Step, shared by FORKS, PROS-N-KONS, SkeGD-style second-order
-// baselines and NONS-ALD (forks.md §2.7, §3.3 PROJ/STEP2; ald.md §4.4).
+// baselines and NONS-ALD (FORKS paper §3.4 Eq. 10; ALD paper §4.4).
 
 import (
 	"errors"
@@ -24,11 +24,11 @@ const eps = 0x1p-52
 //
 // u (length k, caller-provided scratch) receives the old A⁻¹g (to within
 // 2 ulp when k ≥ blasMin) and h = gᵀA⁻¹g is returned; the new inverse applied to g is u / (1 + s·h), which the ONS
-// step v = w − A⁻¹g needs (forks.md §2.7).
+// step v = w − A⁻¹g needs (FORKS paper Eq. 10).
 //
 // Guarantees: every entry (i, j) and (j, i) is updated by the same floating
 // point expression, so an exactly symmetric ainv stays exactly symmetric
-// (the "periodic symmetrization" of forks.md §2.7 is built in; Symmetrize is
+// (a periodic symmetrization is built in; Symmetrize is
 // there for matrices from elsewhere). Positive definiteness is preserved for
 // s ≥ 0; for s < 0 (a downdate) the update is refused with
 // ErrNotPositiveDefinite, ainv unchanged, when 1 + s·h ≤ 4ε(1 + |s·h|),
@@ -74,7 +74,7 @@ func ShermanMorrison(ainv []float64, k int, s float64, g, u []float64) (h float6
 }
 
 // SlabProject writes into w the A-norm projection of v onto the slab
-// {w : |φᵀw| ≤ c} — PROJ(v, φ) of forks.md §2.7/§3.3, the generalized
+// {w : |φᵀw| ≤ c} — PROJ(v, φ) of the FORKS paper's Eq. 10, the generalized
 // projection of PROS-N-KONS and FORKS:
 //
 //	z := φᵀv;  if |z| ≤ c: w = v

@@ -26,7 +26,7 @@ func identity(n int, scale float64) []float64 {
 	return a
 }
 
-// forks.md §10.3 test 6: Sherman–Morrison against a direct inverse after
+// Sherman–Morrison against a direct inverse after
 // 1000 random updates A ← A + s g gᵀ from A = αI (α = 0.01, s = 0.5, the
 // paper's ONS values), for k = 5 … 50, with gradients whose sizes span
 // 1e-2 … 1e2. Also checks h = gᵀA⁻¹g, the new A⁻¹g = u/(1+sh), and exact
@@ -134,7 +134,7 @@ func TestShermanMorrison_DoesNotAllocate(t *testing.T) {
 	}
 }
 
-// forks.md §10.3 test 5: φᵀ PROJ(v, φ) = clip(φᵀv, ±C), and the projection
+// FORKS paper Eq. 10: φᵀ PROJ(v, φ) = clip(φᵀv, ±C), and the projection
 // is the A-norm minimizer over the slab: compared with a brute-force
 // minimization in 2-D (the minimizer lies on the face φᵀw = sign(z)·C, a
 // line, searched densely and then refined).

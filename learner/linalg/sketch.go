@@ -7,21 +7,21 @@ package linalg
 // Z = Φ_pm^† V Σ^{1/2}.
 //
 // Reference: Wen et al. (arXiv 2410.11188v2) §2.2, §3.2 Eqs. 1–5, App. B.1
-// Eqs. 11–12, and Zhang & Liao (ICML 2019) for SkeGD; spec
-// ../shared/spec/forks.md §2.1–2.5, §3.3 (INIT, UPDATE), §8 items 3, 10, 13.
+// Eqs. 11–12, and Zhang & Liao (ICML 2019) for SkeGD; notes:
+// docs/algorithms/forks-and-baselines.md.
 //
 // Choices and deviations:
-//   - Streaming form (forks.md §2.1): each row's D (bucket, sign) pairs are
+//   - Streaming form (§2.2): each row's D (bucket, sign) pairs are
 //     drawn from the caller's *rng.Source when the row is added and stored,
 //     instead of hash functions; this is equivalent in distribution and
 //     makes the sketch a pure function of the seed and the insertion order.
-//   - Landmarks are fixed (s_m^new = 0, forks.md §8 item 3). The paper's
+//   - Landmarks are fixed (s_m^new = 0; our choice). The paper's
 //     general Eq. 4 with a non-zero s_m^new row would make a landmark column
 //     the sum of two kernel columns; the replacement variant is supported
 //     instead (see SJLT.Insert).
 //   - The Φ_pp update is returned in the compact c = 2 form
 //     Δ₁ = [s, a], Δ₂ = [a + κs, s] rather than the paper's c = 3 form,
-//     which has a duplicate and a parallel column (forks.md §2.5).
+//     which has a duplicate and a parallel column (App. B.1 Eq. 12).
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ import (
 // SJLT is the sparse Johnson–Lindenstrauss transform S_p (a CountSketch when
 // D = 1) in streaming form: an n×s_p matrix, one row per stored example,
 // whose row i has exactly D non-zeros ±1/√D, one in each of D blocks of
-// s_p/D consecutive columns (forks.md §2.1). Rows are added with AddRow (or
+// s_p/D consecutive columns (§2.2). Rows are added with AddRow (or
 // Insert) and never change afterwards. Row storage is pre-sized to a
 // capacity, so adding rows up to it does not allocate. Not safe for
 // concurrent use.
@@ -204,8 +204,8 @@ func (s *SJLT) SketchPP(dst, k []float64, n int) {
 	}
 }
 
-// Insert appends a new example to the sketches (forks.md §2.5 and §3.3
-// UPDATE steps 2–6, fixed landmarks). Inputs: psi, the new example's kernel
+// Insert appends a new example to the sketches (§3.2 Eq. 4 and App. B.1
+// Eqs. 11–12, fixed landmarks). Inputs: psi, the new example's kernel
 // row against the n = Rows() stored examples (ψ_i = κ(x, x_i)); kxx =
 // κ(x, x); landmarks, the s_m landmark indices into the stored examples.
 // Insert then, in this order:
@@ -219,8 +219,8 @@ func (s *SJLT) SketchPP(dst, k []float64, n int) {
 //     that Φ_pp⁺ = Φ_pp + Δ₁Δ₂ᵀ (pass them to TISVD.Update with c = 2).
 //
 // It returns the new row's index n. To replace landmark j by the new
-// example instead of keeping the landmarks fixed (forks.md §8 item 3,
-// optional variant), copy column 0 of d2 (a + κs = S_p⁺ᵀ K⁺ e_{n}) into
+// example instead of keeping the landmarks fixed (an
+// optional variant, ours), copy column 0 of d2 (a + κs = S_p⁺ᵀ K⁺ e_{n}) into
 // column j of phiPM after Insert and set landmarks[j] = n.
 //
 // Cost O(nD + s_p + D s_m); no allocation while Rows() < capacity.
@@ -256,7 +256,7 @@ func (s *SJLT) Insert(src *rng.Source, psi []float64, kxx float64, landmarks []i
 
 // SampleColumns returns s_m distinct indices drawn uniformly without
 // replacement from 0..n−1, in the order drawn (rng.Source.Sample): the
-// column-sampling matrix S_m, whose column j is e_{L_j} (forks.md §2.2).
+// column-sampling matrix S_m, whose column j is e_{L_j} (§2.2).
 // Allocates its result (an initialization-time routine). Panics unless
 // 0 ≤ s_m ≤ n.
 func SampleColumns(src *rng.Source, n, sm int) []int {
@@ -266,7 +266,7 @@ func SampleColumns(src *rng.Source, n, sm int) []int {
 // SketchedNystromMap writes the feature-map coefficients
 // Z = Φ_pm^† V diag(√σ) (s_m×k, row-major) into z, where phiPM is s_p×s_m,
 // v is s_p×k with the rank-k right singular vectors of Φ_pp and sigma its k
-// singular values (forks.md §2.4, Eq. 5; used by FORKS and SkeGD). The
+// singular values (Eq. 5; used by FORKS and SkeGD). The
 // feature of x is then φ(x) = Zᵀ κ_L(x) (MatTVec). Singular values of
 // Φ_pm ≤ tol are treated as 0 (tol < 0: PinvTol default); negative sigma
 // entries are clamped to 0. Returns the numerical rank of Φ_pm.

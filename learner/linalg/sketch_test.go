@@ -37,7 +37,7 @@ func (ks *kernelStream) gram(n int) []float64 {
 	return K
 }
 
-// forks.md §10.3 test 1: inserting examples one by one keeps Φ_pm and Φ_pp
+// App. B.1: inserting examples one by one keeps Φ_pm and Φ_pp
 // (the latter through the Δ₁Δ₂ᵀ returned for TISVD) equal to the batch
 // products S_pᵀ K S_m and S_pᵀ K S_p of the grown kernel matrix, to 1e-10,
 // for D = 1 (CountSketch), 2 and 5 blocks. Also checks a = S_pᵀψ.
@@ -94,7 +94,7 @@ func TestSketch_IncrementalEqualsBatch(t *testing.T) {
 	wa.report(t, 1e-12)
 }
 
-// The optional landmark-replacement variant (forks.md §8 item 3): after
+// The optional landmark-replacement variant (ours): after
 // Insert, column 0 of Δ₂ (a + κs) is the new example's sketched kernel
 // column, so copying it into Φ_pm[:, j] gives the batch product with
 // landmark j replaced.
@@ -242,7 +242,7 @@ func refPinv(t testing.TB, a []float64, m, n int) []float64 {
 	return out
 }
 
-// forks.md §10.3 test 4: with Z = Φ_pm^† V Σ^{1/2}, the feature map
+// Eq. 5: with Z = Φ_pm^† V Σ^{1/2}, the feature map
 // reproduces the sketched Nyström kernel on the stored set:
 // (C_m Z)(C_m Z)ᵀ = C_m Φ_pm^† (V Σ Vᵀ) Φ_pm^{†ᵀ} C_mᵀ.
 func TestSketchedNystromMap_FeatureIdentity(t *testing.T) {

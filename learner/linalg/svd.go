@@ -240,7 +240,7 @@ func TruncatedSymPSD(dst *TruncSVD, a []float64, n, k int, work *SymTopKWork) er
 
 // RandomizedSVD writes into dst a rank-k approximation of the m×n row-major
 // a by the randomized range finder of Halko, Martinsson & Tropp (2011,
-// Alg. 4.4 + 5.1), the decomposition SkeGD uses (forks.md §4.2):
+// Alg. 4.4 + 5.1), the decomposition SkeGD uses (FORKS paper App. B.3):
 //
 //	l := min(k + oversample, min(m, n));  Ω n×l with i.i.d. N(0,1) entries
 //	Y := orth(A Ω);  repeat powerIters times: Y := orth(A orth(Aᵀ Y))
@@ -308,7 +308,7 @@ func RandomizedSVD(dst *TruncSVD, a []float64, m, n, k, oversample, powerIters i
 
 // PinvTol returns the default pseudo-inverse tolerance of an m×n matrix with
 // largest singular value smax: max(m, n)·ε·smax, as in MATLAB's pinv and
-// NumPy's default rcond (forks.md §3.3, §8 item 15).
+// NumPy's default rcond.
 func PinvTol(m, n int, smax float64) float64 {
 	return float64(max(m, n)) * 0x1p-52 * smax
 }

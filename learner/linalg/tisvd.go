@@ -4,8 +4,8 @@ package linalg
 //
 // Reference: D. Wen et al., "Fast Second-Order Online Kernel Learning
 // Through Incremental Matrix Sketching and Decomposition" (arXiv
-// 2410.11188v2), §3.3 Eqs. 6–9 and App. B.2 Algorithm 2; spec
-// ../shared/spec/forks.md §2.6, §8 item 13.
+// 2410.11188v2), §3.3 Eqs. 6–9 and App. B.2 Algorithm 2; notes:
+// docs/algorithms/forks-and-baselines.md.
 //
 // Deviations from the paper and choices, with reasons:
 //   - Orthogonal bases P, Q of the projected updates (Alg. 2 line 3) are
@@ -67,7 +67,7 @@ type TISVDOptions struct {
 
 // TISVD maintains a rank-k SVD M ≈ U diag(Σ) Vᵀ of an m×n matrix (U m×k,
 // V n×k with orthonormal columns, Σ ≥ 0 descending) under low-rank updates
-// M ← M + Δ₁Δ₂ᵀ, re-truncating to rank k after each update (forks.md §2.6).
+// M ← M + Δ₁Δ₂ᵀ, re-truncating to rank k after each update (§3.3).
 //
 // Guarantee (exactness): each Update returns, up to rounding, the best
 // rank-k approximation of (current state + Δ₁Δ₂ᵀ), because that matrix
@@ -167,7 +167,7 @@ func (t *TISVD) Updates() int { return t.count }
 func (t *TISVD) SetUpdates(n int) { t.count = n }
 
 // Init sets the state to the top-k SVD of the m×n row-major a, from one full
-// SVD (forks.md §2.6 "Initialization"; O(mn·min(m,n)) time, and O(mn)
+// SVD (App. B.2, initialization; O(mn·min(m,n)) time, and O(mn)
 // temporary memory that is released afterwards), and resets the update
 // counter. Returns ErrNotFinite or
 // ErrNoConvergence with the state unchanged. Panics if len(a) < m·n.
@@ -197,7 +197,7 @@ func (t *TISVD) SetFactors(f *TruncSVD) {
 	t.ready = true
 }
 
-// Update applies M ← M + Δ₁Δ₂ᵀ and re-truncates to rank k (forks.md §2.6,
+// Update applies M ← M + Δ₁Δ₂ᵀ and re-truncates to rank k (§3.3,
 // App. B.2 Alg. 2), where d1 is m×c and d2 is n×c, row-major. Columns may be
 // zero, duplicated, parallel or inside span(U)/span(V): dependent columns
 // are detected and dropped (TISVDOptions.DropTol). FORKS' update of Φ_pp

@@ -9,7 +9,7 @@ import (
 	"okstream/learner/rng"
 )
 
-// Tests named after forks.md §10.3 (test 2: TISVD exactness; test 3: Fig. 4)
+// Tests of TISVD's exactness and of the FORKS paper's Fig. 4 (App. B.3),
 // and the cases (a)–(f) of the linalg brief. Errors are relative: singular
 // values |σ̂ᵢ − σᵢ| / σ₁ (the accuracy an SVD can promise), reconstructions
 // ‖ÛΣ̂V̂ᵀ − M‖_F / ‖M‖_F (singular vectors are sign-ambiguous, so they are
@@ -84,7 +84,7 @@ func TestTISVD_ExactWhenNoTruncation(t *testing.T) {
 }
 
 // (b) The paper's c = 3 form Δ₁ = [s, a, s], Δ₂ = [a, s, κs] (duplicate
-// and parallel columns, forks.md §2.5 Eq. 12): the rank-revealing
+// and parallel columns, App. B.1 Eq. 12): the rank-revealing
 // orthogonalization keeps exactly two directions on each side, and the
 // result equals both the exact SVD and the compact c = 2 form.
 func TestTISVD_PaperC3FormDuplicateColumns(t *testing.T) {
@@ -400,7 +400,7 @@ func TestTISVD_BestRankKOfStatePlusUpdate(t *testing.T) {
 	wr.report(t, tisvdTol)
 }
 
-// fig4 runs the forks.md §6.7 setting: A 100×100 Gaussian, updates
+// fig4 runs the setting of the FORKS paper's Fig. 4 (App. B.3): A 100×100 Gaussian, updates
 // A ← A + BᵀC with B, C 3×100 Gaussian, k = 30. It returns the true matrix
 // and the TISVD.
 func fig4(t testing.TB, updates int) ([]float64, *TISVD) {
@@ -421,7 +421,7 @@ func fig4(t testing.TB, updates int) ([]float64, *TISVD) {
 	return A, ts
 }
 
-// (f) forks.md §10.3 test 3: after many updates the TISVD error
+// (f) After many updates the TISVD error
 // ‖A − UΣVᵀ‖_F exceeds the best rank-k error ‖A − [A]_k‖_F; the ratio is
 // the bias of repeated truncation (reported, bounded loosely). A
 // randomized SVD of the final matrix is shown for comparison.
