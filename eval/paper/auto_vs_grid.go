@@ -1,7 +1,6 @@
 package paper
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -43,22 +42,9 @@ const (
 )
 
 var (
-	autoGridClassification = []Dataset{
-		{Key: "german", Title: "german"},
-		{Key: "svmguide3", Title: "svmguide3"},
-		{Key: "spambase", Title: "spambase"},
-		{Key: "cod-rna", Title: "cod-rna"},
-		{Key: "w7a", Title: "w7a"},
-	}
-	autoGridRegression = []Dataset{
-		{Key: "parkinsons", Title: "parkinsons"},
-		{Key: "elevators", Title: "elevators"},
-		{Key: "cpusmall", Title: "cpusmall"},
-		{Key: "bank32nh", Title: "bank32nh"},
-		{Key: "ailerons", Title: "ailerons"},
-		{Key: "casp", Title: "casp"},
-	}
-	autoGridBases = []struct{ Label, Name string }{{"FOGD", "fogd"}, {"NOGD", "nogd"}, {"FORKS", "forks"}}
+	autoGridClassification = titledAsKeys("german", "svmguide3", "spambase", "cod-rna", "w7a")
+	autoGridRegression     = titledAsKeys("parkinsons", "elevators", "cpusmall", "bank32nh", "ailerons", "casp")
+	autoGridBases          = []struct{ Label, Name string }{{"FOGD", "fogd"}, {"NOGD", "nogd"}, {"FORKS", "forks"}}
 )
 
 // Row labels (the summary tables look them up).
@@ -209,6 +195,15 @@ func runAutoVsGrid(e *Experiment, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// titledAsKeys is the shared datasets of these keys, each titled by its key.
+func titledAsKeys(keys ...string) []Dataset {
+	ds := make([]Dataset, len(keys))
+	for i, k := range keys {
+		ds[i] = Dataset{Key: k, Title: k}
+	}
+	return ds
+}
+
 // autoGridResult is the experiment's raw JSON.
 type autoGridResult struct {
 	Experiment string          `json:"experiment"`
@@ -221,11 +216,8 @@ type autoGridResult struct {
 // anything (reproduce --rerender auto-vs-grid).
 func rerenderAutoVsGrid(e *Experiment, raw []byte, o Options) (*Report, error) {
 	var res autoGridResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := decodeRaw(e, raw, &res); err != nil {
 		return nil, err
-	}
-	if res.Experiment != e.ID {
-		return nil, fmt.Errorf("results of %q, not %q", res.Experiment, e.ID)
 	}
 	rep := &Report{Exp: e, Runs: res.Runs, Seed: res.Seed, Data: res}
 	var body strings.Builder

@@ -302,13 +302,25 @@ func kuairecBody(e *Experiment, res *kuairecResult, o Options) string {
 
 // rerenderKuaiRec rebuilds the report from the raw results runKuaiRec
 // wrote (ReadReport's counterpart for this custom experiment).
+// decodeRaw decodes a custom experiment's raw JSON results into v after
+// checking that they are e's (their "experiment" field).
+func decodeRaw(e *Experiment, raw []byte, v any) error {
+	var head struct {
+		Experiment string `json:"experiment"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return err
+	}
+	if head.Experiment != e.ID {
+		return fmt.Errorf("results of %q, not %q", head.Experiment, e.ID)
+	}
+	return json.Unmarshal(raw, v)
+}
+
 func rerenderKuaiRec(e *Experiment, raw []byte, o Options) (*Report, error) {
 	var res kuairecResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := decodeRaw(e, raw, &res); err != nil {
 		return nil, err
-	}
-	if res.Experiment != e.ID {
-		return nil, fmt.Errorf("results of %q, not %q", res.Experiment, e.ID)
 	}
 	return &Report{Exp: e, Runs: res.Runs, Seed: res.Seed, Body: kuairecBody(e, &res, o), Data: &res}, nil
 }
