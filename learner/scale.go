@@ -159,13 +159,16 @@ func (st *standardiser) freeze(w int) {
 }
 
 // z standardises value v of coordinate j.
-func (st *standardiser) z(j int, v float64) float64 {
+func (st *standardiser) z(j int, v float64) float64 { return st.clipped(j, v, clipOut) }
+
+// clipped is (v − m_j)/s_j clipped to ±c (0 for a coordinate of scale 0).
+func (st *standardiser) clipped(j int, v, c float64) float64 {
 	s := st.s[j]
 	if s == 0 {
 		return 0
 	}
 	z := (v - st.m[j]) / s
-	return math.Max(-clipOut, math.Min(clipOut, z))
+	return math.Max(-c, math.Min(c, z))
 }
 
 // zLabel standardises a regression label v of coordinate j. A label is not
@@ -173,14 +176,7 @@ func (st *standardiser) z(j int, v float64) float64 {
 // the genuine tail of a skewed target (cpusmall: most labels 80–99, a tail
 // down to 0) and bias the fit; it is clipped at clipLabel scales only, to
 // keep an absurd label (1e300) from wrecking the learner's step.
-func (st *standardiser) zLabel(j int, v float64) float64 {
-	s := st.s[j]
-	if s == 0 {
-		return 0
-	}
-	z := (v - st.m[j]) / s
-	return math.Max(-clipLabel, math.Min(clipLabel, z))
-}
+func (st *standardiser) zLabel(j int, v float64) float64 { return st.clipped(j, v, clipLabel) }
 
 // encode writes the frozen statistics.
 func (st *standardiser) encode(e *state.Encoder) {
