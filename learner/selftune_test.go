@@ -192,3 +192,23 @@ func rawSpec(spec string) string {
 	}
 	return spec + ",sigma=1"
 }
+
+// TestSelfTuningLearnAllocatesNothing: after the warm-up (and auto's first
+// pruning), a Learn of the self-tuning defaults and of auto allocates
+// nothing per event, as every learner's hot path must.
+func TestSelfTuningLearnAllocatesNothing(t *testing.T) {
+	for _, spec := range []string{"fogd", "nogd", "forks", "auto:base=fogd", "linear"} {
+		l, err := New(spec, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs, ys := stream(l.Info().Task, 3000, 8, 1)
+		for i := 0; i < 2500; i++ {
+			l.Learn(xs[i], ys[i])
+		}
+		i := 2500
+		if a := testing.AllocsPerRun(400, func() { l.Learn(xs[i], ys[i]); i++ }); a != 0 {
+			t.Errorf("%s: %.2f allocations per event", spec, a)
+		}
+	}
+}
