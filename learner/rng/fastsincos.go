@@ -64,7 +64,7 @@ const (
 	fsHA    = 0x1.921fb58p-7        // π/256: leading 26 bits
 	fsHB    = -0x1.dde974p-34       // next 23 bits
 	fsHC    = 0x1.1a62633145c07p-61 // π/256 − hA − hB, rounded
-	fsH     = 0x1.921fb54442d18p-7     // π/256, rounded
+	fsH     = 0x1.921fb54442d18p-7  // π/256, rounded
 	fsMagic = 0x1.8p52              // 1.5·2⁵²: x + magic − magic rounds x to an integer
 	fsMax   = 1 << 20               // fast-path bound: |k| < 2²⁷
 
@@ -163,7 +163,7 @@ func payneHanek(x float64) (k uint64, r float64) {
 	}
 	// f = (fh/2⁶⁴ + fl/2¹²⁸)·2⁻ˡᶻ with fh ≥ 2⁶³.
 	scale := math.Float64frombits(uint64(bias-26-int(lz)) << shift) // 2^(−26−lz)
-	fHi := float64(float64(fh>>38) * scale)                              // 26 bits, exact
+	fHi := float64(float64(fh>>38) * scale)                         // 26 bits, exact
 	fLo := float64(float64((fh&(1<<38-1))<<15|fl>>49) * float64(scale*0x1p-53))
 	r = float64(fHi*fsHA) + (float64(fHi*(fsHB+fsHC)) + float64(fLo*fsH))
 	if neg {

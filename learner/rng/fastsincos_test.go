@@ -76,7 +76,7 @@ func refSincosSmall(r0 *big.Float) (s, c *big.Float) {
 	r := nf().Set(r0)
 	r2 := nf().Mul(r, r)
 	s, c = nf().Set(r), nf().SetInt64(1)
-	term := nf().Set(r)     // r^(2k+1)/(2k+1)!
+	term := nf().Set(r)    // r^(2k+1)/(2k+1)!
 	ct := nf().SetInt64(1) // r^(2k)/(2k)!
 	eps := nf().SetMantExp(big.NewFloat(1), -taylorPrec-8)
 	for k := int64(1); ; k++ {
@@ -340,6 +340,7 @@ func TestFastSincosGolden(t *testing.T) {
 
 // fmaProbe is fused into one FMADDD by the arm64 compiler: it shows that
 // TestFastSincosNoFMA's pattern does detect fusion.
+//
 //go:noinline
 func fmaProbe(x, y, z float64) float64 { return x*y + z }
 
