@@ -3,8 +3,6 @@ package kernel
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas/blas64"
-
 	"okstream/learner/rng"
 )
 
@@ -19,11 +17,16 @@ import (
 // does not need to store them in its state, it regenerates them. They are
 // drawn frequency by frequency, input coordinate by coordinate, with the
 // portable samplers of package rng.
+//
+// Evaluation is portable too: u_jᵀx is summed in coordinate order with every
+// product rounded explicitly, cos and sin come from rng.FastSincos, and the
+// products with the scale and (MapDot) the weights are rounded explicitly,
+// so z(x) and wᵀz(x) have the same bits on every platform.
 type Fourier struct {
 	d, nf int
 	scale float64
-	w     []float64 // d×D: row i holds coordinate i of every frequency
-	proj  []float64 // scratch, len D
+	w     []float64 // D×d: row j is frequency u_j
+	nz    []int     // scratch: indices of the non-zero input coordinates
 }
 
 // NewFourier draws D frequencies for d-dimensional inputs. kind must be
@@ -37,14 +40,14 @@ func NewFourier(kind Kind, sigma float64, d, D int, scale float64, seed uint64) 
 		return nil, fmt.Errorf("kernel: Fourier features need sigma > 0, got %v", sigma)
 	}
 	src := rng.New(seed)
-	f := &Fourier{d: d, nf: D, scale: scale, w: make([]float64, d*D), proj: make([]float64, D)}
+	f := &Fourier{d: d, nf: D, scale: scale, w: make([]float64, d*D), nz: make([]int, 0, d)}
 	for j := 0; j < D; j++ {
 		for i := 0; i < d; i++ {
 			v, err := SampleFrequency(kind, src)
 			if err != nil {
 				return nil, err
 			}
-			f.w[i*D+j] = v / sigma
+			f.w[j*d+i] = v / sigma
 		}
 	}
 	return f, nil
@@ -82,25 +85,82 @@ func (f *Fourier) Frequencies() int { return f.nf }
 // Map writes z(x) into dst (len ≥ 2D) and returns dst[:2D]. Zero input
 // features are skipped, so sparse inputs cost O(nnz·D).
 func (f *Fourier) Map(dst, x []float64) []float64 {
+	z, _ := f.mapDot(dst, nil, x)
+	return z
+}
+
+// MapDot writes z(x) into dst (len ≥ 2D) like Map and also returns wᵀz(x)
+// for w of length 2D, in the same pass: Σ_j w_j·cos_j is accumulated in one
+// sum and Σ_j w_{D+j}·sin_j in another, both in increasing j, and the
+// score is their sum (a fixed order, the same on every platform).
+func (f *Fourier) MapDot(dst, w, x []float64) (z []float64, score float64) {
+	if len(w) != 2*f.nf {
+		panic(fmt.Sprintf("kernel: Fourier.MapDot with len(w)=%d, want %d", len(w), 2*f.nf))
+	}
+	return f.mapDot(dst, w, x)
+}
+
+func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 	if len(x) != f.d {
 		panic(fmt.Sprintf("kernel: Fourier.Map with len(x)=%d, want %d", len(x), f.d))
 	}
 	D := f.nf
-	p := f.proj
-	for j := range p {
-		p[j] = 0
+	dst = dst[:2*D]
+	cs, sn := dst[:D], dst[D:]
+	// Two passes, each of independent iterations (one pass that projects
+	// and evaluates frequency by frequency is bound by the latency of its
+	// dependency chains, 2× slower): the projections into sn, then cos,
+	// sin and the score.
+	f.project(sn, x)
+	for j, p := range sn {
+		sn[j], cs[j] = rng.FastSincos(p) // p was sn[j]
 	}
-	pv := blas64.Vector{N: D, Inc: 1, Data: p}
-	for i, xi := range x {
-		if xi != 0 {
-			blas64.Axpy(xi, blas64.Vector{N: D, Inc: 1, Data: f.w[i*D : (i+1)*D]}, pv)
+	if f.scale != 1 { // (a product with 1 is exact: skipping it changes no bit)
+		for j := range dst {
+			dst[j] = float64(f.scale * dst[j])
 		}
 	}
-	dst = dst[:2*D]
-	for j, v := range p {
-		s, c := rng.Sincos(v)
-		dst[j] = f.scale * c
-		dst[D+j] = f.scale * s
+	if w == nil {
+		return dst, 0
 	}
-	return dst
+	var fc, fs float64
+	wc, ws := w[:D], w[D:2*D]
+	for j, c := range cs {
+		fc += float64(wc[j] * c)
+		fs += float64(ws[j] * sn[j])
+	}
+	return dst, fc + fs
+}
+
+// project writes p_j = u_jᵀx into p[:D]: summed in coordinate order from 0
+// with each product rounded, zero coordinates skipped (so sparse inputs cost
+// O(nnz·D)). Four frequencies at a time, so that four independent sums are
+// in flight.
+func (f *Fourier) project(p, x []float64) {
+	d := f.d
+	nz := NonZero(f.nz, x)
+	f.nz = nz
+	p = p[:f.nf]
+	j := 0
+	for ; j+4 <= len(p); j += 4 {
+		u := f.w[j*d : (j+4)*d]
+		u0, u1, u2, u3 := u[:d], u[d:2*d], u[2*d:3*d], u[3*d:4*d]
+		var p0, p1, p2, p3 float64
+		for _, i := range nz {
+			xi := x[i]
+			p0 += float64(xi * u0[i])
+			p1 += float64(xi * u1[i])
+			p2 += float64(xi * u2[i])
+			p3 += float64(xi * u3[i])
+		}
+		p[j], p[j+1], p[j+2], p[j+3] = p0, p1, p2, p3
+	}
+	for ; j < len(p); j++ {
+		u := f.w[j*d : (j+1)*d]
+		var pj float64
+		for _, i := range nz {
+			pj += float64(x[i] * u[i])
+		}
+		p[j] = pj
+	}
 }

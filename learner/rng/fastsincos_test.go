@@ -8,12 +8,8 @@ import (
 	"math"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -336,48 +332,8 @@ func TestFastSincosGolden(t *testing.T) {
 	}
 }
 
-// ---- Portability: no fused multiply-add in the arm64 build. ----
-
-// fmaProbe is fused into one FMADDD by the arm64 compiler: it shows that
-// TestFastSincosNoFMA's pattern does detect fusion.
-//
-//go:noinline
-func fmaProbe(x, y, z float64) float64 { return x*y + z }
-
-var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
-
-func TestFastSincosNoFMA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-compiles the package for arm64")
-	}
-	_ = fmaProbe(1, 2, 3)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "rng.arm64.test")
-	build := exec.Command(goTool, "test", "-c", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("cannot cross-compile for arm64: %v\n%s", err, out)
-	}
-	objdump := func(fn string) string {
-		out, err := exec.Command(goTool, "tool", "objdump", "-s", `^okstream/learner/rng\.`+fn+`$`, bin).CombinedOutput()
-		if err != nil {
-			t.Fatalf("objdump %s: %v\n%s", fn, err, out)
-		}
-		if !strings.Contains(string(out), "TEXT") {
-			t.Fatalf("objdump found no code for %s (inlined away?):\n%s", fn, out)
-		}
-		return string(out)
-	}
-	if !fusedInstr.MatchString(objdump("fmaProbe")) {
-		t.Fatal("the arm64 build of fmaProbe (x*y + z) shows no fused instruction: the check cannot detect fusion")
-	}
-	for _, fn := range []string{"FastSincos", "payneHanek"} {
-		if m := fusedInstr.FindAllString(objdump(fn), -1); len(m) > 0 {
-			t.Errorf("arm64 code of %s has fused multiply-adds %v: its bits would differ from amd64", fn, m)
-		}
-	}
-}
+// Portability, the arm64 disassembly: TestFeatureCodeNoFMA in package
+// kernel checks FastSincos together with the code that calls it.
 
 func BenchmarkFastSincos(b *testing.B) {
 	var x float64
