@@ -124,3 +124,47 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 		}
 	}
 }
+
+// Golden bits of the Fourier map: an FNV-1a hash of every bit of z(x) and of
+// wᵀz(x) for the three kernels, dense and sparse inputs (d = 8, D = 400 as in
+// FOGD's benchmark). CI runs this on arm64 under qemu-user too, so it pins
+// that FOGD's features are the same on both platforms.
+func TestFourierGolden(t *testing.T) {
+	golden := map[Kind]uint64{Gaussian: 0x243fa13dbfca6df9, Laplacian: 0xf91df654311c57e4, Cauchy: 0x1530e058d8b1f23d}
+	for _, kind := range []Kind{Gaussian, Laplacian, Cauchy} {
+		f, err := NewFourier(kind, 2, 8, 400, 1/math.Sqrt(400), 2024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := rng.New(31)
+		w := make([]float64, 800)
+		for i := range w {
+			w[i] = src.Normal()
+		}
+		h := uint64(14695981039346656037)
+		mix := func(v float64) {
+			b := math.Float64bits(v)
+			for k := 0; k < 8; k++ {
+				h ^= b >> (8 * k) & 0xff
+				h *= 1099511628211
+			}
+		}
+		z := make([]float64, 800)
+		for trial := 0; trial < 16; trial++ {
+			x := make([]float64, 8)
+			for i := range x {
+				if trial < 8 || src.Float64() < 0.4 {
+					x[i] = src.Normal() * float64(1+trial)
+				}
+			}
+			zz, score := f.MapDot(z, w, x)
+			for _, v := range zz {
+				mix(v)
+			}
+			mix(score)
+		}
+		if h != golden[kind] {
+			t.Errorf("%s: Fourier map hash %#x, golden %#x", kind, h, golden[kind])
+		}
+	}
+}
