@@ -25,7 +25,7 @@ import (
 type Fourier struct {
 	d, nf int
 	scale float64
-	w     []float64 // D×d: row j is frequency u_j
+	w     []float64 // d×D: row i holds coordinate i of every frequency
 	nz    []int     // scratch: indices of the non-zero input coordinates
 }
 
@@ -47,7 +47,7 @@ func NewFourier(kind Kind, sigma float64, d, D int, scale float64, seed uint64) 
 			if err != nil {
 				return nil, err
 			}
-			f.w[j*d+i] = v / sigma
+			f.w[i*D+j] = v / sigma
 		}
 	}
 	return f, nil
@@ -90,7 +90,7 @@ func (f *Fourier) Map(dst, x []float64) []float64 {
 }
 
 // MapDot writes z(x) into dst (len ≥ 2D) like Map and also returns wᵀz(x)
-// for w of length 2D, in the same pass: Σ_j w_j·cos_j is accumulated in one
+// for w of length 2D, without a separate dot-product call: Σ_j w_j·cos_j is accumulated in one
 // sum and Σ_j w_{D+j}·sin_j in another, both in increasing j, and the
 // score is their sum (a fixed order, the same on every platform).
 func (f *Fourier) MapDot(dst, w, x []float64) (z []float64, score float64) {
@@ -107,10 +107,10 @@ func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 	D := f.nf
 	dst = dst[:2*D]
 	cs, sn := dst[:D], dst[D:]
-	// Two passes, each of independent iterations (one pass that projects
-	// and evaluates frequency by frequency is bound by the latency of its
-	// dependency chains, 2× slower): the projections into sn, then cos,
-	// sin and the score.
+	// Passes of independent iterations (one pass that projects and
+	// evaluates frequency by frequency is bound by the latency of its
+	// dependency chains, and measured 2× slower): the projections into sn,
+	// then cos and sin, the scale, the score.
 	f.project(sn, x)
 	for j, p := range sn {
 		sn[j], cs[j] = rng.FastSincos(p) // p was sn[j]
@@ -134,33 +134,34 @@ func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 
 // project writes p_j = u_jᵀx into p[:D]: summed in coordinate order from 0
 // with each product rounded, zero coordinates skipped (so sparse inputs cost
-// O(nnz·D)). Four frequencies at a time, so that four independent sums are
-// in flight.
+// O(nnz·D)). The sums advance four coordinates per pass over p, every
+// frequency's sum independent of the others.
 func (f *Fourier) project(p, x []float64) {
-	d := f.d
+	D := f.nf
 	nz := NonZero(f.nz, x)
 	f.nz = nz
-	p = p[:f.nf]
-	j := 0
-	for ; j+4 <= len(p); j += 4 {
-		u := f.w[j*d : (j+4)*d]
-		u0, u1, u2, u3 := u[:d], u[d:2*d], u[2*d:3*d], u[3*d:4*d]
-		var p0, p1, p2, p3 float64
-		for _, i := range nz {
-			xi := x[i]
-			p0 += float64(xi * u0[i])
-			p1 += float64(xi * u1[i])
-			p2 += float64(xi * u2[i])
-			p3 += float64(xi * u3[i])
-		}
-		p[j], p[j+1], p[j+2], p[j+3] = p0, p1, p2, p3
+	p = p[:D]
+	for j := range p {
+		p[j] = 0
 	}
-	for ; j < len(p); j++ {
-		u := f.w[j*d : (j+1)*d]
-		var pj float64
-		for _, i := range nz {
-			pj += float64(x[i] * u[i])
+	row := func(i int) []float64 { return f.w[i*D : (i+1)*D] }
+	k := 0
+	for ; k+4 <= len(nz); k += 4 {
+		i0, i1, i2, i3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
+		x0, x1, x2, x3 := x[i0], x[i1], x[i2], x[i3]
+		w0, w1, w2, w3 := row(i0), row(i1), row(i2), row(i3)
+		for j, pj := range p {
+			pj += float64(x0 * w0[j])
+			pj += float64(x1 * w1[j])
+			pj += float64(x2 * w2[j])
+			pj += float64(x3 * w3[j])
+			p[j] = pj
 		}
-		p[j] = pj
+	}
+	for ; k < len(nz); k++ {
+		xi, wi := x[nz[k]], row(nz[k])
+		for j := range p {
+			p[j] += float64(xi * wi[j])
+		}
 	}
 }

@@ -42,7 +42,7 @@ func TestFourierMapLayout(t *testing.T) {
 			for j := 0; j < D; j++ {
 				var p float64
 				for i := 0; i < d; i++ {
-					p += f.w[j*d+i] * x[i]
+					p += f.w[i*D+j] * x[i]
 				}
 				s, c := math.Sincos(p)
 				if math.Abs(z[j]-scale*c) > 1e-12 || math.Abs(z[D+j]-scale*s) > 1e-12 {
