@@ -176,6 +176,7 @@ func init() {
 			{Name: "lip", Default: "1", Doc: "Lipschitz constant L of the sqrt schedule", When: "ons_eta_schedule=sqrt"},
 			{Name: "new_inverse", Default: "true", Doc: "ONS step with the inverse that includes the current gradient (the paper's A_t); false: the previous inverse"},
 			{Name: "literal", Default: "false", Doc: "Algorithm 1 read literally: on update rounds reset before predicting (score 0)"},
+			{Name: "shared", Default: "false", Doc: "the model is one copy of a model shared across partitions (learner.Sharer): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions (see the learner's comment, \"Sharing across partitions\")"},
 			docLoss, docSeed,
 		},
 		New: newFORKS,
@@ -196,6 +197,7 @@ type FORKS struct {
 	newInv    bool
 	literal   bool
 	ons       *ons
+	sh        *forksShare // shared=true: sync bookkeeping (forks_share.go)
 }
 
 func newFORKS(p *Params, dim int) (Learner, error) {
@@ -220,6 +222,7 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	lip := p.Float("lip", 1, Positive)
 	newInv := p.Bool("new_inverse", true)
 	literal := p.Bool("literal", false)
+	shared := p.Bool("shared", false)
 	seed := p.Uint64("seed", 1)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -227,10 +230,13 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	if err := o.check("forks"); err != nil {
 		return nil, err
 	}
+	if shared && o.shrink > 0 {
+		return nil, fmt.Errorf("learner forks: parameter stage1_lambda: must be 0 with shared=true (the shrinkage of one copy's Stage-1 coefficients does not merge)")
+	}
 	if onsSigma+onsEta == 0 && sched == "const" {
 		return nil, fmt.Errorf("learner forks: parameters ons_sigma and ons_eta: their sum must be > 0 (A would never change)")
 	}
-	return &FORKS{
+	l := &FORKS{
 		base:      newBase(p, dim, loss.Task()),
 		sk:        newSketchMap(o, kern, dim, seed),
 		loss:      loss,
@@ -244,7 +250,12 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 		newInv:    newInv,
 		literal:   literal,
 		ons:       newONS(o.k, alpha, c),
-	}, nil
+	}
+	if shared {
+		l.sk.deferInit = true
+		l.sh = newForksShare(o.k, dim)
+	}
+	return l, nil
 }
 
 // score2 returns the Stage-2 score of x, leaving φ(x) in the sketch's
@@ -252,7 +263,7 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 // update round. In literal mode an update round's score is that of the
 // reset model, 0, and nothing is computed.
 func (l *FORKS) score2(x []float64) (f float64, upd bool) {
-	upd = l.sk.nextIsUpdate()
+	upd = l.sh == nil && l.sk.nextIsUpdate()
 	if l.literal && upd {
 		return 0, true
 	}
@@ -289,6 +300,9 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 	}
 	f, upd := l.score2(x)
 	sk.rounds++
+	if l.sh != nil {
+		l.sh.observe(x)
+	}
 	if upd {
 		sk.update(x)
 		l.ons.reset(sk.k)
@@ -315,7 +329,9 @@ func (l *FORKS) step(x []float64, y, f float64, fresh bool) {
 	}
 	// An update refused by Sherman–Morrison (not finite) leaves A⁻¹ and
 	// sets v = w: the round is skipped.
-	_ = l.ons.update(phi, l.loss.Deriv(f, y), l.lambda, s, l.newInv)
+	if err := l.ons.update(phi, l.loss.Deriv(f, y), l.lambda, s, l.newInv); err == nil && l.sh != nil {
+		l.sh.addStep(l.ons.g[:l.ons.k], l.ons.w[:l.ons.k], s) // g = 0 adds 0
+	}
 }
 
 // MarshalBinary encodes the stored examples, the Stage-1 coefficients or
@@ -326,6 +342,9 @@ func (l *FORKS) MarshalBinary() ([]byte, error) {
 	l.sk.encode(e)
 	if l.sk.ready {
 		l.ons.encode(e)
+	}
+	if l.sh != nil {
+		l.sh.encode(e, l.sk.ready)
 	}
 	return e.Bytes(), nil
 }
@@ -343,10 +362,17 @@ func (l *FORKS) UnmarshalBinary(data []byte) error {
 			d.Fail("forks: ONS dimension %d, want %d", o.k, l.sk.k)
 		}
 	}
+	var sh *forksShare
+	if l.sh != nil {
+		sh = l.sh.decode(d, st.ready, len(st.rows)/l.dim, l.sk.buffer)
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	l.sk.install(st)
+	if sh != nil {
+		l.sh = sh
+	}
 	if o != nil {
 		l.ons = o
 	} else {

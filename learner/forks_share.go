@@ -1,0 +1,446 @@
+package learner
+
+// FORKS shared across partitions (issue 17; the contract is Sharer in
+// share.go). Enabled by "shared=true" in the spec; the design and its
+// deviations from the paper are in forks.go's opening comment ("Sharing
+// across partitions") and docs/algorithms/forks-and-baselines.md.
+//
+// In short: every copy keeps the same basis because everything that
+// defines it (the INIT buffer, the SJLT rows and landmarks drawn from the
+// common seed, the update-round examples) changes only inside ShareMerge,
+// from the bytes every copy receives, in the order given. Between sync
+// points a copy learns locally in that basis; its delta is the Stage-1
+// buffer entries it added (kernel OGD terms, which add) or, in Stage 2, the
+// change of the ONS vector v and the curvature increments Σ s g gᵀ of A
+// (sufficient statistics, which add). Merging adds the other partitions'
+// changes to the own state (which already holds its own) — iterative
+// parameter mixing (McDonald, Hall & Mann, NAACL 2010) with delayed updates
+// (Langford, Smola & Zinkevich, NIPS 2009) — and recomputes A⁻¹ from A.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"okstream/learner/linalg"
+	"okstream/learner/state"
+)
+
+// forksDeltaName is the header name of a FORKS delta (not a state: a delta
+// can never be restored as one, nor a state merged as a delta).
+const forksDeltaName = "forks-delta"
+
+// Delta kinds.
+const (
+	forksDeltaStage1 = 1 // buffer entries (x, a) added by Stage 1
+	forksDeltaStage2 = 2 // ONS change in a basis
+)
+
+// maxForksRounds bounds a delta's round count (and the merged total) so
+// that sums cannot overflow.
+const maxForksRounds = 1 << 48
+
+var errForksNotShared = errors.New("learner forks: sharing needs shared=true in the spec (the basis must change only at sync points from the first event on)")
+
+// forksShare is the sync bookkeeping of a shared FORKS copy; all of it is
+// part of the marshalled state.
+type forksShare struct {
+	k, dim int
+	// Stage 1: stored rows [0, nShared) are the merged buffer (canonical
+	// order: sync point, then partition, then event); rows [nShared, n) are
+	// this copy's own entries not yet merged back; rows [mark, n) are those
+	// learnt since the last ShareMerge (the next delta).
+	nShared, mark int
+	// Stage 2.
+	basis   uint64    // identity of the basis (never 0 in Stage 2)
+	rounds  int       // own Stage-2 rounds since the last ShareMerge
+	global  int       // Stage-2 rounds of all partitions merged since INIT
+	aSnap   []float64 // k×k: A after the last ShareMerge or reset
+	dA      []float64 // k(k+1)/2, packed upper triangle: Σ s g gᵀ since the last ShareMerge
+	db      []float64 // k: Σ (s g gᵀ w − g) since the last ShareMerge
+	cand    []float64 // dim: the first Stage-2 example since the last ShareMerge
+	hasCand bool
+}
+
+func newForksShare(k, dim int) *forksShare {
+	return &forksShare{k: k, dim: dim, db: make([]float64, k), aSnap: make([]float64, k*k),
+		dA: make([]float64, k*(k+1)/2), cand: make([]float64, dim)}
+}
+
+// observe records a Stage-2 round on x (before its step).
+func (sh *forksShare) observe(x []float64) {
+	sh.rounds++
+	if !sh.hasCand {
+		copy(sh.cand, x)
+		sh.hasCand = true
+	}
+}
+
+// addStep adds one ONS step's surrogate statistics — s g gᵀ to ΔA (packed)
+// and s g (gᵀw) − g to Δb, where w is the point the gradient g was taken
+// at — in O(k²/2) without allocating.
+func (sh *forksShare) addStep(g, w []float64, s float64) {
+	k, p := len(g), 0
+	gw := s * dot(g, w)
+	for i := range k {
+		sh.db[i] += gw*g[i] - g[i]
+		si := s * g[i]
+		for j := i; j < k; j++ {
+			sh.dA[p] += si * g[j]
+			p++
+		}
+	}
+}
+
+// addPacked adds the packed upper triangle u to the full symmetric k×k a.
+func addPacked(a, u []float64, k int) {
+	p := 0
+	for i := range k {
+		for j := i; j < k; j++ {
+			a[i*k+j] += u[p]
+			if j != i {
+				a[j*k+i] += u[p]
+			}
+			p++
+		}
+	}
+}
+
+// current returns A = A_sync + ΔA, the ONS matrix as it stands (a new
+// slice).
+func (sh *forksShare) current() []float64 {
+	a := slices.Clone(sh.aSnap)
+	addPacked(a, sh.dA, sh.k)
+	return a
+}
+
+// resetONS starts the ONS in the (new) basis: A = αI, no pending
+// increments.
+func (sh *forksShare) resetONS(o *ons) {
+	clear(sh.aSnap)
+	for i := range sh.k {
+		sh.aSnap[i*sh.k+i] = o.alpha
+	}
+	clear(sh.dA)
+	clear(sh.db)
+	sh.rounds, sh.hasCand = 0, false
+}
+
+// hashFloats folds the bit patterns of xs into h (FNV-1a over 64-bit
+// words); the basis identity is such a hash of the INIT buffer and of every
+// update-round example since, so copies whose bases differ (a runtime that
+// grouped deltas differently) never mix their ONS states.
+func hashFloats(h uint64, xs []float64) uint64 {
+	for _, v := range xs {
+		h ^= math.Float64bits(v)
+		h *= 1099511628211
+	}
+	return h | 1
+}
+
+// forksDelta is a decoded delta.
+type forksDelta struct {
+	own        bool
+	kind       uint8
+	rows, coef []float64 // Stage 1
+	basis      uint64    // Stage 2
+	rounds     int
+	b, dA      []float64
+	cand       []float64 // nil: none
+}
+
+// ShareDelta encodes this copy's learning since its last ShareMerge: in
+// Stage 1 the buffer entries (x_i, a_i) it stored, in Stage 2 the basis
+// identity, its number of Stage-2 rounds, Δb (below), the curvature
+// increment ΔA = Σ s g gᵀ (packed upper triangle) and the first Stage-2
+// example of the period (a candidate for an update round). It changes
+// nothing. Δb = A v − A_sync v_sync is the change of the ONS's linear
+// statistic b = A v (ONS without projection is follow-the-regularized-leader
+// on its quadratic surrogates, A v = Σ (s g gᵀ w − g), so A and b add).
+// Size: Stage 1 8(d+1) bytes per stored entry; Stage 2 about
+// 8(k + k(k+1)/2 + d) bytes (k = 10, d = 8: 0.6 KB).
+func (l *FORKS) ShareDelta() ([]byte, error) {
+	sh, sk := l.sh, l.sk
+	if sh == nil {
+		return nil, errForksNotShared
+	}
+	e := state.NewEncoder(64 + len(l.spec) + 8*(sk.n()-sh.mark)*(l.dim+1) + 8*(sh.k*(sh.k+3)/2+l.dim))
+	e.Header(forksDeltaName, l.spec, l.dim)
+	if !sk.ready {
+		e.U8(forksDeltaStage1)
+		e.F64s(sk.stored.Data()[sh.mark*l.dim:])
+		e.F64s(sk.coef[sh.mark:])
+		return e.Bytes(), nil
+	}
+	e.U8(forksDeltaStage2)
+	e.U64(sh.basis)
+	e.Int(sh.rounds)
+	e.F64s(sh.db)
+	e.F64s(sh.dA)
+	e.Bool(sh.hasCand)
+	if sh.hasCand {
+		e.F64s(sh.cand)
+	}
+	return e.Bytes(), nil
+}
+
+// decodeDelta decodes and validates one delta (untrusted input: every size
+// is checked against the configuration or the bytes present, every value
+// must be finite).
+func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
+	var fd forksDelta
+	k := l.sh.k
+	d := state.NewDecoder(b)
+	d.Header(forksDeltaName, l.spec, l.dim)
+	if err := d.Err(); err != nil {
+		if !errors.Is(err, state.ErrCorrupt) {
+			return fd, fmt.Errorf("%w: %v", state.ErrCorrupt, err)
+		}
+		return fd, err
+	}
+	fd.kind = d.U8()
+	switch fd.kind {
+	case forksDeltaStage1:
+		fd.rows = d.F64s(nil)
+		fd.coef = d.F64s(nil)
+		if d.Err() == nil && len(fd.rows) != len(fd.coef)*l.dim {
+			d.Fail("forks delta: %d values for %d entries of dimension %d", len(fd.rows), len(fd.coef), l.dim)
+		}
+		finite(d, "forks delta entries", fd.rows, fd.coef)
+	case forksDeltaStage2:
+		fd.basis = d.U64()
+		fd.rounds = d.IntIn(0, maxForksRounds, "forks delta rounds")
+		fd.b = d.F64sN(nil, k)
+		fd.dA = d.F64sN(nil, k*(k+1)/2)
+		if d.Bool() {
+			fd.cand = d.F64sN(nil, l.dim)
+		}
+		finite(d, "forks delta", fd.b, fd.dA, fd.cand)
+		for i, p := 0, 0; d.Err() == nil && i < k; p, i = p+k-i, i+1 {
+			if fd.dA[p] < 0 {
+				d.Fail("forks delta: curvature increment has a negative diagonal entry")
+			}
+		}
+	default:
+		if d.Err() == nil {
+			d.Fail("forks delta: kind %d", fd.kind)
+		}
+	}
+	return fd, d.Done()
+}
+
+// finite records an error in d if a value of xs is NaN or infinite.
+func finite(d *state.Decoder, what string, xs ...[]float64) {
+	for _, x := range xs {
+		for _, v := range x {
+			if d.Err() == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				d.Fail("%s: non-finite value", what)
+				return
+			}
+		}
+	}
+}
+
+// ShareMerge applies one sync point's deltas (see Sharer) and then makes
+// the basis changes that are due, identically in every copy:
+//
+//   - Stage 1: the entries of every delta are appended to the merged
+//     buffer in the order given (an Own delta's entries are taken out of
+//     this copy's own unmerged entries, which must begin with them); the
+//     copy's remaining own entries follow. When the merged buffer holds B̃
+//     entries, INIT runs on its first B̃ (same seed, same buffer ⇒ same
+//     SJLT rows, landmarks, factors and map in every copy); the other
+//     entries are dropped and Stage 2 starts from w = 0 (or warm=lsq).
+//   - Stage 2: the other partitions' Δv and ΔA made in this copy's basis
+//     are added to v and A (deltas of an earlier basis, made before a
+//     reset that every copy has since done, are ignored), and A⁻¹ is
+//     recomputed from A through its Cholesky factor (O(k³)). Every
+//     delta's round count is added to the global Stage-2 count; while that
+//     count has passed the next multiple of ρ, an update round folds one
+//     candidate example into the sketches (the deltas' candidates in the
+//     order given, starting at the update number modulo their count; at
+//     most one per delta per sync point), refreshes TISVD and Z, and the
+//     ONS is reset (A = αI, v = 0) in every copy.
+//
+// A delta that does not decode, is of another spec or dimension, holds a
+// non-finite value, or an Own delta that is not this copy's own pending
+// learning is refused with an error wrapping state.ErrCorrupt, and the
+// model is unchanged; so is a merged A that is not positive definite.
+func (l *FORKS) ShareMerge(deltas []SharedDelta) error {
+	sh, sk := l.sh, l.sk
+	if sh == nil {
+		return errForksNotShared
+	}
+	fds := make([]forksDelta, len(deltas))
+	for i, sd := range deltas {
+		fd, err := l.decodeDelta(sd.Data)
+		if err != nil {
+			return fmt.Errorf("learner forks: delta of partition %d, epoch %d: %w", sd.Partition, sd.Epoch, err)
+		}
+		fd.own = sd.Own
+		fds[i] = fd
+	}
+	if !sk.ready {
+		return l.mergeStage1(fds)
+	}
+	return l.mergeStage2(fds)
+}
+
+func (l *FORKS) mergeStage1(fds []forksDelta) error {
+	sh, sk, dim := l.sh, l.sk, l.dim
+	data, n := sk.stored.Data(), sk.n()
+	own := sh.nShared // next own pending row
+	var addRows, addCoef []float64
+	for _, fd := range fds {
+		if fd.kind != forksDeltaStage1 {
+			continue // an earlier basis's learning cannot occur here; ignored
+		}
+		if fd.own {
+			m := len(fd.coef)
+			if own+m > n || !slices.Equal(fd.rows, data[own*dim:(own+m)*dim]) || !slices.Equal(fd.coef, sk.coef[own:own+m]) {
+				return fmt.Errorf("learner forks: %w: an Own delta is not this model's pending learning", state.ErrCorrupt)
+			}
+			own += m
+		}
+		addRows = append(addRows, fd.rows...)
+		addCoef = append(addCoef, fd.coef...)
+	}
+	rows := make([]float64, 0, len(data)+len(addRows)-(own-sh.nShared)*dim)
+	rows = append(rows, data[:sh.nShared*dim]...)
+	rows = append(rows, addRows...)
+	rows = append(rows, data[own*dim:]...)
+	coef := make([]float64, 0, cap(rows)/max(dim, 1))
+	coef = append(coef, sk.coef[:sh.nShared]...)
+	coef = append(coef, addCoef...)
+	coef = append(coef, sk.coef[own:]...)
+	sh.nShared += len(addCoef)
+	if sh.nShared >= sk.buffer {
+		rows, coef = rows[:sk.buffer*dim], coef[:sk.buffer]
+	}
+	if err := sk.stored.SetData(rows); err != nil {
+		panic(fmt.Sprintf("learner forks: merged buffer: %v", err))
+	}
+	sk.coef = append(sk.coef[:0], coef...)
+	sh.mark = sk.n()
+	if sh.nShared < sk.buffer {
+		return nil
+	}
+	// INIT on the first B̃ merged entries.
+	sk.initSketch()
+	l.ons.reset(sk.k)
+	if sk.w0 != nil {
+		copy(l.ons.v, sk.w0)
+		sk.w0 = nil
+	}
+	sh.basis = hashFloats(14695981039346656037, sk.stored.Data())
+	sh.resetONS(l.ons)
+	sh.global, sh.nShared, sh.mark = 0, 0, 0
+	return nil
+}
+
+func (l *FORKS) mergeStage2(fds []forksDelta) error {
+	sh, sk, k := l.sh, l.sk, l.sh.k
+	rounds := 0
+	var cands [][]float64
+	var db, dA []float64
+	for _, fd := range fds {
+		if fd.kind != forksDeltaStage2 {
+			continue // Stage-1 learning from before INIT: already superseded
+		}
+		rounds = min(rounds+fd.rounds, maxForksRounds)
+		if fd.cand != nil {
+			cands = append(cands, fd.cand)
+		}
+		if fd.own || fd.basis != sh.basis {
+			continue
+		}
+		if db == nil {
+			db, dA = make([]float64, k), make([]float64, len(sh.dA))
+		}
+		axpy(1, fd.b, db)
+		axpy(1, fd.dA, dA)
+	}
+	// The ONS state is (A, b = A v): A = A_sync + own ΔA as it stands; with
+	// the others' deltas A += Σ ΔA_q, b += Σ Δb_q and v = A⁻¹ b.
+	a := sh.current()
+	if db != nil {
+		v := l.ons.v[:k]
+		for i := range k {
+			db[i] += dot(a[i*k:i*k+k], v)
+		}
+		addPacked(a, dA, k)
+		ainv, err := konsSPDInverse(a, k)
+		if err != nil {
+			return fmt.Errorf("learner forks: %w: merged ONS matrix A: %v", state.ErrCorrupt, err)
+		}
+		linalg.MatVec(v, ainv, k, k, db)
+		copy(l.ons.ainv[:k*k], ainv)
+	}
+	copy(sh.aSnap, a)
+	clear(sh.dA)
+	clear(sh.db)
+	sh.rounds, sh.hasCand = 0, false
+	sh.global = min(sh.global+rounds, maxForksRounds)
+	// Update rounds that are due, one candidate each.
+	if len(cands) == 0 {
+		return nil
+	}
+	start, done := sk.nUpd%len(cands), 0
+	for done < len(cands) && sh.global >= (sk.nUpd+1)*sk.rho {
+		x := cands[(start+done)%len(cands)]
+		sk.update(x)
+		sh.basis = hashFloats(sh.basis, x)
+		done++
+	}
+	if done > 0 {
+		l.ons.reset(sk.k)
+		sh.resetONS(l.ons)
+		sk.rounds = 0
+	}
+	return nil
+}
+
+// encodeShare appends the sync bookkeeping to a state.
+func (sh *forksShare) encode(e *state.Encoder, ready bool) {
+	if !ready {
+		e.Int(sh.nShared)
+		e.Int(sh.mark)
+		return
+	}
+	e.U64(sh.basis)
+	e.Int(sh.rounds)
+	e.Int(sh.global)
+	e.F64s(sh.aSnap)
+	e.F64s(sh.dA)
+	e.F64s(sh.db)
+	e.Bool(sh.hasCand)
+	if sh.hasCand {
+		e.F64s(sh.cand)
+	}
+}
+
+// decode reads what encode wrote into a fresh forksShare, validating it
+// against the decoded stage: n stored examples, buffer B̃.
+func (sh *forksShare) decode(d *state.Decoder, ready bool, n, buffer int) *forksShare {
+	st := newForksShare(sh.k, sh.dim)
+	if !ready {
+		st.nShared = d.IntIn(0, min(n, buffer-1), "forks merged buffer size")
+		st.mark = d.IntIn(st.nShared, n, "forks sync mark")
+		return st
+	}
+	st.basis = d.U64()
+	st.rounds = d.IntIn(0, maxForksRounds, "forks rounds since sync")
+	st.global = d.IntIn(0, maxForksRounds, "forks merged rounds")
+	st.aSnap = d.F64sN(st.aSnap, sh.k*sh.k)
+	st.dA = d.F64sN(st.dA, sh.k*(sh.k+1)/2)
+	st.db = d.F64sN(st.db, sh.k)
+	if d.Bool() {
+		st.cand = d.F64sN(st.cand, sh.dim)
+		st.hasCand = true
+	}
+	if d.Err() == nil && st.basis == 0 {
+		d.Fail("forks: basis identity 0 in Stage 2")
+	}
+	return st
+}
