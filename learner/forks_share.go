@@ -11,11 +11,10 @@ package learner
 // from the bytes every copy receives, in the order given. Between sync
 // points a copy learns locally in that basis; its delta is the Stage-1
 // buffer entries it added (kernel OGD terms, which add) or, in Stage 2, the
-// change of the ONS vector v and the curvature increments Σ s g gᵀ of A
-// (sufficient statistics, which add). Merging adds the other partitions'
-// changes to the own state (which already holds its own) — iterative
-// parameter mixing (McDonald, Hall & Mann, NAACL 2010) with delayed updates
-// (Langford, Smola & Zinkevich, NIPS 2009) — and recomputes A⁻¹ from A.
+// sufficient statistics of its ONS surrogate losses, ΔA = Σ s g gᵀ and
+// Δb = Σ (s g gᵀ w − g), which add. Merging adds the other partitions'
+// statistics to the own model (which already holds its own learning) and
+// solves for v with A⁻¹ recomputed from A.
 
 import (
 	"errors"
@@ -155,9 +154,10 @@ type forksDelta struct {
 // identity, its number of Stage-2 rounds, Δb (below), the curvature
 // increment ΔA = Σ s g gᵀ (packed upper triangle) and the first Stage-2
 // example of the period (a candidate for an update round). It changes
-// nothing. Δb = A v − A_sync v_sync is the change of the ONS's linear
-// statistic b = A v (ONS without projection is follow-the-regularized-leader
-// on its quadratic surrogates, A v = Σ (s g gᵀ w − g), so A and b add).
+// nothing. ΔA and Δb = Σ (s g gᵀ w_t − g_t) are the sufficient statistics
+// of the period's ONS surrogate losses g_tᵀw + (s/2)(g_tᵀ(w − w_t))²
+// (Hazan, Agarwal & Kale 2007: ONS without projection is follow-the-leader
+// on them, A v = αv₀ + Σ (s g gᵀ w − g)), which add across partitions.
 // Size: Stage 1 8(d+1) bytes per stored entry; Stage 2 about
 // 8(k + k(k+1)/2 + d) bytes (k = 10, d = 8: 0.6 KB).
 func (l *FORKS) ShareDelta() ([]byte, error) {
@@ -252,10 +252,11 @@ func finite(d *state.Decoder, what string, xs ...[]float64) {
 //     entries, INIT runs on its first B̃ (same seed, same buffer ⇒ same
 //     SJLT rows, landmarks, factors and map in every copy); the other
 //     entries are dropped and Stage 2 starts from w = 0 (or warm=lsq).
-//   - Stage 2: the other partitions' Δv and ΔA made in this copy's basis
-//     are added to v and A (deltas of an earlier basis, made before a
-//     reset that every copy has since done, are ignored), and A⁻¹ is
-//     recomputed from A through its Cholesky factor (O(k³)). Every
+//   - Stage 2: the other partitions' surrogate statistics (ΔA_q, Δb_q)
+//     made in this copy's basis are added to its own quadratic model:
+//     A' = A + Σ ΔA_q, v' = A'⁻¹(A v + Σ Δb_q), with A'⁻¹ from the
+//     Cholesky factor of A' (O(k³)); deltas of an earlier basis, made
+//     before a reset that every copy has since done, are ignored. Every
 //     delta's round count is added to the global Stage-2 count; while that
 //     count has passed the next multiple of ρ, an update round folds one
 //     candidate example into the sketches (the deltas' candidates in the
@@ -361,8 +362,10 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 		axpy(1, fd.b, db)
 		axpy(1, fd.dA, dA)
 	}
-	// The ONS state is (A, b = A v): A = A_sync + own ΔA as it stands; with
-	// the others' deltas A += Σ ΔA_q, b += Σ Δb_q and v = A⁻¹ b.
+	// The own model is the quadratic with minimum v and Hessian A = A_sync +
+	// own ΔA; adding the other partitions' surrogates moves the minimum to
+	// (A + Σ ΔA_q) v' = A v + Σ Δb_q (one Newton step; exact without the
+	// slab projection, c = 0).
 	a := sh.current()
 	if db != nil {
 		v := l.ons.v[:k]

@@ -2,7 +2,9 @@ package learner_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"okstream/dataset"
 	"okstream/learner"
@@ -13,11 +15,23 @@ type shareSim struct {
 	spec    string
 	P, S, L int
 	share   bool // false: independent copies, no sync
+	timing  *shareTiming
 }
+
+// shareTiming accumulates wall-clock time (reported, never asserted).
+type shareTiming struct{ learn, sync time.Duration }
 
 // run returns the number of mistakes over all events of ds in the order
 // perm, split round-robin into sim.P partitions.
 func (sim shareSim) run(t testing.TB, ds *dataset.Dataset, perm []int) (mistakes int, merges int) {
+	m, mg, _ := sim.runBuckets(t, ds, perm, 1)
+	return m, mg
+}
+
+// runBuckets also counts the mistakes in nb buckets of the stream position
+// (position of an event: its index in the round-robin order).
+func (sim shareSim) runBuckets(t testing.TB, ds *dataset.Dataset, perm []int, nb int) (mistakes int, merges int, buckets []int) {
+	buckets = make([]int, nb)
 	t.Helper()
 	P := sim.P
 	parts := make([][]int, P)
@@ -42,11 +56,16 @@ func (sim shareSim) run(t testing.TB, ds *dataset.Dataset, perm []int) (mistakes
 			if end-pos[p] < sim.S {
 				full = false
 			}
-			for _, j := range parts[p][pos[p]:end] {
+			t0 := time.Now()
+			for i, j := range parts[p][pos[p]:end] {
 				f := ls[p].Learn(ds.X[j], ds.Y[j])
 				if f*ds.Y[j] <= 0 {
 					mistakes++
+					buckets[((pos[p]+i)*P+p)*nb/len(perm)]++
 				}
+			}
+			if sim.timing != nil {
+				sim.timing.learn += time.Since(t0)
 			}
 			pos[p] = end
 			if end < len(parts[p]) {
@@ -55,10 +74,11 @@ func (sim shareSim) run(t testing.TB, ds *dataset.Dataset, perm []int) (mistakes
 		}
 		if !sim.share || !full {
 			if !more {
-				return mistakes, merges
+				return mistakes, merges, buckets
 			}
 			continue
 		}
+		t0 := time.Now()
 		row := make([][]byte, P)
 		for p := range P {
 			d, err := ls[p].(learner.Sharer).ShareDelta()
@@ -80,50 +100,54 @@ func (sim shareSim) run(t testing.TB, ds *dataset.Dataset, perm []int) (mistakes
 				t.Fatal(err)
 			}
 		}
+		if sim.timing != nil {
+			sim.timing.sync += time.Since(t0)
+		}
 		if e >= sim.L {
 			merges++
 			deltas[e-sim.L] = nil
 		}
 		if !more {
-			return mistakes, merges
+			return mistakes, merges, buckets
 		}
 	}
 }
 
-func TestShareSimBaseline(t *testing.T) {
+// TestForksShareTable prints the P × S × L table of docs/algorithms
+// (FORKS shared vs independent copies on shuffled cod-rna, unscaled, the
+// Table 1 settings: B = 100, σ = 2^7, ρ = ⌊0.3N⌋). It takes about a
+// minute, so it runs only with OKSTREAM_SHARE_TABLE=1.
+func TestForksShareTable(t *testing.T) {
+	if os.Getenv("OKSTREAM_SHARE_TABLE") == "" {
+		t.Skip("set OKSTREAM_SHARE_TABLE=1 to print the sharing table")
+	}
 	ds := loadShared(t, "cod-rna", true, "")
-	base := fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d", len(ds.Y))
-	for _, P := range []int{1, 4, 16, 64} {
-		for _, S := range []int{100, 250, 1000} {
-			for _, L := range []int{1, 2} {
-				tot, totI := 0, 0
-				for run := range 3 {
-					perm := dataset.Permutation(len(ds.Y), 1, run)
-					m, _ := shareSim{spec: base + ",shared=true", P: P, S: S, L: L, share: true}.run(t, ds, perm)
-					tot += m
-					if S == 100 && L == 1 {
-						m, _ = shareSim{spec: base, P: P, S: S, L: L}.run(t, ds, perm)
-						totI += m
+	n := len(ds.Y)
+	const runs = 3
+	for _, extra := range []string{"", ",c=0"} {
+		base := fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d%s", n, extra)
+		t.Logf("%s", base)
+		for _, P := range []int{1, 4, 16, 64} {
+			tot := 0
+			start := time.Now()
+			for run := range runs {
+				m, _ := shareSim{spec: base, P: P, S: 100, L: 1}.run(t, ds, dataset.Permutation(n, 1, run))
+				tot += m
+			}
+			t.Logf("P=%-2d independent            %6.2f %%  %.2f µs/event", P, 100*float64(tot)/float64(runs*n), float64(time.Since(start).Microseconds())/float64(runs*n))
+			for _, S := range []int{100, 250, 1000} {
+				for _, L := range []int{1, 2} {
+					tot, merges := 0, 0
+					var tm shareTiming
+					for run := range runs {
+						sim := shareSim{spec: base + ",shared=true", P: P, S: S, L: L, share: true, timing: &tm}
+						m, mg := sim.run(t, ds, dataset.Permutation(n, 1, run))
+						tot, merges = tot+m, merges+mg
 					}
+					t.Logf("P=%-2d S=%-4d L=%d shared     %6.2f %%  %.2f µs/event, %d syncs, %.1f µs per delta+merge per copy", P, S, L, 100*float64(tot)/float64(runs*n),
+						float64(tm.learn.Microseconds())/float64(runs*n), merges/runs, float64(tm.sync.Microseconds())/float64(max(1, merges*P)))
 				}
-				t.Logf("P=%d S=%d L=%d shared %.2f%% indep %.2f%%", P, S, L, 100*float64(tot)/float64(3*len(ds.Y)), 100*float64(totI)/float64(3*len(ds.Y)))
 			}
-		}
-	}
-}
-
-func TestShareSimDebug(t *testing.T) {
-	ds := loadShared(t, "cod-rna", true, "")
-	base := fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d", len(ds.Y))
-	perm := dataset.Permutation(len(ds.Y), 1, 0)
-	for _, n := range []int{5000, 10000, 20000, 30000, 40000, 59535} {
-		for _, sh := range []bool{false, true} {
-			spec := base
-			if sh {
-				spec += ",shared=true"
-			}
-			m, mg := shareSim{spec: spec, P: 16, S: 100, L: 1, share: sh}.run(t, ds, perm[:n])
-			t.Logf("n=%d shared=%v %.2f%% merges %d", n, sh, 100*float64(m)/float64(n), mg)
 		}
 	}
 }
