@@ -169,7 +169,7 @@ func init() {
 			docSkS1Lam, docSkWarm,
 			{Name: "lambda", Default: "0 (the paper's Eq. 10)", Doc: "ridge λ in the Stage-2 gradient g = ℓ'φ + λw (the paper lists λ = 0.01 but no update uses it; λ > 0 decays w by λ/α per step in unseen directions, see the learner's comment)"},
 			{Name: "alpha", Default: "0.01 (classification); 1 (square loss)", Doc: "ONS regularizer α: A = αI after every reset"},
-			{Name: "c", Default: "1 (preset=wide with the hinge loss: 0)", Doc: "generalized-projection level C: w is projected (A-norm) onto |φᵀw| ≤ C, so scores lie in [−C, C] (0: no projection). With the hinge, C = 1 is the margin and keeps w at the majority-class predictor on imbalanced data (see the learner's comment)"},
+			{Name: "c", Default: "1 (preset=wide or shared=true with the hinge loss: 0)", Doc: "generalized-projection level C: w is projected (A-norm) onto |φᵀw| ≤ C, so scores lie in [−C, C] (0: no projection). With the hinge, C = 1 is the margin and keeps w at the majority-class predictor on imbalanced data (see the learner's comment)"},
 			{Name: "ons_sigma", Default: "0.5", Doc: "curvature weight σ_i of A ← A + (σ_i + η_i) g gᵀ"},
 			{Name: "ons_eta", Default: "0", Doc: "extra weight η_i (constant)", When: "ons_eta_schedule=const"},
 			{Name: "ons_eta_schedule", Default: "const", Doc: "const (η_i = ons_eta) or sqrt (η_t = √(k/(lip²·t)), t counted from the last reset: the paper's convex worst case)"},
@@ -211,9 +211,13 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 		defAlpha = 1
 	}
 	alpha := p.Float("alpha", defAlpha, Positive)
+	shared := p.Bool("shared", false)
 	defC := 1.0
-	if wide && loss == Hinge {
-		defC = 0 // the hinge is Lipschitz: the slab only serves exp-concave losses
+	if (wide || shared) && loss == Hinge {
+		// The hinge is Lipschitz: the slab only serves exp-concave losses;
+		// and the slab's projections do not merge across partitions (see
+		// "Sharing across partitions").
+		defC = 0
 	}
 	c := p.Float("c", defC, NonNegative)
 	onsSigma := p.Float("ons_sigma", 0.5, NonNegative)
@@ -222,7 +226,6 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	lip := p.Float("lip", 1, Positive)
 	newInv := p.Bool("new_inverse", true)
 	literal := p.Bool("literal", false)
-	shared := p.Bool("shared", false)
 	seed := p.Uint64("seed", 1)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -288,6 +291,7 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 	sk := l.sk
 	if !sk.ready {
 		f := sk.score1(x)
+		n := sk.n()
 		if sk.learn1(x, l.loss.Deriv(f, y)) { // INIT ran
 			l.ons.reset(sk.k)
 			if sk.w0 != nil {
@@ -295,6 +299,9 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 				sk.w0 = nil
 			}
 			l.step(x, y, 0, true)
+		}
+		if l.sh != nil && sk.n() > n {
+			l.sh.labels = append(l.sh.labels, y) // the entry's label, for the ONS replay after INIT
 		}
 		return f
 	}

@@ -51,6 +51,8 @@ type forksShare struct {
 	// this copy's own entries not yet merged back; rows [mark, n) are those
 	// learnt since the last ShareMerge (the next delta).
 	nShared, mark int
+	labels        []float64 // Stage 1: the label of every stored row
+	transferred   bool      // transient: aSnap already holds the transferred A
 	// Stage 2.
 	basis   uint64    // identity of the basis (never 0 in Stage 2)
 	rounds  int       // own Stage-2 rounds since the last ShareMerge
@@ -114,13 +116,16 @@ func (sh *forksShare) current() []float64 {
 	return a
 }
 
-// resetONS starts the ONS in the (new) basis: A = αI, no pending
-// increments.
+// resetONS starts a sync period in a new basis: A_sync = A (αI after a
+// reset), no pending increments.
 func (sh *forksShare) resetONS(o *ons) {
-	clear(sh.aSnap)
-	for i := range sh.k {
-		sh.aSnap[i*sh.k+i] = o.alpha
+	if !sh.transferred {
+		clear(sh.aSnap)
+		for i := range sh.k {
+			sh.aSnap[i*sh.k+i] = o.alpha
+		}
 	}
+	sh.transferred = false
 	clear(sh.dA)
 	clear(sh.db)
 	sh.rounds, sh.hasCand = 0, false
@@ -143,7 +148,8 @@ type forksDelta struct {
 	own        bool
 	kind       uint8
 	rows, coef []float64 // Stage 1
-	basis      uint64    // Stage 2
+	labels     []float64
+	basis      uint64 // Stage 2
 	rounds     int
 	b, dA      []float64
 	cand       []float64 // nil: none
@@ -171,6 +177,7 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 		e.U8(forksDeltaStage1)
 		e.F64s(sk.stored.Data()[sh.mark*l.dim:])
 		e.F64s(sk.coef[sh.mark:])
+		e.F64s(sh.labels[sh.mark:])
 		return e.Bytes(), nil
 	}
 	e.U8(forksDeltaStage2)
@@ -204,10 +211,11 @@ func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
 	case forksDeltaStage1:
 		fd.rows = d.F64s(nil)
 		fd.coef = d.F64s(nil)
-		if d.Err() == nil && len(fd.rows) != len(fd.coef)*l.dim {
-			d.Fail("forks delta: %d values for %d entries of dimension %d", len(fd.rows), len(fd.coef), l.dim)
+		fd.labels = d.F64s(nil)
+		if d.Err() == nil && (len(fd.rows) != len(fd.coef)*l.dim || len(fd.labels) != len(fd.coef)) {
+			d.Fail("forks delta: %d values and %d labels for %d entries of dimension %d", len(fd.rows), len(fd.labels), len(fd.coef), l.dim)
 		}
-		finite(d, "forks delta entries", fd.rows, fd.coef)
+		finite(d, "forks delta entries", fd.rows, fd.coef, fd.labels)
 	case forksDeltaStage2:
 		fd.basis = d.U64()
 		fd.rounds = d.IntIn(0, maxForksRounds, "forks delta rounds")
@@ -292,20 +300,22 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	sh, sk, dim := l.sh, l.sk, l.dim
 	data, n := sk.stored.Data(), sk.n()
 	own := sh.nShared // next own pending row
-	var addRows, addCoef []float64
+	var addRows, addCoef, addLabels []float64
 	for _, fd := range fds {
 		if fd.kind != forksDeltaStage1 {
 			continue // an earlier basis's learning cannot occur here; ignored
 		}
 		if fd.own {
 			m := len(fd.coef)
-			if own+m > n || !slices.Equal(fd.rows, data[own*dim:(own+m)*dim]) || !slices.Equal(fd.coef, sk.coef[own:own+m]) {
+			if own+m > n || !slices.Equal(fd.rows, data[own*dim:(own+m)*dim]) || !slices.Equal(fd.coef, sk.coef[own:own+m]) ||
+				!slices.Equal(fd.labels, sh.labels[own:own+m]) {
 				return fmt.Errorf("learner forks: %w: an Own delta is not this model's pending learning", state.ErrCorrupt)
 			}
 			own += m
 		}
 		addRows = append(addRows, fd.rows...)
 		addCoef = append(addCoef, fd.coef...)
+		addLabels = append(addLabels, fd.labels...)
 	}
 	rows := make([]float64, 0, len(data)+len(addRows)-(own-sh.nShared)*dim)
 	rows = append(rows, data[:sh.nShared*dim]...)
@@ -315,14 +325,21 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	coef = append(coef, sk.coef[:sh.nShared]...)
 	coef = append(coef, addCoef...)
 	coef = append(coef, sk.coef[own:]...)
+	labels := make([]float64, 0, len(coef))
+	labels = append(labels, sh.labels[:sh.nShared]...)
+	labels = append(labels, addLabels...)
+	labels = append(labels, sh.labels[own:]...)
 	sh.nShared += len(addCoef)
+	var replay, replayY []float64
 	if sh.nShared >= sk.buffer {
+		replay, replayY = rows[:sh.nShared*dim], labels[:sh.nShared]
 		rows, coef = rows[:sk.buffer*dim], coef[:sk.buffer]
 	}
 	if err := sk.stored.SetData(rows); err != nil {
 		panic(fmt.Sprintf("learner forks: merged buffer: %v", err))
 	}
 	sk.coef = append(sk.coef[:0], coef...)
+	sh.labels = labels
 	sh.mark = sk.n()
 	if sh.nShared < sk.buffer {
 		return nil
@@ -336,18 +353,48 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	}
 	sh.basis = hashFloats(14695981039346656037, sk.stored.Data())
 	sh.resetONS(l.ons)
-	sh.global, sh.nShared, sh.mark = 0, 0, 0
+	sh.global, sh.nShared, sh.mark, sh.labels = 0, 0, 0, nil
+	l.replay(replay, replayY)
 	return nil
+}
+
+// replay takes ONS steps, in order, on merged Stage-1 entries (every
+// copy replays the same entries, so the result is shared knowledge and is
+// folded into A_sync rather than into this copy's next delta). Stage 1
+// stores exactly the examples with non-zero loss, which the ONS has not
+// seen; replaying them after INIT starts Stage 2 from what Stage 1 learnt
+// across all partitions instead of from w = 0.
+func (l *FORKS) replay(rows, labels []float64) {
+	if len(labels) == 0 {
+		return
+	}
+	sh, sk, dim := l.sh, l.sk, l.dim
+	db := slices.Clone(sh.db)
+	dA := slices.Clone(sh.dA)
+	clear(sh.db)
+	clear(sh.dA)
+	for i, y := range labels {
+		x := rows[i*dim : (i+1)*dim]
+		f := l.ons.predict(sk.features(x))
+		l.step(x, y, f, false)
+	}
+	addPacked(sh.aSnap, sh.dA, sh.k)
+	copy(sh.db, db)
+	copy(sh.dA, dA)
 }
 
 func (l *FORKS) mergeStage2(fds []forksDelta) error {
 	sh, sk, k := l.sh, l.sk, l.sh.k
 	rounds := 0
 	var cands [][]float64
-	var db, dA []float64
+	var db, dA, replay, replayY []float64
 	for _, fd := range fds {
 		if fd.kind != forksDeltaStage2 {
-			continue // Stage-1 learning from before INIT: already superseded
+			// Stage-1 entries stored before INIT (own included: the ONS has
+			// not seen them): replayed below.
+			replay = append(replay, fd.rows...)
+			replayY = append(replayY, fd.labels...)
+			continue
 		}
 		rounds = min(rounds+fd.rounds, maxForksRounds)
 		if fd.cand != nil {
@@ -385,23 +432,96 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 	clear(sh.db)
 	sh.rounds, sh.hasCand = 0, false
 	sh.global = min(sh.global+rounds, maxForksRounds)
+	l.replay(replay, replayY)
 	// Update rounds that are due, one candidate each.
 	if len(cands) == 0 {
 		return nil
 	}
 	start, done := sk.nUpd%len(cands), 0
+	var zOld []float64
 	for done < len(cands) && sh.global >= (sk.nUpd+1)*sk.rho {
+		if zOld == nil {
+			zOld = slices.Clone(sk.z)
+		}
 		x := cands[(start+done)%len(cands)]
 		sk.update(x)
 		sh.basis = hashFloats(sh.basis, x)
 		done++
 	}
 	if done > 0 {
-		l.ons.reset(sk.k)
+		if sk.replace || !l.transfer(zOld) {
+			l.ons.reset(sk.k)
+		}
 		sh.resetONS(l.ons)
 		sk.rounds = 0
 	}
 	return nil
+}
+
+// transfer carries the ONS state (v, A) over a change of the map from
+// φ = Z_oldᵀκ_L to φ' = Zᵀκ_L (fixed landmarks): with M the least-squares
+// fit φ(x) ≈ Mᵀφ'(x) over the stored examples, the model φᵀv is
+// φ'ᵀ(Mv) and the curvature Σ s g gᵀ = Mᵀ(Σ s g' g'ᵀ)M; hence v' = M v and
+// A' = αI + M⁻ᵀ(A − αI)M⁻¹, A'⁻¹ through its Cholesky factor. It reports
+// false (the caller resets the ONS) when M is not invertible or A' not
+// positive definite. Shared copies only (every copy does the same); the
+// paper resets the ONS at every update round. O(n(s_m d + s_m k + k²) + k³)
+// for n stored examples.
+func (l *FORKS) transfer(zOld []float64) bool {
+	sh, sk, k := l.sh, l.sk, l.sh.k
+	// M fits the old features by the new ones on the stored examples X_S
+	// (the function space the map serves, not Z's coefficients: with a
+	// wide kernel Z is ill-conditioned and Z^† Z_old is meaningless):
+	// M = Φ_new^† Φ_old with Φ = rows φ(x_i)ᵀ.
+	n := sk.n()
+	po, pn := make([]float64, n*k), make([]float64, n*k)
+	for i := range n {
+		kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
+		linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
+		linalg.MatTVec(pn[i*k:i*k+k], sk.z, sk.sm, k, kl)
+	}
+	zp := make([]float64, k*n)
+	if r, err := linalg.Pinv(zp, pn, n, k, -1, nil); err != nil || r < k {
+		return false
+	}
+	m := make([]float64, k*k)
+	linalg.Mul(m, zp, po, k, n, k)
+	mi := make([]float64, k*k)
+	if r, err := linalg.Pinv(mi, m, k, k, -1, nil); err != nil || r < k {
+		return false
+	}
+	// A − αI (the folded A_sync: the accumulators are empty after a merge).
+	a := slices.Clone(sh.aSnap)
+	for i := range k {
+		a[i*k+i] -= l.ons.alpha
+	}
+	t := make([]float64, k*k)
+	linalg.Mul(t, a, mi, k, k, k) // (A − αI) M⁻¹
+	at := make([]float64, k*k)
+	for i := range k { // M⁻ᵀ t
+		for j := range k {
+			var s float64
+			for r := range k {
+				s += mi[r*k+i] * t[r*k+j]
+			}
+			at[i*k+j] = s
+		}
+	}
+	linalg.Symmetrize(at, k)
+	for i := range k {
+		at[i*k+i] += l.ons.alpha
+	}
+	ainv, err := konsSPDInverse(at, k)
+	if err != nil {
+		return false
+	}
+	v := make([]float64, k)
+	linalg.MatVec(v, m, k, k, l.ons.v[:k])
+	copy(l.ons.v[:k], v)
+	copy(l.ons.ainv[:k*k], ainv)
+	copy(sh.aSnap, at)
+	sh.transferred = true
+	return true
 }
 
 // encodeShare appends the sync bookkeeping to a state.
@@ -409,6 +529,7 @@ func (sh *forksShare) encode(e *state.Encoder, ready bool) {
 	if !ready {
 		e.Int(sh.nShared)
 		e.Int(sh.mark)
+		e.F64s(sh.labels)
 		return
 	}
 	e.U64(sh.basis)
@@ -430,6 +551,7 @@ func (sh *forksShare) decode(d *state.Decoder, ready bool, n, buffer int) *forks
 	if !ready {
 		st.nShared = d.IntIn(0, min(n, buffer-1), "forks merged buffer size")
 		st.mark = d.IntIn(st.nShared, n, "forks sync mark")
+		st.labels = d.F64sN(nil, n)
 		return st
 	}
 	st.basis = d.U64()
