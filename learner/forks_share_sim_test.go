@@ -124,7 +124,8 @@ func TestForksShareTable(t *testing.T) {
 	ds := loadShared(t, "cod-rna", true, "")
 	n := len(ds.Y)
 	const runs = 3
-	for _, extra := range []string{"", ",c=0"} {
+	// shared=true defaults to c=0 (no slab); c=1 is the paper's default.
+	for _, extra := range []string{",c=0", ",c=1"} {
 		base := fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d%s", n, extra)
 		t.Logf("%s", base)
 		for _, P := range []int{1, 4, 16, 64} {
