@@ -144,6 +144,95 @@ package learner
 //   - Paper details: Remark 1's O(s_p k + k³) per TISVD update is really
 //     O(s_p k² + k³) (the rotation of Eq. 9); §3.4 says Stage 1 ends at
 //     "budget B" while §5 sets B̃ = 2B, which we follow.
+//
+// Sharing across partitions ("shared=true", learner.Sharer; ours, issue
+// 17; code in forks_share.go). Every partition's copy of the model learns
+// from its own events and, at sync points, from every other partition's
+// deltas. Design:
+//   - One basis in every copy. What defines the basis — the INIT buffer,
+//     the SJLT rows and landmarks (drawn from the common seed), the
+//     update-round examples — changes only inside ShareMerge, from the
+//     deltas every copy receives, in the order given. Stage 1 never runs
+//     INIT by itself: each copy does kernel OGD on its merged buffer plus
+//     its own unmerged entries, and its delta carries the entries (x, a, y)
+//     it stored. At a sync point the entries are appended to the merged
+//     buffer in delta order (own entries included, from the delta bytes);
+//     at the first sync point where the merged buffer holds B̃ entries every
+//     copy runs INIT on its first B̃. A basis identity (a hash of the INIT
+//     buffer and of every update example) travels with every Stage-2 delta;
+//     statistics made in another basis are never mixed (a runtime that
+//     groups deltas differently in different copies gets diverging bases,
+//     not a wrong merge).
+//   - After INIT, every merged Stage-1 entry (the examples with non-zero
+//     Stage-1 loss, which the ONS has not seen) is replayed, in order, as
+//     an ONS step in every copy — at INIT and at later sync points that
+//     bring Stage-1 deltas (the lag) — so that Stage 2 starts from what
+//     Stage 1 learnt on all partitions rather than from w = 0.
+//   - Stage 2, the ONS: each copy's delta is the sufficient statistics of
+//     its period's surrogate losses g_tᵀw + (s/2)(g_tᵀ(w − w_t))² — ΔA =
+//     Σ s g gᵀ and Δb = Σ (s g gᵀ w_t − g_t), which add (ONS without
+//     projection is follow-the-leader on these surrogates; Hazan, Agarwal
+//     & Kale, "Logarithmic regret algorithms for online convex
+//     optimization", Machine Learning 2007). Merging adds the other
+//     partitions' surrogates to the copy's own quadratic model:
+//     A' = A + Σ ΔA_q, v' = A'⁻¹(A v + Σ Δb_q), A'⁻¹ from the Cholesky
+//     factor of A' (O(k³) per sync point). The copy's own learning is
+//     already in (v, A). This is iterative parameter mixing (McDonald,
+//     Hall & Mann, NAACL 2010) weighted by curvature, with the bounded
+//     delays of Langford, Smola & Zinkevich (NIPS 2009).
+//   - The slab projection does not merge: it is not a sum of statistics
+//     (each projection corrects the current v, and summing P copies'
+//     corrections of one shared v overshoots P-fold). Measured on
+//     cod-rna at P = 16 (S = 100, L = 1, 3 permutations): adding the
+//     copies' Δv diverges (42.6 % mistakes); the curvature-weighted
+//     v' = A'⁻¹(A v + Σ Δ(A v)_q) 33.1 %; averaging Δv (weight 1/P) has
+//     epochs at 83 %; merging the surrogates with C = 1 is stable but
+//     worse than independent copies (15.7 vs 15.0 %). Hence shared=true
+//     defaults to c = 0 (no slab) with the hinge, the exp-concave reading
+//     ("preset=wide" makes the same choice); an explicit c still wins.
+//   - Update rounds: ρ counts the Stage-2 rounds of all partitions (each
+//     delta carries its count). When the merged count passes the next
+//     multiple of ρ, the copies fold one candidate example into the
+//     sketches — every delta carries its period's first Stage-2 example;
+//     the candidates are taken in delta order starting at the update number
+//     modulo their count, at most one per delta per sync point — then
+//     TISVD, Z. Instead of resetting the ONS (the paper), a shared copy
+//     carries (v, A) into the new basis: M = Φ_new^† Φ_old fitted on the
+//     stored examples (φ_old ≈ Mᵀφ_new), v' = M v, A' = αI +
+//     M⁻ᵀ(A − αI)M⁻¹ (a reset if M is singular or landmarks=replace).
+//     With P copies a reset costs P copies relearning from scratch between
+//     two sync points, P times the sequential cost.
+//   - Statistics of an earlier basis (deltas published before a basis
+//     change that arrive after it, because of the lag) are ignored.
+//   - State: the marshalled state holds all sync bookkeeping (merged and
+//     own entries with their labels, the mark of the last sync, A_sync,
+//     the period's ΔA, Δb, round count and candidate, the merged round
+//     count, the basis identity), so a copy restored mid-period continues
+//     bit-identically. Deltas are untrusted input: bounded decoding, every
+//     value finite, ΔA's diagonal ≥ 0, an Own delta must be this copy's
+//     pending learning; a refused merge leaves the model unchanged.
+//   - Cost: Learn in Stage 2 adds O(k²/2) (the ΔA accumulation) and stays
+//     allocation-free; a delta is 8(k(k+1)/2 + 2k + d) bytes in Stage 2
+//     (0.6 KB at k = 10, d = 8) and 8(d + 2) bytes per stored entry in
+//     Stage 1; a merge is O(P k² + k³), plus the replayed entries' ONS
+//     steps after INIT and O(n(s_m d + s_m k) + s_p k² + s_p s_m²) on a sync
+//     point with an update round. Stage 1 may hold more than B̃ entries
+//     (the merged buffer below B̃ plus the own entries of the last L + 1
+//     periods) until the INIT sync point; stage1_lambda is refused (its
+//     shrinkage does not merge).
+//   - P = 1 with own deltas only differs from the plain learner in: INIT
+//     at the first sync point with ≥ B̃ buffered entries (not the round the
+//     buffer fills), the buffer replayed into the ONS, the ONS carried over
+//     update rounds, and c = 0. Measured on cod-rna (3 permutations, S =
+//     100, L = 1): 12.72 % against 12.74 for the plain learner at c = 0
+//     (13.29 against 13.45 at c = 1).
+//   - Measured (cod-rna unscaled shuffled, round-robin, B = 100, σ = 2^7,
+//     ρ = ⌊0.3N⌋, 3 permutations, S = 100, L = 1; independent copies in
+//     brackets): P = 1 12.72 [12.74], 4 12.56 [13.08], 16 13.25 [14.02],
+//     64 15.06 [17.73]. The remaining gap at P = 16 is the warm-up: before
+//     the first merge (L + 1 periods, P·S·(L + 1) events) every copy is an
+//     isolated Stage-1 learner; after it the mistake rate matches P = 1.
+//     Larger S lengthens that warm-up (P = 16, S = 1000: 18.4 %).
 
 import (
 	"fmt"
