@@ -185,10 +185,7 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 	e.Int(sh.rounds)
 	e.F64s(sh.db)
 	e.F64s(sh.dA)
-	e.Bool(sh.hasCand)
-	if sh.hasCand {
-		e.F64s(sh.cand)
-	}
+	sh.encodeCand(e)
 	return e.Bytes(), nil
 }
 
@@ -524,7 +521,15 @@ func (l *FORKS) transfer(zOld []float64) bool {
 	return true
 }
 
-// encodeShare appends the sync bookkeeping to a state.
+// encodeCand appends the period's candidate update example, if any.
+func (sh *forksShare) encodeCand(e *state.Encoder) {
+	e.Bool(sh.hasCand)
+	if sh.hasCand {
+		e.F64s(sh.cand)
+	}
+}
+
+// encode appends the sync bookkeeping to a state.
 func (sh *forksShare) encode(e *state.Encoder, ready bool) {
 	if !ready {
 		e.Int(sh.nShared)
@@ -538,10 +543,7 @@ func (sh *forksShare) encode(e *state.Encoder, ready bool) {
 	e.F64s(sh.aSnap)
 	e.F64s(sh.dA)
 	e.F64s(sh.db)
-	e.Bool(sh.hasCand)
-	if sh.hasCand {
-		e.F64s(sh.cand)
-	}
+	sh.encodeCand(e)
 }
 
 // decode reads what encode wrote into a fresh forksShare, validating it
