@@ -390,7 +390,7 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 			l.step(x, y, 0, true)
 		}
 		if l.sh != nil && sk.n() > n {
-			l.sh.labels = append(l.sh.labels, y) // the entry's label, for the ONS replay after INIT
+			l.sh.buf.labels = append(l.sh.buf.labels, y) // the entry's label, for the ONS replay after INIT
 		}
 		return f
 	}

@@ -45,14 +45,9 @@ var errForksNotShared = errors.New("learner forks: sharing needs shared=true in 
 // forksShare is the sync bookkeeping of a shared FORKS copy; all of it is
 // part of the marshalled state.
 type forksShare struct {
-	k, dim int
-	// Stage 1: stored rows [0, nShared) are the merged buffer (canonical
-	// order: sync point, then partition, then event); rows [nShared, n) are
-	// this copy's own entries not yet merged back; rows [mark, n) are those
-	// learnt since the last ShareMerge (the next delta).
-	nShared, mark int
-	labels        []float64 // Stage 1: the label of every stored row
-	transferred   bool      // transient: aSnap already holds the transferred A
+	k, dim      int
+	buf         shareBuf // Stage 1 (sharebuf.go)
+	transferred bool     // transient: aSnap already holds the transferred A
 	// Stage 2.
 	basis   uint64    // identity of the basis (never 0 in Stage 2)
 	rounds  int       // own Stage-2 rounds since the last ShareMerge
@@ -145,14 +140,13 @@ func hashFloats(h uint64, xs []float64) uint64 {
 
 // forksDelta is a decoded delta.
 type forksDelta struct {
-	own        bool
-	kind       uint8
-	rows, coef []float64 // Stage 1
-	labels     []float64
-	basis      uint64 // Stage 2
-	rounds     int
-	b, dA      []float64
-	cand       []float64 // nil: none
+	own     bool
+	kind    uint8
+	entries bufEntries // Stage 1
+	basis   uint64     // Stage 2
+	rounds  int
+	b, dA   []float64
+	cand    []float64 // nil: none
 }
 
 // ShareDelta encodes this copy's learning since its last ShareMerge: in
@@ -171,13 +165,11 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 	if sh == nil {
 		return nil, errForksNotShared
 	}
-	e := state.NewEncoder(64 + len(l.spec) + 8*(sk.n()-sh.mark)*(l.dim+1) + 8*(sh.k*(sh.k+3)/2+l.dim))
+	e := state.NewEncoder(64 + len(l.spec) + 8*(sk.n()-sh.buf.mark)*(l.dim+2) + 8*(sh.k*(sh.k+3)/2+l.dim))
 	e.Header(forksDeltaName, l.spec, l.dim)
 	if !sk.ready {
 		e.U8(forksDeltaStage1)
-		e.F64s(sk.stored.Data()[sh.mark*l.dim:])
-		e.F64s(sk.coef[sh.mark:])
-		e.F64s(sh.labels[sh.mark:])
+		sh.buf.encodeDelta(e, sk.stored, sk.coef)
 		return e.Bytes(), nil
 	}
 	e.U8(forksDeltaStage2)
@@ -206,13 +198,7 @@ func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
 	fd.kind = d.U8()
 	switch fd.kind {
 	case forksDeltaStage1:
-		fd.rows = d.F64s(nil)
-		fd.coef = d.F64s(nil)
-		fd.labels = d.F64s(nil)
-		if d.Err() == nil && (len(fd.rows) != len(fd.coef)*l.dim || len(fd.labels) != len(fd.coef)) {
-			d.Fail("forks delta: %d values and %d labels for %d entries of dimension %d", len(fd.rows), len(fd.labels), len(fd.coef), l.dim)
-		}
-		finite(d, "forks delta entries", fd.rows, fd.coef, fd.labels)
+		fd.entries = decodeBufDelta(d, l.dim, "forks delta entries")
 	case forksDeltaStage2:
 		fd.basis = d.U64()
 		fd.rounds = d.IntIn(0, maxForksRounds, "forks delta rounds")
@@ -294,51 +280,20 @@ func (l *FORKS) ShareMerge(deltas []SharedDelta) error {
 }
 
 func (l *FORKS) mergeStage1(fds []forksDelta) error {
-	sh, sk, dim := l.sh, l.sk, l.dim
-	data, n := sk.stored.Data(), sk.n()
-	own := sh.nShared // next own pending row
-	var addRows, addCoef, addLabels []float64
+	sh, sk := l.sh, l.sk
+	var ds []bufEntries
 	for _, fd := range fds {
-		if fd.kind != forksDeltaStage1 {
-			continue // an earlier basis's learning cannot occur here; ignored
+		if fd.kind == forksDeltaStage1 { // (Stage-2 deltas cannot occur before INIT)
+			fd.entries.own = fd.own
+			ds = append(ds, fd.entries)
 		}
-		if fd.own {
-			m := len(fd.coef)
-			if own+m > n || !slices.Equal(fd.rows, data[own*dim:(own+m)*dim]) || !slices.Equal(fd.coef, sk.coef[own:own+m]) ||
-				!slices.Equal(fd.labels, sh.labels[own:own+m]) {
-				return fmt.Errorf("learner forks: %w: an Own delta is not this model's pending learning", state.ErrCorrupt)
-			}
-			own += m
-		}
-		addRows = append(addRows, fd.rows...)
-		addCoef = append(addCoef, fd.coef...)
-		addLabels = append(addLabels, fd.labels...)
 	}
-	rows := make([]float64, 0, len(data)+len(addRows)-(own-sh.nShared)*dim)
-	rows = append(rows, data[:sh.nShared*dim]...)
-	rows = append(rows, addRows...)
-	rows = append(rows, data[own*dim:]...)
-	coef := make([]float64, 0, cap(rows)/max(dim, 1))
-	coef = append(coef, sk.coef[:sh.nShared]...)
-	coef = append(coef, addCoef...)
-	coef = append(coef, sk.coef[own:]...)
-	labels := make([]float64, 0, len(coef))
-	labels = append(labels, sh.labels[:sh.nShared]...)
-	labels = append(labels, addLabels...)
-	labels = append(labels, sh.labels[own:]...)
-	sh.nShared += len(addCoef)
-	var replay, replayY []float64
-	if sh.nShared >= sk.buffer {
-		replay, replayY = rows[:sh.nShared*dim], labels[:sh.nShared]
-		rows, coef = rows[:sk.buffer*dim], coef[:sk.buffer]
-	}
-	if err := sk.stored.SetData(rows); err != nil {
-		panic(fmt.Sprintf("learner forks: merged buffer: %v", err))
+	coef, replay, replayY, full, err := sh.buf.merge(sk.stored, sk.coef, ds, sk.buffer)
+	if err != nil {
+		return fmt.Errorf("learner forks: %w", err)
 	}
 	sk.coef = append(sk.coef[:0], coef...)
-	sh.labels = labels
-	sh.mark = sk.n()
-	if sh.nShared < sk.buffer {
+	if !full {
 		return nil
 	}
 	// INIT on the first B̃ merged entries.
@@ -350,7 +305,7 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	}
 	sh.basis = hashFloats(14695981039346656037, sk.stored.Data())
 	sh.resetONS(l.ons)
-	sh.global, sh.nShared, sh.mark, sh.labels = 0, 0, 0, nil
+	sh.global = 0
 	l.replay(replay, replayY)
 	return nil
 }
@@ -389,8 +344,8 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 		if fd.kind != forksDeltaStage2 {
 			// Stage-1 entries stored before INIT (own included: the ONS has
 			// not seen them): replayed below.
-			replay = append(replay, fd.rows...)
-			replayY = append(replayY, fd.labels...)
+			replay = append(replay, fd.entries.rows...)
+			replayY = append(replayY, fd.entries.labels...)
 			continue
 		}
 		rounds = min(rounds+fd.rounds, maxForksRounds)
@@ -532,9 +487,7 @@ func (sh *forksShare) encodeCand(e *state.Encoder) {
 // encode appends the sync bookkeeping to a state.
 func (sh *forksShare) encode(e *state.Encoder, ready bool) {
 	if !ready {
-		e.Int(sh.nShared)
-		e.Int(sh.mark)
-		e.F64s(sh.labels)
+		sh.buf.encode(e)
 		return
 	}
 	e.U64(sh.basis)
@@ -551,9 +504,7 @@ func (sh *forksShare) encode(e *state.Encoder, ready bool) {
 func (sh *forksShare) decode(d *state.Decoder, ready bool, n, buffer int) *forksShare {
 	st := newForksShare(sh.k, sh.dim)
 	if !ready {
-		st.nShared = d.IntIn(0, min(n, buffer-1), "forks merged buffer size")
-		st.mark = d.IntIn(st.nShared, n, "forks sync mark")
-		st.labels = d.F64sN(nil, n)
+		st.buf = decodeShareBuf(d, n, buffer, "forks")
 		return st
 	}
 	st.basis = d.U64()
