@@ -288,7 +288,7 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 			ds = append(ds, fd.entries)
 		}
 	}
-	coef, replay, replayY, full, err := sh.buf.merge(sk.stored, sk.coef, ds, sk.buffer)
+	coef, all, full, err := sh.buf.merge(sk.stored, sk.coef, ds, sk.buffer)
 	if err != nil {
 		return fmt.Errorf("learner forks: %w", err)
 	}
@@ -306,7 +306,7 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	sh.basis = hashFloats(14695981039346656037, sk.stored.Data())
 	sh.resetONS(l.ons)
 	sh.global = 0
-	l.replay(replay, replayY)
+	l.replay(all.rows, all.labels)
 	return nil
 }
 

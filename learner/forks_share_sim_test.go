@@ -3,6 +3,7 @@ package learner_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,40 +115,55 @@ func (sim shareSim) runBuckets(t testing.TB, ds *dataset.Dataset, perm []int, nb
 }
 
 // TestForksShareTable prints the P × S × L table of docs/algorithms
-// (FORKS shared vs independent copies on shuffled cod-rna, unscaled, the
-// Table 1 settings: B = 100, σ = 2^7, ρ = ⌊0.3N⌋). It takes about a
-// minute, so it runs only with OKSTREAM_SHARE_TABLE=1.
+// (FORKS and NOGD shared vs independent copies on shuffled cod-rna,
+// unscaled, the Table 1 settings: B = 100, FORKS σ = 2^7, ρ = ⌊0.3N⌋;
+// NOGD k = 0.2B, σ = 2^6). It takes about a minute, so it runs only with
+// OKSTREAM_SHARE_TABLE=1.
 func TestForksShareTable(t *testing.T) {
 	if os.Getenv("OKSTREAM_SHARE_TABLE") == "" {
 		t.Skip("set OKSTREAM_SHARE_TABLE=1 to print the sharing table")
 	}
 	ds := loadShared(t, "cod-rna", true, "")
 	n := len(ds.Y)
-	const runs = 3
 	// shared=true defaults to c=0 (no slab); c=1 is the paper's default.
-	for _, extra := range []string{",c=0", ",c=1"} {
-		base := fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d%s", n, extra)
-		t.Logf("%s", base)
-		for _, P := range []int{1, 4, 16, 64} {
-			tot := 0
-			start := time.Now()
-			for run := range runs {
-				m, _ := shareSim{spec: base, P: P, S: 100, L: 1}.run(t, ds, dataset.Permutation(n, 1, run))
-				tot += m
-			}
-			t.Logf("P=%-2d independent            %6.2f %%  %.2f µs/event", P, 100*float64(tot)/float64(runs*n), float64(time.Since(start).Microseconds())/float64(runs*n))
-			for _, S := range []int{100, 250, 1000} {
-				for _, L := range []int{1, 2} {
-					tot, merges := 0, 0
-					var tm shareTiming
-					for run := range runs {
-						sim := shareSim{spec: base + ",shared=true", P: P, S: S, L: L, share: true, timing: &tm}
-						m, mg := sim.run(t, ds, dataset.Permutation(n, 1, run))
-						tot, merges = tot+m, merges+mg
-					}
-					t.Logf("P=%-2d S=%-4d L=%d shared     %6.2f %%  %.2f µs/event, %d syncs, %.1f µs per delta+merge per copy", P, S, L, 100*float64(tot)/float64(runs*n),
-						float64(tm.learn.Microseconds())/float64(runs*n), merges/runs, float64(tm.sync.Microseconds())/float64(max(1, merges*P)))
+	for _, base := range []string{
+		fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d,c=0", n),
+		fmt.Sprintf("forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=2^7,horizon=%d,c=1", n),
+		"nogd:budget=100,k=20,eta=0.2,sigma=2^6",
+	} {
+		if f := os.Getenv("OKSTREAM_SHARE_TABLE"); f != "1" && !strings.HasPrefix(base, f) {
+			continue
+		}
+		shareTable(t, ds, base)
+	}
+}
+
+// shareTable logs independent copies and shared copies (base +
+// ",shared=true") for P ∈ {1, 4, 16, 64}, S ∈ {100, 250, 1000}, L ∈ {1, 2},
+// mean over permutations 0–2 of seed 1.
+func shareTable(t *testing.T, ds *dataset.Dataset, base string) {
+	n := len(ds.Y)
+	const runs = 3
+	t.Logf("%s", base)
+	for _, P := range []int{1, 4, 16, 64} {
+		tot := 0
+		start := time.Now()
+		for run := range runs {
+			m, _ := shareSim{spec: base, P: P, S: 100, L: 1}.run(t, ds, dataset.Permutation(n, 1, run))
+			tot += m
+		}
+		t.Logf("P=%-2d independent            %6.2f %%  %.2f µs/event", P, 100*float64(tot)/float64(runs*n), float64(time.Since(start).Microseconds())/float64(runs*n))
+		for _, S := range []int{100, 250, 1000} {
+			for _, L := range []int{1, 2} {
+				tot, merges := 0, 0
+				var tm shareTiming
+				for run := range runs {
+					sim := shareSim{spec: base + ",shared=true", P: P, S: S, L: L, share: true, timing: &tm}
+					m, mg := sim.run(t, ds, dataset.Permutation(n, 1, run))
+					tot, merges = tot+m, merges+mg
 				}
+				t.Logf("P=%-2d S=%-4d L=%d shared     %6.2f %%  %.2f µs/event, %d syncs, %.1f µs per delta+merge per copy", P, S, L, 100*float64(tot)/float64(runs*n),
+					float64(tm.learn.Microseconds())/float64(runs*n), merges/runs, float64(tm.sync.Microseconds())/float64(max(1, merges*P)))
 			}
 		}
 	}

@@ -157,56 +157,66 @@ func TestForksShareSameBasisEverySync(t *testing.T) {
 // uninterrupted run. Both lags.
 func TestForksShareRestoreMidPeriod(t *testing.T) {
 	for _, spec := range forksShareSpecs {
-		for _, L := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%s/L=%d", spec, L), func(t *testing.T) {
-				xs, ys := stream(taskOf(t, spec), 2400, 5, 33)
-				const P, S = 3, 40
-				want, wls := shareRun{spec: spec, P: P, S: S, L: L}.run(t, xs, ys)
-				// Cut points (stream index of the event after which copy 1 is
-				// restored): Stage 1, mid-period; around the first sync
-				// points; deep in Stage 2.
-				for _, cut := range []int{7, S*P + 1, 2*S*P + 4, 3*S*P + P + 1, 1000, 1601, 2000} {
-					if cut%P != 1 {
-						cut += (1 - cut%P + P) % P
+		testShareRestoreMidPeriod(t, spec, func(t *testing.T, l Learner) {
+			if f := l.(*FORKS); !f.sk.ready || f.sk.nUpd == 0 {
+				t.Fatalf("ready %v, %d updates: the cuts do not cover Stage 2 and update rounds", f.sk.ready, f.sk.nUpd)
+			}
+		})
+	}
+}
+
+// testShareRestoreMidPeriod runs 3 shared copies of spec (S = 40, L = 1
+// and 2) uninterrupted and, for each cut point, with copy 1 marshalled and
+// restored into a fresh learner after that event; scores and final states
+// must be bit-identical. covered checks, on the final copy 1, that the
+// run crossed the phases the cuts are meant to cover.
+func testShareRestoreMidPeriod(t *testing.T, spec string, covered func(*testing.T, Learner)) {
+	for _, L := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%s/L=%d", spec, L), func(t *testing.T) {
+			xs, ys := stream(taskOf(t, spec), 2400, 5, 33)
+			const P, S = 3, 40
+			want, wls := shareRun{spec: spec, P: P, S: S, L: L}.run(t, xs, ys)
+			// Cut points (stream index of the event after which copy 1 is
+			// restored): phase 1, mid-period; around the first sync points;
+			// deep in phase 2.
+			for _, cut := range []int{7, S*P + 1, 2*S*P + 4, 3*S*P + P + 1, 1000, 1601, 2000} {
+				if cut%P != 1 {
+					cut += (1 - cut%P + P) % P
+				}
+				r := shareRun{spec: spec, P: P, S: S, L: L}
+				r.hook = func(p, i int, ls []Learner) {
+					if i != cut {
+						return
 					}
-					r := shareRun{spec: spec, P: P, S: S, L: L}
-					r.hook = func(p, i int, ls []Learner) {
-						if i != cut {
-							return
-						}
-						st, err := ls[p].MarshalBinary()
-						if err != nil {
-							t.Fatal(err)
-						}
-						nl, _ := New(spec, 5)
-						if err := nl.UnmarshalBinary(st); err != nil {
-							t.Fatalf("cut %d: %v", cut, err)
-						}
-						if st2, _ := nl.MarshalBinary(); !bytes.Equal(st, st2) {
-							t.Fatalf("cut %d: the restored state re-marshals differently", cut)
-						}
-						ls[p] = nl
+					st, err := ls[p].MarshalBinary()
+					if err != nil {
+						t.Fatal(err)
 					}
-					got, gls := r.run(t, xs, ys)
-					for i := range want {
-						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-							t.Fatalf("cut %d: score of event %d differs after the restore", cut, i)
-						}
+					nl, _ := New(spec, 5)
+					if err := nl.UnmarshalBinary(st); err != nil {
+						t.Fatalf("cut %d: %v", cut, err)
 					}
-					for p := range P {
-						a, _ := wls[p].MarshalBinary()
-						b, _ := gls[p].MarshalBinary()
-						if !bytes.Equal(a, b) {
-							t.Fatalf("cut %d: final state of copy %d differs", cut, p)
-						}
+					if st2, _ := nl.MarshalBinary(); !bytes.Equal(st, st2) {
+						t.Fatalf("cut %d: the restored state re-marshals differently", cut)
+					}
+					ls[p] = nl
+				}
+				got, gls := r.run(t, xs, ys)
+				for i := range want {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("cut %d: score of event %d differs after the restore", cut, i)
 					}
 				}
-				f := wls[1].(*FORKS)
-				if !f.sk.ready || f.sk.nUpd == 0 {
-					t.Fatalf("ready %v, %d updates: the cuts do not cover Stage 2 and update rounds", f.sk.ready, f.sk.nUpd)
+				for p := range P {
+					a, _ := wls[p].MarshalBinary()
+					b, _ := gls[p].MarshalBinary()
+					if !bytes.Equal(a, b) {
+						t.Fatalf("cut %d: final state of copy %d differs", cut, p)
+					}
 				}
-			})
-		}
+			}
+			covered(t, wls[1])
+		})
 	}
 }
 

@@ -52,6 +52,7 @@ func init() {
 			docKernel, docSigma, docDegree, docCoef0, docBudget,
 			{Name: "k", Default: "0.1×budget (classification); budget (square loss)", Doc: "rank of the Nyström map, 1 ≤ k ≤ budget"},
 			docEta, docHorz, docLoss,
+			{Name: "shared", Default: "false", Doc: "the model is one copy of a model shared across partitions (learner.Sharer): the Nyström map is built at a sync point from the merged buffer of every partition, so that every copy has the same map; phase 2 merges the weight changes (see nogd_share.go)"},
 		},
 		New: newNOGD,
 	})
@@ -74,6 +75,8 @@ type NOGD struct {
 	w    []float64 // r
 	krow []float64 // scratch, B
 	z    []float64 // scratch, r
+
+	sh *nogdShare // shared=true: sync bookkeeping (nogd_share.go)
 }
 
 func newNOGD(p *Params, dim int) (Learner, error) {
@@ -86,13 +89,14 @@ func newNOGD(p *Params, dim int) (Learner, error) {
 	}
 	k := p.Int("k", defK, Positive)
 	eta := readEta(p, loss)
+	shared := p.Bool("shared", false)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if k > budget {
 		return nil, fmt.Errorf("learner nogd: parameter k: %d must be <= budget (%d)", k, budget)
 	}
-	return &NOGD{
+	l := &NOGD{
 		base:   newBase(p, dim, loss.Task()),
 		kern:   kern,
 		loss:   loss,
@@ -103,7 +107,11 @@ func newNOGD(p *Params, dim int) (Learner, error) {
 		alpha:  make([]float64, 0, budget),
 		krow:   make([]float64, budget),
 		z:      make([]float64, 0, k),
-	}, nil
+	}
+	if shared {
+		l.sh = &nogdShare{}
+	}
+	return l, nil
 }
 
 func (l *NOGD) primal() bool { return l.m != nil }
@@ -114,7 +122,7 @@ func (l *NOGD) Predict(x []float64) float64 {
 	if l.sv.Len() == 0 {
 		return 0
 	}
-	kr := l.kern.Row(l.krow, l.sv, x)
+	kr := l.kern.Row(rows(&l.krow, l.sv.Len()), l.sv, x) // shared phase 1 may hold more than B
 	if !l.primal() {
 		return dot(l.alpha, kr)
 	}
@@ -137,6 +145,10 @@ func (l *NOGD) Learn(x []float64, y float64) float64 {
 	}
 	l.sv.Append(x)
 	l.alpha = append(l.alpha, -l.eta*g)
+	if l.sh != nil {
+		l.sh.buf.labels = append(l.sh.buf.labels, y) // the switch happens at a sync point
+		return f
+	}
 	if l.sv.Len() == l.budget {
 		l.buildMap()
 	}
@@ -180,6 +192,14 @@ func (l *NOGD) MarshalBinary() ([]byte, error) {
 	} else {
 		e.F64s(l.alpha)
 	}
+	if l.sh != nil {
+		if l.primal() {
+			e.U64(l.sh.basis)
+			e.F64s(l.sh.wSnap)
+		} else {
+			l.sh.buf.encode(e)
+		}
+	}
 	return e.Bytes(), nil
 }
 
@@ -198,8 +218,21 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 		alpha = d.F64s(nil)
 	}
 	n := len(svData) / l.dim
-	if d.Err() == nil && (len(svData)%l.dim != 0 || n > l.budget || (primal && n != l.budget) || (!primal && len(alpha) != n)) {
+	if d.Err() == nil && (len(svData)%l.dim != 0 || (n > l.budget && l.sh == nil) || (primal && n != l.budget) || (!primal && len(alpha) != n)) {
 		d.Fail("nogd: inconsistent state (%d stored values, %d coefficients)", len(svData), len(alpha))
+	}
+	var sh *nogdShare
+	if l.sh != nil {
+		sh = &nogdShare{}
+		if primal {
+			sh.basis = d.U64()
+			sh.wSnap = d.F64sN(nil, r)
+			if d.Err() == nil && sh.basis == 0 {
+				d.Fail("nogd: basis identity 0 in phase 2")
+			}
+		} else {
+			sh.buf = decodeShareBuf(d, n, l.budget, "nogd")
+		}
 	}
 	if err := d.Done(); err != nil {
 		return err
@@ -208,6 +241,9 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	l.updates = updates
+	if sh != nil {
+		l.sh = sh
+	}
 	if primal {
 		l.r, l.m, l.w = r, m, w
 		l.z = make([]float64, r)

@@ -69,10 +69,11 @@ func decodeBufDelta(d *state.Decoder, dim int, what string) bufEntries {
 // stored and coef, keeps this copy's remaining own entries after them, and
 // returns the new coefficients. With full (the merged buffer holds at
 // least size entries) the stored set is cut to the first size merged
-// entries and replay holds every merged entry (rows and labels), for the
-// caller to build the basis and replay them. An Own delta that is not this
-// copy's pending learning is refused (ErrCorrupt) before anything changes.
-func (b *shareBuf) merge(stored *kernel.Matrix, coef []float64, ds []bufEntries, size int) (newCoef, replay, replayY []float64, full bool, err error) {
+// entries and all holds every merged entry, for the caller to build the
+// basis from the stored set and to use the others. An Own delta that is
+// not this copy's pending learning is refused (ErrCorrupt) before anything
+// changes.
+func (b *shareBuf) merge(stored *kernel.Matrix, coef []float64, ds []bufEntries, size int) (newCoef []float64, all bufEntries, full bool, err error) {
 	dim, data, n := stored.Dim(), stored.Data(), stored.Len()
 	own := b.nShared // next own pending row
 	var addRows, addCoef, addLabels []float64
@@ -81,7 +82,7 @@ func (b *shareBuf) merge(stored *kernel.Matrix, coef []float64, ds []bufEntries,
 			m := len(be.coef)
 			if own+m > n || !slices.Equal(be.rows, data[own*dim:(own+m)*dim]) || !slices.Equal(be.coef, coef[own:own+m]) ||
 				!slices.Equal(be.labels, b.labels[own:own+m]) {
-				return nil, nil, nil, false, fmt.Errorf("%w: an Own delta is not this model's pending learning", state.ErrCorrupt)
+				return nil, all, false, fmt.Errorf("%w: an Own delta is not this model's pending learning", state.ErrCorrupt)
 			}
 			own += m
 		}
@@ -100,7 +101,7 @@ func (b *shareBuf) merge(stored *kernel.Matrix, coef []float64, ds []bufEntries,
 	labels := cat(b.labels, 1, addLabels)
 	b.nShared += len(addCoef)
 	if full = b.nShared >= size; full {
-		replay, replayY = rows[:b.nShared*dim], labels[:b.nShared]
+		all = bufEntries{rows: rows[:b.nShared*dim], coef: newCoef[:b.nShared], labels: labels[:b.nShared]}
 		rows, newCoef = rows[:size*dim], newCoef[:size]
 	}
 	if err := stored.SetData(rows); err != nil {
@@ -111,7 +112,7 @@ func (b *shareBuf) merge(stored *kernel.Matrix, coef []float64, ds []bufEntries,
 	if full {
 		b.nShared, b.mark, b.labels = 0, 0, nil
 	}
-	return newCoef, replay, replayY, full, nil
+	return newCoef, all, full, nil
 }
 
 // encode/decode the bookkeeping (phase 1 only); n is the number of stored
