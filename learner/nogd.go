@@ -31,6 +31,11 @@ package learner
 //   - The map matrix M = Λ_k^{-1/2}V_kᵀ is stored in the state (k×B floats)
 //     rather than recomputed on restore, so recovery does not depend on the
 //     eigensolver reproducing itself bit for bit.
+//   - Sharing across partitions ("shared=true", learner.Sharer; ours): the
+//     switch happens at a sync point from the merged buffer of every
+//     partition (every copy gets the same map), the warm start projects the
+//     whole merged phase-1 model, and phase 2 averages the copies' weight
+//     changes; see nogd_share.go and docs/algorithms/forks-and-baselines.md.
 
 import (
 	"fmt"
