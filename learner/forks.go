@@ -267,7 +267,7 @@ func init() {
 			{Name: "lip", Default: "1", Doc: "Lipschitz constant L of the sqrt schedule", When: "ons_eta_schedule=sqrt"},
 			{Name: "new_inverse", Default: "true", Doc: "ONS step with the inverse that includes the current gradient (the paper's A_t); false: the previous inverse"},
 			{Name: "literal", Default: "false", Doc: "Algorithm 1 read literally: on update rounds reset before predicting (score 0)"},
-			{Name: "shared", Default: "false", Doc: "the model is one copy of a model shared across partitions (learner.Sharer): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions (see the learner's comment, \"Sharing across partitions\")"},
+			{Name: "shared", Default: "false (left out of the canonical spec unless set)", Doc: "the model is one copy of a model shared across partitions (learner.Sharer): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions (see the learner's comment, \"Sharing across partitions\")"},
 			docLoss, docSeed,
 		},
 		New: newFORKS,
@@ -302,7 +302,7 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 		defAlpha = 1
 	}
 	alpha := p.Float("alpha", defAlpha, Positive)
-	shared := p.Bool("shared", false)
+	shared := readShared(p)
 	defC := 1.0
 	if (wide || shared) && loss == Hinge {
 		// The hinge is Lipschitz: the slab only serves exp-concave losses;

@@ -37,7 +37,7 @@ type shareRun struct {
 	hook    func(p, i int, ls []Learner)
 }
 
-func (r shareRun) run(t *testing.T, xs [][]float64, ys []float64) (scores []float64, ls []Learner) {
+func (r shareRun) run(t testing.TB, xs [][]float64, ys []float64) (scores []float64, ls []Learner) {
 	t.Helper()
 	ls = make([]Learner, r.P)
 	for p := range ls {
@@ -373,7 +373,7 @@ func TestForksShareNeedsSpec(t *testing.T) {
 	}
 }
 
-func mustNew(t *testing.T, spec string, dim int) Learner {
+func mustNew(t testing.TB, spec string, dim int) Learner {
 	t.Helper()
 	l, err := New(spec, dim)
 	if err != nil {
@@ -424,4 +424,87 @@ func TestForksShareTransferKeepsPredictions(t *testing.T) {
 	if updates < 3 {
 		t.Fatalf("%d update rounds checked", updates)
 	}
+}
+
+// shareFuzzSpecs are the shared configurations FuzzShareMerge targets.
+var shareFuzzSpecs = []string{
+	"forks:sigma=1,budget=10,sm=4,k=3,rho=150,shared=true",
+	"nogd:sigma=1,budget=10,k=4,shared=true",
+}
+
+// shareFuzzTarget returns copy 0 of a 2-copy shared run of spec stopped
+// after n events per copy, mid-period (Stage 1 for small n), and the
+// deltas both copies would publish now.
+func shareFuzzTarget(tb testing.TB, spec string, n int) (Learner, [][]byte) {
+	ls := []Learner{mustNew(tb, spec, 5), mustNew(tb, spec, 5)}
+	xs, ys := stream(ls[0].Info().Task, 2*n+40, 5, 51)
+	if n >= 40 {
+		_, ls = shareRun{spec: spec, P: 2, S: 20, L: 1}.run(tb, xs[:2*n], ys[:2*n])
+	}
+	for i := 2 * n; i < 2*n+40; i += 2 {
+		ls[0].Learn(xs[i], ys[i])
+		ls[1].Learn(xs[i+1], ys[i+1])
+	}
+	var ds [][]byte
+	for _, l := range ls {
+		d, err := l.(Sharer).ShareDelta()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	return ls[0], ds
+}
+
+// FuzzShareMerge feeds mutated deltas to ShareMerge: a refused delta must
+// be refused with an error wrapping state.ErrCorrupt and leave the model
+// unchanged; an accepted one must leave a model that marshals, restores,
+// predicts and learns without panicking.
+func FuzzShareMerge(f *testing.F) {
+	for i, spec := range shareFuzzSpecs {
+		for _, n := range []int{0, 400} {
+			_, ds := shareFuzzTarget(f, spec, n)
+			f.Add(uint8(2*i+min(n, 1)), ds[1])
+		}
+	}
+	targets := map[uint8][]byte{}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		which %= uint8(2 * len(shareFuzzSpecs))
+		spec := shareFuzzSpecs[which/2]
+		st, ok := targets[which]
+		if !ok {
+			l, _ := shareFuzzTarget(t, spec, 400*int(which%2))
+			st, _ = l.MarshalBinary()
+			targets[which] = st
+		}
+		l := mustNew(t, spec, 5)
+		if err := l.UnmarshalBinary(st); err != nil {
+			t.Fatal(err)
+		}
+		err := l.(Sharer).ShareMerge([]SharedDelta{{Partition: 1, Data: data}})
+		if err != nil {
+			if !errors.Is(err, state.ErrCorrupt) {
+				t.Fatalf("%s: error %v does not wrap ErrCorrupt", spec, err)
+			}
+			if after, _ := l.MarshalBinary(); !bytes.Equal(st, after) {
+				t.Fatalf("%s: a refused delta changed the model", spec)
+			}
+			return
+		}
+		b, err := l.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mustNew(t, spec, 5).UnmarshalBinary(b); err != nil {
+			t.Fatalf("%s: the merged state does not restore: %v", spec, err)
+		}
+		xs, ys := stream(l.Info().Task, 20, 5, 52)
+		for i := range xs {
+			l.Predict(xs[i])
+			l.Learn(xs[i], ys[i])
+		}
+		if _, err := l.(Sharer).ShareDelta(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

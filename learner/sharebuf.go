@@ -32,6 +32,15 @@ import (
 	"okstream/learner/state"
 )
 
+// readShared reads the "shared" parameter of a learner that implements
+// Sharer. It is resolved (and so part of the canonical spec, which the
+// state header carries) only when the spec sets it, so that the canonical
+// specs, and the checkpoints, of unshared models are those of before
+// sharing existed.
+func readShared(p *Params) bool {
+	return p.Has("shared") && p.Bool("shared", false)
+}
+
 type shareBuf struct {
 	nShared, mark int
 	labels        []float64 // the label of every stored row
