@@ -149,6 +149,10 @@ package learner
 // 17; code in forks_share.go). Every partition's copy of the model learns
 // from its own events and, at sync points, from every other partition's
 // deltas. Design:
+//   - Spec: every copy is built from the same spec (same seed); a delta
+//     carries the canonical spec and is refused by a model of another.
+//     "shared" is in the canonical spec only when set, so the states of
+//     unshared models are unchanged.
 //   - One basis in every copy. What defines the basis — the INIT buffer,
 //     the SJLT rows and landmarks (drawn from the common seed), the
 //     update-round examples — changes only inside ShareMerge, from the
@@ -483,5 +487,5 @@ func (l *FORKS) UnmarshalBinary(data []byte) error {
 // Info reports the nominal budget B and the number of stored examples
 // (buffer in Stage 1, X_S in Stage 2).
 func (l *FORKS) Info() Info {
-	return l.info(l.sk.budget, l.sk.n(), l.sk.bytes()+8*(len(l.ons.ainv)+4*len(l.ons.v)))
+	return l.info(l.sk.budget, l.sk.n(), l.sk.bytes()+8*(len(l.ons.ainv)+4*len(l.ons.v))+l.sh.bytes())
 }

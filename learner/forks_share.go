@@ -64,6 +64,14 @@ func newForksShare(k, dim int) *forksShare {
 		dA: make([]float64, k*(k+1)/2), cand: make([]float64, dim)}
 }
 
+// bytes is the memory of the bookkeeping (0 for an unshared model).
+func (sh *forksShare) bytes() int {
+	if sh == nil {
+		return 0
+	}
+	return 8 * (len(sh.aSnap) + len(sh.dA) + len(sh.db) + len(sh.cand) + cap(sh.buf.labels))
+}
+
 // observe records a Stage-2 round on x (before its step).
 func (sh *forksShare) observe(x []float64) {
 	sh.rounds++

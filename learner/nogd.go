@@ -262,5 +262,9 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 
 // Info reports the budget B and the number of stored examples.
 func (l *NOGD) Info() Info {
-	return l.info(l.budget, l.sv.Len(), l.sv.Bytes()+8*(cap(l.alpha)+len(l.m)+len(l.w)+len(l.krow)+cap(l.z)))
+	b := l.sv.Bytes() + 8*(cap(l.alpha)+len(l.m)+len(l.w)+len(l.krow)+cap(l.z))
+	if l.sh != nil {
+		b += 8 * (len(l.sh.wSnap) + cap(l.sh.buf.labels))
+	}
+	return l.info(l.budget, l.sv.Len(), b)
 }
