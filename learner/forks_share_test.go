@@ -508,3 +508,45 @@ func FuzzShareMerge(f *testing.F) {
 		}
 	})
 }
+
+// One shared copy with its own deltas only (P = 1) is the plain learner
+// until the plain learner's INIT (bit-identical Stage-1 scores: merging
+// its own entries keeps their order), and learns at least as well
+// afterwards (at most 1 point more mistakes on the contract stream; it
+// differs by INIT at a sync point, the replay and the ONS carried over
+// update rounds; measured: 16.2 % against 23.6 %).
+func TestForksShareOneCopyIsPlain(t *testing.T) {
+	base := strings.Replace(forksContractBase, "rho=300", "rho=400", 1)
+	xs, ys := stream(Classification, 3000, 5, 37)
+	plain := mustNew(t, "forks:"+base+",c=0", 5).(*FORKS)
+	want := make([]float64, len(xs))
+	initAt := -1
+	for i := range xs {
+		want[i] = plain.Learn(xs[i], ys[i])
+		if initAt < 0 && plain.sk.ready {
+			initAt = i
+		}
+	}
+	got, _ := shareRun{spec: "forks:" + base + ",shared=true", P: 1, S: 50, L: 1}.run(t, xs, ys)
+	if initAt < 10 {
+		t.Fatalf("INIT at %d", initAt)
+	}
+	for i := 0; i < initAt; i++ {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("event %d (before INIT at %d): score %v, plain %v", i, initAt, got[i], want[i])
+		}
+	}
+	rate := func(f []float64) float64 {
+		m := 0
+		for i := range f {
+			if f[i]*ys[i] <= 0 {
+				m++
+			}
+		}
+		return float64(m) / float64(len(f))
+	}
+	if rate(got) > rate(want)+0.01 {
+		t.Fatalf("shared P = 1: %.2f %% mistakes, plain %.2f %%", 100*rate(got), 100*rate(want))
+	}
+	t.Logf("shared P = 1: %.2f %% mistakes, plain %.2f %%", 100*rate(got), 100*rate(want))
+}

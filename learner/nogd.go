@@ -57,7 +57,7 @@ func init() {
 			docKernel, docSigma, docDegree, docCoef0, docBudget,
 			{Name: "k", Default: "0.1×budget (classification); budget (square loss)", Doc: "rank of the Nyström map, 1 ≤ k ≤ budget"},
 			docEta, docHorz, docLoss,
-			{Name: "shared", Default: "false (left out of the canonical spec unless set)", Doc: "the model is one copy of a model shared across partitions (learner.Sharer): the Nyström map is built at a sync point from the merged buffer of every partition, so that every copy has the same map; phase 2 merges the weight changes (see nogd_share.go)"},
+			{Name: "shared", When: "the model is shared across partitions", Default: "false", Doc: "one copy of a model shared across partitions (learner.Sharer; in the canonical spec only when set): the Nyström map is built at a sync point from the merged buffer of every partition, so that every copy has the same map; phase 2 merges the weight changes (see nogd_share.go)"},
 		},
 		New: newNOGD,
 	})
