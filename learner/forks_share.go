@@ -195,15 +195,11 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
 	var fd forksDelta
 	k := l.sh.k
-	d := state.NewDecoder(b)
-	d.Header(forksDeltaName, l.spec, l.dim)
-	if err := d.Err(); err != nil {
-		if !errors.Is(err, state.ErrCorrupt) {
-			return fd, fmt.Errorf("%w: %v", state.ErrCorrupt, err)
-		}
+	d, kind, err := openDelta(b, forksDeltaName, l.spec, l.dim)
+	if err != nil {
 		return fd, err
 	}
-	fd.kind = d.U8()
+	fd.kind = kind
 	switch fd.kind {
 	case forksDeltaStage1:
 		fd.entries = decodeBufDelta(d, l.dim, "forks delta entries")

@@ -109,13 +109,7 @@ func TestForksShareSameBasis(t *testing.T) {
 				t.Fatal("not checked")
 			}
 			if si < 2 { // the contract configurations (the tiny ones do not learn this stream)
-				mis := 0
-				for i, f := range scores {
-					if f*ys[i] <= 0 {
-						mis++
-					}
-				}
-				if rate := float64(mis) / float64(len(ys)); rate > 0.4 {
+				if rate := mistakeRate(scores, ys); rate > 0.4 {
 					t.Fatalf("3 shared copies make %.1f %% mistakes on the contract stream", 100*rate)
 				}
 			}
@@ -536,17 +530,21 @@ func TestForksShareOneCopyIsPlain(t *testing.T) {
 			t.Fatalf("event %d (before INIT at %d): score %v, plain %v", i, initAt, got[i], want[i])
 		}
 	}
-	rate := func(f []float64) float64 {
-		m := 0
-		for i := range f {
-			if f[i]*ys[i] <= 0 {
-				m++
-			}
-		}
-		return float64(m) / float64(len(f))
-	}
+	rate := func(f []float64) float64 { return mistakeRate(f, ys) }
 	if rate(got) > rate(want)+0.01 {
 		t.Fatalf("shared P = 1: %.2f %% mistakes, plain %.2f %%", 100*rate(got), 100*rate(want))
 	}
 	t.Logf("shared P = 1: %.2f %% mistakes, plain %.2f %%", 100*rate(got), 100*rate(want))
+}
+
+// mistakeRate is the fraction of scores whose sign is not the label's (a
+// score of 0 is a mistake).
+func mistakeRate(scores, ys []float64) float64 {
+	m := 0
+	for i, f := range scores {
+		if f*ys[i] <= 0 {
+			m++
+		}
+	}
+	return float64(m) / float64(len(scores))
 }

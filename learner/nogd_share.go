@@ -76,15 +76,11 @@ func (l *NOGD) ShareDelta() ([]byte, error) {
 
 func (l *NOGD) decodeDelta(b []byte) (nogdDelta, error) {
 	var nd nogdDelta
-	d := state.NewDecoder(b)
-	d.Header(nogdDeltaName, l.spec, l.dim)
-	if err := d.Err(); err != nil {
-		if !errors.Is(err, state.ErrCorrupt) {
-			return nd, fmt.Errorf("%w: %v", state.ErrCorrupt, err)
-		}
+	d, kind, err := openDelta(b, nogdDeltaName, l.spec, l.dim)
+	if err != nil {
 		return nd, err
 	}
-	nd.kind = d.U8()
+	nd.kind = kind
 	switch nd.kind {
 	case forksDeltaStage1:
 		nd.entries = decodeBufDelta(d, l.dim, "nogd delta entries")

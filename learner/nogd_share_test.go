@@ -41,13 +41,7 @@ func TestNOGDShareSameBasisAndLearns(t *testing.T) {
 			t.Fatal("the copies' maps differ")
 		}
 	}
-	mis := 0
-	for i, f := range scores {
-		if f*ys[i] <= 0 {
-			mis++
-		}
-	}
-	if rate := float64(mis) / float64(len(ys)); rate > 0.4 {
+	if rate := mistakeRate(scores, ys); rate > 0.4 {
 		t.Fatalf("3 shared copies make %.1f %% mistakes", 100*rate)
 	}
 }

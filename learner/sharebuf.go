@@ -25,6 +25,7 @@ package learner
 // so the merged model is the sum of every partition's Stage-1 learning.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -39,6 +40,22 @@ import (
 // sharing existed.
 func readShared(p *Params) bool {
 	return p.Has("shared") && p.Bool("shared", false)
+}
+
+// openDelta starts decoding a delta of the learner named name (its header
+// carries the delta name, the canonical spec and the dimension; a delta of
+// another learner, spec or dimension is corrupt input here, not a
+// state.MismatchError) and reads its kind byte.
+func openDelta(b []byte, name, spec string, dim int) (*state.Decoder, uint8, error) {
+	d := state.NewDecoder(b)
+	d.Header(name, spec, dim)
+	if err := d.Err(); err != nil {
+		if !errors.Is(err, state.ErrCorrupt) {
+			err = fmt.Errorf("%w: %v", state.ErrCorrupt, err)
+		}
+		return nil, 0, err
+	}
+	return d, d.U8(), nil
 }
 
 type shareBuf struct {
