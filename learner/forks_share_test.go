@@ -245,19 +245,7 @@ func TestForksShareRejectsBadDeltas(t *testing.T) {
 		}
 		own, _ := a.ShareDelta()
 		before, _ := a.MarshalBinary()
-		refuse := func(what string, ds ...SharedDelta) {
-			t.Helper()
-			err := a.ShareMerge(ds)
-			if err == nil || !errors.Is(err, state.ErrCorrupt) {
-				t.Fatalf("stage 2 %v, %s: error %v, want ErrCorrupt", stage2, what, err)
-			}
-			if after, _ := a.MarshalBinary(); !bytes.Equal(before, after) {
-				t.Fatalf("stage 2 %v, %s: a refused merge changed the model", stage2, what)
-			}
-		}
-		for cut := 0; cut < len(good); cut += max(1, len(good)/97) {
-			refuse(fmt.Sprintf("truncated at %d", cut), SharedDelta{Partition: 1, Data: good[:cut]})
-		}
+		refuse := refuser(t, a, fmt.Sprintf("stage 2 %v", stage2), good)
 		refuse("trailing byte", SharedDelta{Partition: 1, Data: append(slices.Clone(good), 0)})
 		for _, off := range []int{0, 5, 8} {
 			bad := slices.Clone(good)
@@ -547,4 +535,25 @@ func mistakeRate(scores, ys []float64) float64 {
 		}
 	}
 	return float64(m) / float64(len(scores))
+}
+
+// refuser returns a check that merging ds into a is refused with
+// ErrCorrupt and leaves a unchanged (what prefixes the messages), after
+// checking that every truncation of the good delta is refused.
+func refuser(t *testing.T, a Learner, what string, good []byte) func(string, ...SharedDelta) {
+	before, _ := a.MarshalBinary()
+	refuse := func(how string, ds ...SharedDelta) {
+		t.Helper()
+		err := a.(Sharer).ShareMerge(ds)
+		if err == nil || !errors.Is(err, state.ErrCorrupt) {
+			t.Fatalf("%s, %s: error %v, want ErrCorrupt", what, how, err)
+		}
+		if after, _ := a.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Fatalf("%s, %s: a refused merge changed the model", what, how)
+		}
+	}
+	for cut := 0; cut < len(good); cut += max(1, len(good)/97) {
+		refuse(fmt.Sprintf("truncated at %d", cut), SharedDelta{Partition: 1, Data: good[:cut]})
+	}
+	return refuse
 }

@@ -1,14 +1,10 @@
 package learner
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"okstream/learner/state"
 )
 
 // Shared NOGD configurations: the switch to phase 2 after one or two sync
@@ -67,19 +63,7 @@ func TestNOGDShareRejectsBadDeltas(t *testing.T) {
 		good, _ := b.ShareDelta()
 		own, _ := a.ShareDelta()
 		before, _ := a.MarshalBinary()
-		refuse := func(what string, ds ...SharedDelta) {
-			t.Helper()
-			err := a.ShareMerge(ds)
-			if err == nil || !errors.Is(err, state.ErrCorrupt) {
-				t.Fatalf("phase 2 %v, %s: error %v, want ErrCorrupt", phase2, what, err)
-			}
-			if after, _ := a.MarshalBinary(); !bytes.Equal(before, after) {
-				t.Fatalf("phase 2 %v, %s: a refused merge changed the model", phase2, what)
-			}
-		}
-		for cut := 0; cut < len(good); cut += max(1, len(good)/97) {
-			refuse(fmt.Sprintf("truncated at %d", cut), SharedDelta{Partition: 1, Data: good[:cut]})
-		}
+		refuse := refuser(t, a, fmt.Sprintf("phase 2 %v", phase2), good)
 		other, _ := New(strings.Replace(spec, "sigma=1.2", "sigma=1.3", 1), 5)
 		od, _ := other.(Sharer).ShareDelta()
 		refuse("another spec", SharedDelta{Partition: 1, Data: od})
