@@ -173,7 +173,11 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 	if sh == nil {
 		return nil, errForksNotShared
 	}
-	e := state.NewEncoder(64 + len(l.spec) + 8*(sk.n()-sh.buf.mark)*(l.dim+2) + 8*(sh.k*(sh.k+3)/2+l.dim))
+	size := 8 * (sh.k*(sh.k+5)/2 + l.dim + 8)
+	if !sk.ready {
+		size = 8 * (sk.n() - sh.buf.mark + 1) * (l.dim + 2)
+	}
+	e := state.NewEncoder(64 + len(l.spec) + size)
 	e.Header(forksDeltaName, l.spec, l.dim)
 	if !sk.ready {
 		e.U8(forksDeltaStage1)

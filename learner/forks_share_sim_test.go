@@ -139,7 +139,7 @@ func TestForksShareTable(t *testing.T) {
 }
 
 // shareTable logs independent copies and shared copies (base +
-// ",shared=true") for P ∈ {1, 4, 16, 64}, S ∈ {100, 250, 1000}, L ∈ {1, 2},
+// ",shared=true") for P ∈ {1, 4, 16, 64}, S ∈ {25, 50, 100, 250, 1000}, L ∈ {1, 2},
 // mean over permutations 0–2 of seed 1.
 func shareTable(t *testing.T, ds *dataset.Dataset, base string) {
 	n := len(ds.Y)
@@ -153,7 +153,7 @@ func shareTable(t *testing.T, ds *dataset.Dataset, base string) {
 			tot += m
 		}
 		t.Logf("P=%-2d independent            %6.2f %%  %.2f µs/event", P, 100*float64(tot)/float64(runs*n), float64(time.Since(start).Microseconds())/float64(runs*n))
-		for _, S := range []int{100, 250, 1000} {
+		for _, S := range []int{25, 50, 100, 250, 1000} {
 			for _, L := range []int{1, 2} {
 				tot, merges := 0, 0
 				var tm shareTiming

@@ -557,3 +557,37 @@ func refuser(t *testing.T, a Learner, what string, good []byte) func(string, ...
 	}
 	return refuse
 }
+
+// BenchmarkForksShareMerge: one Stage-2 sync point of 16 partitions at the
+// paper's k = 10 (decode 16 deltas, A += Σ ΔA, Cholesky inverse, v);
+// ShareDelta alone in the sub-benchmark "delta".
+func BenchmarkForksShareMerge(b *testing.B) {
+	spec := "forks:sigma=1.2,budget=100,k=10,rho=1000000,shared=true"
+	const P = 16
+	xs, ys := stream(Classification, 40*P*20, 5, 61)
+	_, ls := shareRun{spec: spec, P: P, S: 40, L: 1}.run(b, xs, ys)
+	if !ls[0].(*FORKS).sk.ready {
+		b.Fatal("not in Stage 2")
+	}
+	ds := make([]SharedDelta, P)
+	for q := range P {
+		d, _ := ls[q].(Sharer).ShareDelta()
+		ds[q] = SharedDelta{Partition: q, Own: q == 0, Data: d}
+	}
+	st, _ := ls[0].MarshalBinary()
+	b.Run("merge", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			_ = ls[0].UnmarshalBinary(st)
+			b.StartTimer()
+			if err := ls[0].(Sharer).ShareMerge(ds); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("delta", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = ls[1].(Sharer).ShareDelta()
+		}
+	})
+}

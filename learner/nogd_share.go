@@ -141,15 +141,26 @@ func (l *NOGD) ShareMerge(deltas []SharedDelta) error {
 		// others' terms are projected onto the map.
 		l.buildMap()
 		sh.basis = hashFloats(14695981039346656037, l.sv.Data())
-		l.project(all.rows[l.budget*l.dim:], all.coef[l.budget:])
+		l.project(all.rows[l.budget*l.dim:], all.coef[l.budget:], 1)
+		// The merged model is the sum of the partitions' kernel OGD models;
+		// phase 2 averages, so the warm start is their mean.
+		for i := range l.w {
+			l.w[i] /= float64(max(1, len(ds)))
+		}
 		sh.wSnap = append(sh.wSnap[:0], l.w...)
 		return nil
 	}
 	var mix []nogdDelta
+	late := 0 // Stage-1 deltas arriving after the switch (the lag)
+	for _, nd := range nds {
+		if nd.kind == forksDeltaStage1 {
+			late++
+		}
+	}
 	for _, nd := range nds {
 		switch {
 		case nd.kind == forksDeltaStage1:
-			l.project(nd.entries.rows, nd.entries.coef)
+			l.project(nd.entries.rows, nd.entries.coef, 1/float64(late))
 		case nd.basis == sh.basis:
 			mix = append(mix, nd)
 		}
@@ -169,10 +180,10 @@ func (l *NOGD) ShareMerge(deltas []SharedDelta) error {
 }
 
 // project adds the Nyström projection of the kernel OGD terms
-// Σ_i a_i κ(x_i, ·) to w: w += Σ_i a_i z(x_i).
-func (l *NOGD) project(rows, coef []float64) {
+// mu Σ_i a_i κ(x_i, ·) to w: w += mu Σ_i a_i z(x_i).
+func (l *NOGD) project(rows, coef []float64, mu float64) {
 	for i, a := range coef {
 		l.Predict(rows[i*l.dim : (i+1)*l.dim]) // leaves z(x_i) in l.z
-		axpy(a, l.z[:l.r], l.w)
+		axpy(mu*a, l.z[:l.r], l.w)
 	}
 }
