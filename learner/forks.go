@@ -231,14 +231,14 @@ package learner
 //     100, L = 1): 12.72 % against 12.74 for the plain learner at c = 0
 //     (13.29 against 13.45 at c = 1).
 //   - Measured (cod-rna unscaled shuffled, round-robin, B = 100, σ = 2^7,
-//     ρ = ⌊0.3N⌋, 3 permutations, S = 100, L = 1; independent copies in
-//     brackets): P = 1 12.72 [12.74], 4 12.56 [13.08], 16 13.25 [14.02],
-//     64 15.06 [17.73]; on 10 other permutations P = 16 13.34 against
-//     12.65 at P = 1 (plain FORKS at c = 1, the paper's setting: 13.54).
-//     The remaining gap at P = 16 is the warm-up: before
-//     the first merge (L + 1 periods, P·S·(L + 1) events) every copy is an
-//     isolated Stage-1 learner; after it the mistake rate matches P = 1.
-//     Larger S lengthens that warm-up (P = 16, S = 1000: 18.4 %).
+//     ρ = ⌊0.3N⌋, 3 permutations, L = 1; independent copies at c = 0 in
+//     brackets): S = 100: P = 1 12.72 [12.74], 4 12.56 [13.08], 16 13.25
+//     [14.02], 64 15.06 [17.73]; S = 50: P = 16 13.01, 64 14.08; S = 25:
+//     P = 16 12.83, 64 13.33. The gap to P = 1 is the warm-up: until the
+//     first merge (P·S·(L + 1) events) every copy is an isolated Stage-1
+//     learner; after it the mistake rate matches P = 1's. So it grows with
+//     S (P = 16, S = 1000: 18.4 %). Plain FORKS at the paper's c = 1,
+//     P = 1: 13.45. Table and costs in docs/algorithms.
 
 import (
 	"fmt"

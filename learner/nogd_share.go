@@ -7,10 +7,13 @@ package learner
 // delta order, and the Nyström map is built in every copy at the first
 // sync point where the merged buffer holds B entries, from its first B —
 // the same map everywhere, and it never changes afterwards. The warm start
-// is the Nyström projection of the whole merged kernel OGD model, Σ_i a_i
+// is the Nyström projection of the merged kernel OGD model, Σ_i a_i
 // κ(x_i, ·) ≈ (Σ_i a_i z(x_i))ᵀ z(·): Λ M a for the first B entries (as the
-// plain learner), plus a_i z(x_i) for every further merged entry, and for
-// the entries of Stage-1 deltas that arrive after the switch (the lag).
+// plain learner), plus a_i z(x_i) for every further merged entry, divided
+// by the number of deltas of that sync point (the merged model is the sum
+// of the partitions' models; phase 2 averages, so it starts from their
+// mean); the entries of Stage-1 deltas that arrive after the switch (the
+// lag) are projected likewise, divided by their number of deltas.
 //
 // Phase 2 is linear OGD in that fixed basis: a delta is Δw = w − w_sync,
 // and merging moves the shared w by the mean of the sync point's deltas
