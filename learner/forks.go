@@ -271,7 +271,7 @@ func init() {
 			{Name: "lip", Default: "1", Doc: "Lipschitz constant L of the sqrt schedule", When: "ons_eta_schedule=sqrt"},
 			{Name: "new_inverse", Default: "true", Doc: "ONS step with the inverse that includes the current gradient (the paper's A_t); false: the previous inverse"},
 			{Name: "literal", Default: "false", Doc: "Algorithm 1 read literally: on update rounds reset before predicting (score 0)"},
-			{Name: "shared", When: "the model is shared across partitions", Default: "false", Doc: "one copy of a model shared across partitions (learner.Sharer; in the canonical spec only when set): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions (see the learner's comment, \"Sharing across partitions\")"},
+			{Name: "shared", When: "the model is shared across partitions", Default: "false", Doc: "one copy of a model shared across partitions (learner.Sharer; in the canonical spec only when set): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions; the ONS merges its surrogate statistics, is carried over update rounds instead of reset, and c defaults to 0 with the hinge (see the learner's comment, \"Sharing across partitions\")"},
 			docLoss, docSeed,
 		},
 		New: newFORKS,
