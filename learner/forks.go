@@ -293,6 +293,10 @@ type FORKS struct {
 	literal   bool
 	ons       *ons
 	sh        *forksShare // shared=true: sync bookkeeping (forks_share.go)
+	seed      uint64
+	localINIT bool       // shared: a local basis until the shared INIT (forks_share.go)
+	loc       *sketchMap // shared, Stage 1: the local basis, if built
+	locONS    *ons
 }
 
 func newFORKS(p *Params, dim int) (Learner, error) {
@@ -352,6 +356,8 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	if shared {
 		l.sk.deferInit = true
 		l.sh = newForksShare(o.k, dim)
+		l.seed = seed
+		l.localINIT = true
 	}
 	return l, nil
 }
@@ -387,6 +393,15 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 	if !sk.ready {
 		f := sk.score1(x)
 		n := sk.n()
+		if l.loc != nil { // shared copy with a local basis: predict and learn with it
+			f1 := f
+			f = l.learnLocal(x, y)
+			sk.learn1(x, l.loss.Deriv(f1, y)) // the shadow kernel OGD feeds the shared buffer
+			if sk.n() > n {
+				l.sh.buf.labels = append(l.sh.buf.labels, y)
+			}
+			return f
+		}
 		if sk.learn1(x, l.loss.Deriv(f, y)) { // INIT ran
 			l.ons.reset(sk.k)
 			if sk.w0 != nil {
@@ -397,6 +412,9 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 		}
 		if l.sh != nil && sk.n() > n {
 			l.sh.buf.labels = append(l.sh.buf.labels, y) // the entry's label, for the ONS replay after INIT
+			if sk.n() >= sk.buffer && l.localINIT {
+				l.localInit()
+			}
 		}
 		return f
 	}
@@ -447,6 +465,13 @@ func (l *FORKS) MarshalBinary() ([]byte, error) {
 	}
 	if l.sh != nil {
 		l.sh.encode(e, l.sk.ready)
+		if !l.sk.ready {
+			e.Bool(l.loc != nil)
+			if l.loc != nil {
+				l.loc.encode(e)
+				l.locONS.encode(e)
+			}
+		}
 	}
 	return e.Bytes(), nil
 }
@@ -465,15 +490,32 @@ func (l *FORKS) UnmarshalBinary(data []byte) error {
 		}
 	}
 	var sh *forksShare
+	var loc *sketchMap
+	var locONS *ons
 	if l.sh != nil {
 		sh = l.sh.decode(d, st.ready, len(st.rows)/l.dim, l.sk.buffer)
+		if !st.ready && d.Bool() {
+			loc = newSketchMap(l.sk.sketchOpts, l.sk.kern, l.dim, l.seed^localSeed)
+			lst := loc.decode(d)
+			if d.Err() == nil && !lst.ready {
+				d.Fail("forks: local basis in Stage 1")
+			}
+			locONS = newONS(l.sk.k, l.alpha, l.c)
+			locONS.decode(d)
+			if d.Err() == nil && locONS.k != l.sk.k {
+				d.Fail("forks: local ONS dimension %d, want %d", locONS.k, l.sk.k)
+			}
+			if d.Err() == nil {
+				loc.install(lst)
+			}
+		}
 	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	l.sk.install(st)
 	if sh != nil {
-		l.sh = sh
+		l.sh, l.loc, l.locONS = sh, loc, locONS
 	}
 	if o != nil {
 		l.ons = o

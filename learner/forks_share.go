@@ -312,6 +312,9 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 		sk.w0 = nil
 	}
 	sh.basis = hashFloats(14695981039346656037, sk.stored.Data())
+	if l.loc != nil {
+		l.transferLocal()
+	}
 	sh.resetONS(l.ons)
 	sh.global = 0
 	l.replay(all.rows, all.labels)
@@ -428,17 +431,27 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 // paper resets the ONS at every update round. O(n(s_m d + s_m k + k²) + k³)
 // for n stored examples.
 func (l *FORKS) transfer(zOld []float64) bool {
-	sh, sk, k := l.sh, l.sk, l.sh.k
-	// M fits the old features by the new ones on the stored examples X_S
-	// (the function space the map serves, not Z's coefficients: with a
-	// wide kernel Z is ill-conditioned and Z^† Z_old is meaningless):
-	// M = Φ_new^† Φ_old with Φ = rows φ(x_i)ᵀ.
+	sk, k := l.sk, l.sh.k
 	n := sk.n()
-	po, pn := make([]float64, n*k), make([]float64, n*k)
+	po := make([]float64, n*k)
 	for i := range n {
 		kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
 		linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
-		linalg.MatTVec(pn[i*k:i*k+k], sk.z, sk.sm, k, kl)
+	}
+	return l.transferFrom(po, l.sh.aSnap, l.ons.v[:k])
+}
+
+// transferFrom sets the ONS state (v, A⁻¹, A_sync) in the current map from
+// a state (vOld, aOld) whose features on the stored examples are the rows
+// of po (n×k): M = Φ_new^† Φ_old fits the old features by the new ones in
+// function space (not Z's coefficients: with a wide kernel Z is
+// ill-conditioned and Z^† Z_old is meaningless).
+func (l *FORKS) transferFrom(po, aOld, vOld []float64) bool {
+	sh, sk, k := l.sh, l.sk, l.sh.k
+	n := sk.n()
+	pn := make([]float64, n*k)
+	for i := range n {
+		copy(pn[i*k:i*k+k], sk.features(sk.stored.Row(i)))
 	}
 	zp := make([]float64, k*n)
 	if r, err := linalg.Pinv(zp, pn, n, k, -1, nil); err != nil || r < k {
@@ -451,7 +464,7 @@ func (l *FORKS) transfer(zOld []float64) bool {
 		return false
 	}
 	// A − αI (the folded A_sync: the accumulators are empty after a merge).
-	a := slices.Clone(sh.aSnap)
+	a := slices.Clone(aOld)
 	for i := range k {
 		a[i*k+i] -= l.ons.alpha
 	}
@@ -476,7 +489,7 @@ func (l *FORKS) transfer(zOld []float64) bool {
 		return false
 	}
 	v := make([]float64, k)
-	linalg.MatVec(v, m, k, k, l.ons.v[:k])
+	linalg.MatVec(v, m, k, k, vOld)
 	copy(l.ons.v[:k], v)
 	copy(l.ons.ainv[:k*k], ainv)
 	copy(sh.aSnap, at)
@@ -529,4 +542,61 @@ func (sh *forksShare) decode(d *state.Decoder, ready bool, n, buffer int) *forks
 		d.Fail("forks: basis identity 0 in Stage 2")
 	}
 	return st
+}
+
+// localSeed derives the generator seed of a copy's local basis from the
+// shared one (the local basis never meets another copy's).
+const localSeed = 0x9e3779b97f4a7c15
+
+// localInit builds this copy's local basis (a shared copy in Stage 1 whose
+// own view of the buffer — merged and own entries — holds B̃ entries
+// before a sync point has merged B̃): INIT on the first B̃ entries with its
+// own generator, an ONS from w = 0. Until the shared INIT the copy
+// predicts and learns with it, as an independent FORKS would (without
+// update rounds), while the shadow kernel OGD keeps feeding the shared
+// buffer exactly as before.
+func (l *FORKS) localInit() {
+	sk := l.sk
+	loc := newSketchMap(sk.sketchOpts, sk.kern, l.dim, l.seed^localSeed)
+	n := sk.buffer
+	if err := loc.stored.SetData(sk.stored.Data()[:n*l.dim]); err != nil {
+		panic(fmt.Sprintf("learner forks: local buffer: %v", err))
+	}
+	loc.coef = append(loc.coef[:0], sk.coef[:n]...)
+	loc.initSketch()
+	l.loc = loc
+	l.locONS = newONS(loc.k, l.alpha, l.c)
+	l.locONS.reset(loc.k)
+	if loc.w0 != nil {
+		copy(l.locONS.v, loc.w0)
+		loc.w0 = nil
+	}
+}
+
+// learnLocal predicts x with the local basis and takes the local ONS step
+// (not part of any delta).
+func (l *FORKS) learnLocal(x []float64, y float64) float64 {
+	phi := l.loc.features(x)
+	f := l.locONS.predict(phi)
+	l.loc.rounds++
+	s := l.onsSigma + l.onsEta
+	if l.sqrtSched {
+		s = l.onsSigma + math.Sqrt(float64(l.loc.k)/(l.lip*l.lip*float64(l.loc.rounds)))
+	}
+	_ = l.locONS.update(phi, l.loss.Deriv(f, y), l.lambda, s, l.newInv)
+	return f
+}
+
+// transferLocal carries the local ONS state into the shared basis just
+// built (fitted on the shared INIT's buffer) and drops the local basis.
+func (l *FORKS) transferLocal() {
+	k, n := l.sh.k, l.sk.n()
+	po := make([]float64, n*k)
+	for i := range n {
+		copy(po[i*k:i*k+k], l.loc.features(l.sk.stored.Row(i)))
+	}
+	if a, err := konsSPDInverse(l.locONS.ainv[:k*k], k); err == nil {
+		l.transferFrom(po, a, l.locONS.v[:k])
+	}
+	l.loc, l.locONS = nil, nil
 }

@@ -591,3 +591,64 @@ func BenchmarkForksShareMerge(b *testing.B) {
 		}
 	})
 }
+
+// A shared copy whose own view of the buffer fills before a sync point has
+// merged B̃ entries builds a local basis and predicts with it (as an
+// independent FORKS would) until the shared INIT, which carries its ONS
+// into the shared basis; a copy restored in the local phase continues
+// bit-identically.
+func TestForksShareLocalBasis(t *testing.T) {
+	spec := "forks:sigma=1,budget=10,sm=4,k=3,rho=150,shared=true"
+	xs, ys := stream(Classification, 1200, 5, 38)
+	const P, S = 2, 200
+	sawLocal, sawShared := false, false
+	cut := -1
+	r := shareRun{spec: spec, P: P, S: S, L: 1}
+	r.hook = func(p, i int, ls []Learner) {
+		f := ls[p].(*FORKS)
+		if f.loc != nil {
+			if f.sk.ready {
+				t.Fatal("a local basis after the shared INIT")
+			}
+			sawLocal = true
+			if cut < 0 && p == 1 {
+				cut = i
+			}
+		}
+		if f.sk.ready {
+			sawShared = true
+		}
+	}
+	want, wls := r.run(t, xs, ys)
+	if !sawLocal || !sawShared {
+		t.Fatalf("local basis %v, shared INIT %v: the run does not cover the phases", sawLocal, sawShared)
+	}
+	// Restore copy 1 at the first event of its local phase.
+	r.hook = func(p, i int, ls []Learner) {
+		if i != cut {
+			return
+		}
+		st, _ := ls[p].MarshalBinary()
+		nl := mustNew(t, spec, 5)
+		if err := nl.UnmarshalBinary(st); err != nil {
+			t.Fatal(err)
+		}
+		if nl.(*FORKS).loc == nil {
+			t.Fatal("the restored copy has no local basis")
+		}
+		ls[p] = nl
+	}
+	got, gls := r.run(t, xs, ys)
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("event %d differs after a restore in the local phase", i)
+		}
+	}
+	for p := range P {
+		a, _ := wls[p].MarshalBinary()
+		b, _ := gls[p].MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Fatalf("final state of copy %d differs", p)
+		}
+	}
+}
