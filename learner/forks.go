@@ -167,6 +167,14 @@ package learner
 //     statistics made in another basis are never mixed (a runtime that
 //     groups deltas differently in different copies gets diverging bases,
 //     not a wrong merge).
+//   - Before the shared INIT a copy is an independent FORKS: when its own
+//     view of the buffer (merged plus own entries) reaches B̃ before a sync
+//     point has merged B̃, it builds a local basis (INIT with a generator
+//     of its own) and predicts and learns with it and a local ONS (no
+//     update rounds), while its kernel OGD keeps running in the shadow and
+//     feeding the shared buffer as before; at the shared INIT the local ONS
+//     is carried into the shared basis (the change of basis below) and the
+//     local basis dropped. (Cod-rna, P = 16, S = 1000: 18.4 → 14.7 %.)
 //   - After INIT, every merged Stage-1 entry (the examples with non-zero
 //     Stage-1 loss, which the ONS has not seen) is replayed, in order, as
 //     an ONS step in every copy — at INIT and at later sync points that
@@ -224,21 +232,22 @@ package learner
 //     (the merged buffer below B̃ plus the own entries of the last L + 1
 //     periods) until the INIT sync point; stage1_lambda is refused (its
 //     shrinkage does not merge).
-//   - P = 1 with own deltas only differs from the plain learner in: INIT
-//     at the first sync point with ≥ B̃ buffered entries (not the round the
-//     buffer fills), the buffer replayed into the ONS, the ONS carried over
+//   - P = 1 with own deltas only is the plain learner until its INIT (the
+//     local basis); it then differs by the shared INIT at the next sync
+//     point (ONS carried over, buffer replayed), the ONS carried over
 //     update rounds, and c = 0. Measured on cod-rna (3 permutations, S =
-//     100, L = 1): 12.72 % against 12.74 for the plain learner at c = 0
-//     (13.29 against 13.45 at c = 1).
+//     100, L = 1): 12.69 % against 12.74 for the plain learner at c = 0
+//     (13.33 against 13.45 at c = 1).
 //   - Measured (cod-rna unscaled shuffled, round-robin, B = 100, σ = 2^7,
 //     ρ = ⌊0.3N⌋, 3 permutations, L = 1; independent copies at c = 0 in
-//     brackets): S = 100: P = 1 12.72 [12.74], 4 12.56 [13.08], 16 13.25
+//     brackets): S = 100: P = 1 12.69 [12.74], 4 12.56 [13.08], 16 13.25
 //     [14.02], 64 15.06 [17.73]; S = 50: P = 16 13.01, 64 14.08; S = 25:
 //     P = 16 12.83, 64 13.33. The gap to P = 1 is the warm-up: until the
 //     first merge (P·S·(L + 1) events) every copy is an isolated Stage-1
-//     learner; after it the mistake rate matches P = 1's. So it grows with
-//     S (P = 16, S = 1000: 18.4 %). Plain FORKS at the paper's c = 1,
-//     P = 1: 13.45. Table and costs in docs/algorithms.
+//     learner (an independent copy once its local basis is built); after
+//     it the mistake rate matches P = 1's. So it grows with S (P = 16,
+//     S = 1000: 14.7 %). Plain FORKS at the paper's c = 1, P = 1: 13.45.
+//     Table and costs in docs/algorithms.
 
 import (
 	"fmt"
