@@ -29,6 +29,8 @@ var fuzzSpecs = []string{
 	"projectron:sigma=1,budget=5",
 	"forks:budget=4,k=2,sm=2,rho=3,horizon=40",
 	"forks:budget=4,k=2,sm=2,rho=3,horizon=40,decomp=svd,max_stored=10,landmarks=replace",
+	"forks:budget=4,k=2,sm=2,rho=3,horizon=40,shared=true", // Stage 1 of a shared copy (FuzzShareMerge covers the merges)
+	"nogd:sigma=1,budget=6,k=3,shared=true",
 	"skegd:budget=4,k=2,sm=2,rho=3,horizon=40,carry=transfer",
 	"kawv:max_points=8",
 	"pkawv:order=2",
