@@ -96,6 +96,7 @@ func init() {
 			{Name: "per_octave", Default: "1", Doc: "σ grid points per octave (2: the papers' 2^0.5 steps)"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
+			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG logistic regression, or ridge for regression) on the same standardised inputs as one more member, weighed and pruned like the others"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
@@ -117,6 +118,7 @@ const autoFORKSPreset = "wide"
 type Auto struct {
 	base
 	specs   []map[string]string // members' specs (for rebuilding)
+	names   []string            // members' learners (the base, or linear)
 	bname   string
 	members []Learner // nil once pruned
 	alive   []int     // indices of the survivors, increasing
@@ -132,7 +134,7 @@ type Auto struct {
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
@@ -140,6 +142,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	per := p.Int("per_octave", 1, InRange(1, 4))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
+	withLinear := p.Bool("linear", true)
 	fwd := map[string]string{}
 	for k, v := range p.raw {
 		if !slices.Contains(autoOwnKeys, k) {
@@ -195,6 +198,15 @@ func newAuto(p *Params, dim int) (Learner, error) {
 			}
 		}
 	}
+	if withLinear {
+		kv := map[string]string{"loss": autoLinearLoss(task)}
+		if task == Regression {
+			kv["solver"] = "rls" // O(d²): the inputs are standardised
+		}
+		if err := a.addLinear(kv, dim); err != nil {
+			return nil, err
+		}
+	}
 	a.base = newBase(p, dim, a.members[0].Info().Task)
 	a.loss = make([]float64, len(a.members))
 	a.f = make([]float64, len(a.members))
@@ -237,9 +249,36 @@ func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid 
 		}
 	}
 	a.specs = append(a.specs, kv)
+	a.names = append(a.names, bname)
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
 	return nil
+}
+
+// addLinear adds the linear member (learner linear with spec kv) last.
+func (a *Auto) addLinear(kv map[string]string, dim int) error {
+	m, err := newPlain("linear", kv, dim)
+	if err != nil {
+		return fmt.Errorf("learner auto: linear member: %w", err)
+	}
+	a.specs = append(a.specs, kv)
+	a.names = append(a.names, "linear")
+	a.members = append(a.members, m)
+	a.alive = append(a.alive, len(a.alive))
+	return nil
+}
+
+// autoLinearLoss is the linear member's loss: the loss auto weighs every
+// member by. For regression that is the square loss (linear: ridge). For
+// classification auto scores a member by (clip(f, −1, 1) − y)² =
+// (1 − y·clip(f))², the squared hinge loss capped at 4, so the linear member
+// is trained on the squared hinge (linear: NAG), the smooth surrogate of
+// the very loss it is compared on.
+func autoLinearLoss(task Task) string {
+	if task == Regression {
+		return "square"
+	}
+	return "squared_hinge"
 }
 
 // autoDefaultEtas is 3 for the first-order learners on a classification
@@ -483,7 +522,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := newPlain(a.bname, a.specs[i], a.dim)
+		m, err := newPlain(a.names[i], a.specs[i], a.dim)
 		if err != nil {
 			return err
 		}
@@ -516,7 +555,11 @@ func (a *Auto) Info() Info {
 func (a *Auto) String() string {
 	s := "auto[" + a.bname + "]"
 	for _, i := range a.alive {
-		s += " " + a.specs[i]["sigma"] + "σ̂:" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
+		name := a.specs[i]["sigma"] + "σ̂"
+		if a.names[i] == "linear" {
+			name = "linear"
+		}
+		s += " " + name + ":" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
 	}
 	return s
 }
