@@ -106,7 +106,7 @@ func init() {
 			{Name: "per_octave", Default: "1", Doc: "σ grid points per octave (2: the papers' 2^0.5 steps)"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
-			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG logistic regression, or ridge for regression) on the same standardised inputs as one more member, weighed and pruned like the others"},
+			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG on the squared hinge, or ridge by recursive least squares, solver=rls, for regression) on the same standardised inputs as one more member, weighed and pruned like the others"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
