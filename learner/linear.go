@@ -46,8 +46,9 @@ package learner
 // P ← P − (P x̃)(P x̃)ᵀ/(1 + x̃ᵀP x̃), in O(d²) per event instead of a
 // refactorisation. A fixed penalty is not scale-invariant, so this form
 // is for inputs already standardised (auto's linear member sees the
-// self-tuning wrapper's standardised features; λ = 1 there is one unit
-// of squared weight, negligible after a few events). Regret: the online
+// self-tuning wrapper's standardised features divided by σ̂, and takes
+// λ = 1/(2d), the unit penalty of standardised coordinates: auto.go's
+// autoLinearLambda). Regret: the online
 // ridge's square loss is within O(d·Y²·ln(1 + T·X²/(λd))) of the best
 // linear predictor in hindsight (Vovk 2001; Azoury & Warmuth 2001; up to
 // the current-input term and the label-range clip) for inputs with
