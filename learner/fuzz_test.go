@@ -49,6 +49,9 @@ var fuzzSpecs = []string{
 	"nogd:sigma=2,scale=standard,budget=6,k=3,warmup=5",
 	"linear",
 	"linear:loss=square",
+	"linear:loss=square,solver=rls,lambda=0.5",
+	"auto:base=fogd,loss=square,budget=4,octaves=1,halving=8,warmup=5",
+	"auto:base=nogd,budget=4,octaves=1,etas=1,halving=8,warmup=5,linear=false",
 }
 
 // fuzzSeedEvents are the stream lengths after which the seed states are
