@@ -71,8 +71,11 @@ type Config struct {
 	// Models are scored on every event, in this order.
 	Models []Model
 	// Passthrough runs the pipeline with no models at all (prediction
-	// records carry no scores): for measuring the infrastructure's own
-	// throughput. Models must then be empty.
+	// records carry no scores, no label is checked): for measuring the
+	// infrastructure's own throughput, or for switching a deployment to
+	// pass-through by adding one setting. Models, if given, are validated
+	// as in a learning run (a configuration one mode refuses, the other
+	// refuses too) and then not run: New drops them and logs that it did.
 	Passthrough bool
 	// Dim is the feature dimension: events with another dimension are
 	// dead-lettered.
@@ -317,9 +320,6 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Models) == 0 && !c.Passthrough {
 		bad("no models: add --model NAME=SPEC (e.g. --model champion=fogd:sigma=2); see okstream help learners")
-	}
-	if len(c.Models) > 0 && c.Passthrough {
-		bad("--passthrough runs without models: drop the --model flags")
 	}
 	names := map[string]bool{}
 	var task learner.Task

@@ -92,6 +92,14 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
+	if cfg.Passthrough && len(cfg.Models) > 0 {
+		names := make([]string, len(cfg.Models))
+		for i, m := range cfg.Models {
+			names[i] = m.Name
+		}
+		cfg.Logger.Warn("passthrough: the configured models are not run (no learning, no scores)", "models", names)
+		cfg.Models = nil
+	}
 	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
 		predMax: recordLimit(0) - recordFraming, dlqMax: min(cfg.DeadLetterMaxBytes, recordLimit(0)-recordFraming-deadLetterHeaderRoom)}
 	reg := cfg.Registerer

@@ -53,8 +53,9 @@ by ';') or in a --config file ("name = value" lines, flag names, '#'
 comments). Precedence: flags > environment > config file > defaults. An
 OKSTREAM_ variable that names no flag is reported at start (misspelt?).
 A model's NAME is optional: --model fogd:sigma=1 is named fogd; two models
-of one learner need names. --passthrough ignores the --model flags (with a
-warning), so one config file serves both modes.
+of one learner need names. --passthrough accepts every flag of a learning
+run: the --model flags are validated, then not run (a warning says so), so
+one config file serves both modes and adding --passthrough switches.
 
 Create the topics first (okstream topics create): run creates the missing
 output, dead-letter and checkpoint topics, but not the input.
@@ -140,7 +141,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
 	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
-	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are ignored (with a warning)")
+	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are validated, then not run (a log line says so), so a deployment switches to pass-through by adding this one flag")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
@@ -249,10 +250,6 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
 		return fail("%v", err)
-	}
-	if cfg.Passthrough && len(cfg.Models) > 0 {
-		log.Warn("--passthrough: the --model flags are ignored (no model runs)", "models", len(cfg.Models))
-		cfg.Models = nil
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
 	if err != nil {
