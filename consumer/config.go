@@ -172,10 +172,24 @@ type Config struct {
 	// fresh, others keep their state).
 	OnModelChange string
 
-	// Consumer-group timing (defaults 10 s, 1 s, 30 s).
-	SessionTimeout    time.Duration
+	// SessionTimeout is the consumer-group session timeout (default 10 s):
+	// how long the group coordinator waits for a member's heartbeat before
+	// it evicts the member. It bounds the recovery delay after a crash
+	// (SIGKILL, a lost machine): the crashed member's partitions are
+	// reassigned only when its session has expired, whereas a graceful stop
+	// leaves the group at once (see session.go and the README's Recovery).
+	// It must lie within the broker's group.min.session.timeout.ms and
+	// group.max.session.timeout.ms (Kafka's defaults: 6 s and 30 min); Run
+	// checks that at start when the broker reports them.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is the period of the member's heartbeats (default
+	// a third of SessionTimeout, at most 1 s); it must be shorter than
+	// SessionTimeout. Membership changes are noticed within one interval.
 	HeartbeatInterval time.Duration
-	RebalanceTimeout  time.Duration
+	// RebalanceTimeout bounds how long the coordinator waits for the members
+	// to rejoin during a rebalance (default 30 s); workers drain and
+	// checkpoint within it.
+	RebalanceTimeout time.Duration
 
 	// CheckpointPartitions is the partition count of a checkpoint topic that
 	// okstream creates (default 8).
@@ -291,7 +305,7 @@ func (c *Config) defaults() {
 		c.Delivery = DeliveryEffectivelyOnce
 	}
 	setDur(&c.SessionTimeout, 10*time.Second)
-	setDur(&c.HeartbeatInterval, time.Second)
+	setDur(&c.HeartbeatInterval, min(time.Second, c.SessionTimeout/3))
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setInt(&c.CheckpointPartitions, 8)
 	if c.CheckpointMaxStateBytes == 0 {

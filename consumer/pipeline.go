@@ -407,6 +407,9 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	if err := p.checkOutputPartitions(ctx, n); err != nil { // effectively-once (dedup.go)
 		return err
 	}
+	if err := p.checkSessionTimeout(ctx); err != nil { // session.go
+		return err
+	}
 	p.store, err = checkpoint.Open(ctx, checkpoint.Config{
 		Brokers: cfg.Brokers, Topic: cfg.Checkpoints, Partitions: cfg.CheckpointPartitions,
 		ChunkBytes: cfg.CheckpointChunkBytes, MaxStateBytes: cfg.CheckpointMaxStateBytes, Client: p.client,

@@ -1,0 +1,86 @@
+package consumer
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"okstream/internal/kafkatest"
+)
+
+// A graceful stop (SIGTERM in okstream run) leaves the group: the broker
+// sees a LeaveGroup from the stopping member, and the other member takes
+// over its partitions at once. The session timeout is 100 s, so only the
+// LeaveGroup can explain the takeover within the test's 60 s.
+func TestShutdownLeavesGroup(t *testing.T) {
+	e := kafkatest.New(t)
+	if e.Real {
+		t.Skip("observes the embedded broker's requests")
+	}
+	var mu sync.Mutex
+	var leaves []string
+	group := e.Name("g")
+	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.Cluster.KeepControl()
+		if lg, ok := req.(*kmsg.LeaveGroupRequest); ok && lg.Group == group {
+			mu.Lock()
+			leaves = append(leaves, lg.MemberID)
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	input := e.Name("events")
+	e.CreateTopic(t, input, 4, nil)
+	e.Produce(t, input, genEvents(400, 3, "l")...)
+	cfg := testConfig(e, input, group, e.Name("preds"))
+	cfg.SessionTimeout, cfg.RebalanceTimeout = 100*time.Second, 20*time.Second
+	a := start(t, cfg)
+	waitFor(t, 60*time.Second, "a owns every partition", func() bool { return owned(a) == 4 })
+	b := start(t, cfg)
+	waitFor(t, 60*time.Second, "a and b share the partitions", func() bool { return owned(a) == 2 && owned(b) == 2 })
+	if err := a.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	n := len(leaves)
+	mu.Unlock()
+	if n != 1 || leaves[0] == "" {
+		t.Fatalf("LeaveGroup requests of the stopped member: %q, want one", leaves)
+	}
+	waitFor(t, 60*time.Second, "b takes over every partition", func() bool { return owned(b) == 4 })
+}
+
+// A session timeout outside the broker's group.min/max.session.timeout.ms
+// stops the pipeline at start with an error naming the range, instead of
+// a join that kafka-go would retry for ever.
+func TestSessionTimeoutOutsideBrokerRange(t *testing.T) {
+	e := kafkatest.NewWith(t, kafkatest.Options{BrokerConfigs: map[string]string{
+		"group.min.session.timeout.ms": "2000", "group.max.session.timeout.ms": "60000"}})
+	if e.Real {
+		t.Skip("sets the embedded broker's configuration")
+	}
+	input := e.Name("events")
+	e.CreateTopic(t, input, 1, nil)
+	for _, c := range []struct {
+		session time.Duration
+		refused bool
+	}{{time.Second, true}, {90 * time.Second, true}, {3 * time.Second, false}} {
+		cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+		cfg.SessionTimeout = c.session
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err = p.Run(ctx)
+		cancel()
+		got := err != nil && strings.Contains(err.Error(), "outside the broker's range [2s, 1m0s]")
+		if got != c.refused {
+			t.Errorf("session timeout %s: Run returned %v, want refused=%v", c.session, err, c.refused)
+		}
+	}
+}
