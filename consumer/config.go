@@ -186,6 +186,12 @@ type Config struct {
 	// a third of SessionTimeout, at most 1 s); it must be shorter than
 	// SessionTimeout. Membership changes are noticed within one interval.
 	HeartbeatInterval time.Duration
+	// MemberFile, when set, is a file (the instance's own, on a disk that
+	// survives its restarts) where the instance keeps its consumer-group
+	// member id: a restart after a crash evicts the crashed member at once
+	// instead of waiting SessionTimeout for it to expire (see member.go).
+	// Default "": no file, a restart after a crash waits.
+	MemberFile string
 	// RebalanceTimeout bounds how long the coordinator waits for the members
 	// to rejoin during a rebalance (default 30 s); workers drain and
 	// checkpoint within it.

@@ -299,6 +299,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() { defer close(monitorDone); p.monitor(mctx) }()
 	defer func() { stopMonitor(); <-monitorDone }()
 
+	p.evictPrevious(ctx) // member.go
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                cfg.Group,
 		Brokers:           cfg.Brokers,
@@ -355,6 +356,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		log.Info("generation", "id", gen.ID, "member", gen.MemberID, "partitions", ids)
+		p.noteMember(gen.MemberID) // member.go
 		genID := gen.ID
 		gen.Start(func(gctx context.Context) { p.liveGeneration(gctx, genID) })
 		for _, id := range ids {
@@ -376,6 +378,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 	<-closed
+	if !p.killed.Load() {
+		p.forgetMember() // left the group (member.go)
+	}
 	p.inGen.Store(false)
 	p.m.assigned.Set(0)
 	p.mu.Lock()

@@ -2,6 +2,9 @@ package consumer
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,5 +85,63 @@ func TestSessionTimeoutOutsideBrokerRange(t *testing.T) {
 		if got != c.refused {
 			t.Errorf("session timeout %s: Run returned %v, want refused=%v", c.session, err, c.refused)
 		}
+	}
+}
+
+// A crash leaves the crashed member in the group until its session
+// expires (here 100 s: its LeaveGroup is dropped, as a SIGKILL would never
+// send it). With a member file, the restarted instance evicts that member
+// before it joins and gets every partition at once, well within the
+// test's 60 s; the file then holds the new member id, and a clean stop
+// removes it.
+func TestMemberFileEvictsCrashedMember(t *testing.T) {
+	e := kafkatest.New(t)
+	if e.Real {
+		t.Skip("drops requests at the embedded broker")
+	}
+	group := e.Name("g")
+	var mu sync.Mutex
+	crashing := false
+	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.Cluster.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		if lg, ok := req.(*kmsg.LeaveGroupRequest); ok && lg.Group == group && crashing {
+			return nil, errors.New("crashed"), true // the connection closes: no LeaveGroup arrives
+		}
+		return nil, nil, false
+	})
+	input := e.Name("events")
+	e.CreateTopic(t, input, 4, nil)
+	e.Produce(t, input, genEvents(400, 5, "m")...)
+	cfg := testConfig(e, input, group, e.Name("preds"))
+	cfg.SessionTimeout, cfg.RebalanceTimeout = 100*time.Second, 100*time.Second
+	cfg.MemberFile = filepath.Join(t.TempDir(), "member")
+	a := start(t, cfg)
+	waitFor(t, 60*time.Second, "a owns every partition", func() bool { return owned(a) == 4 })
+	first, err := os.ReadFile(cfg.MemberFile)
+	if err != nil || len(strings.TrimSpace(string(first))) == 0 {
+		t.Fatalf("member file after the first generation: %q, %v", first, err)
+	}
+	mu.Lock()
+	crashing = true
+	mu.Unlock()
+	a.p.Kill()
+	a.done <- <-a.done // Run returned (the cleanup reads it again)
+	mu.Lock()
+	crashing = false
+	mu.Unlock()
+
+	b := start(t, cfg)
+	waitFor(t, 60*time.Second, "the restarted instance owns every partition", func() bool { return owned(b) == 4 })
+	second, err := os.ReadFile(cfg.MemberFile)
+	if err != nil || string(second) == string(first) {
+		t.Fatalf("member file after the restart: %q (was %q), %v", second, first, err)
+	}
+	if err := b.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cfg.MemberFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("member file after a clean stop: %v, want it removed", err)
 	}
 }

@@ -91,7 +91,7 @@ type runFlags struct {
 	stuckAfter                                             time.Duration
 	readyBrokerTimeout, progressInterval                   time.Duration
 	fetchMaxWait                                           time.Duration
-	startOffset, onModelChange                             string
+	startOffset, onModelChange, memberFile                 string
 	delivery                                               string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
@@ -132,6 +132,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.delivery, "delivery", consumer.DeliveryEffectivelyOnce, "output delivery: effectively-once (output partition = input partition; a recovering worker does not publish again what the output has) or at-least-once (output partitioned by key hash; duplicates after a crash)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout: a crashed (SIGKILLed) instance's partitions move to other instances, or to its restarted self, only after this; within the broker's group.min/max.session.timeout.ms (Kafka's defaults 6s and 30m; checked at start)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 0, "consumer-group heartbeat interval; 0: a third of --session-timeout, at most 1s")
+	fs.StringVar(&f.memberFile, "member-file", "", "file (this instance's own, on a disk that survives restarts) keeping its consumer-group member id: a restart after a crash evicts the crashed member at once instead of waiting --session-timeout; empty: none")
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
@@ -193,7 +194,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
-		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
+		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout, MemberFile: f.memberFile,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
