@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-
-	"okstream/internal/kafkatest"
 )
 
 // BenchmarkRecovery measures what an instance taking over partitions
@@ -45,14 +43,7 @@ func BenchmarkRecovery(b *testing.B) {
 // recoveryRun is one BenchmarkRecovery measurement (see there).
 func recoveryRun(b *testing.B, first, tail []kafka.Message, dim int, models []Model) (join, restore, catchup time.Duration) {
 	b.Helper()
-	e := kafkatest.New(b)
-	input := e.Name("events")
-	e.CreateTopic(b, input, 4, nil)
-	e.Produce(b, input, first...)
-	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
-	cfg.Models, cfg.Passthrough, cfg.Dim = models, models == nil, dim
-	cfg.CheckpointEvery, cfg.BatchSize, cfg.FetchMaxWait = 10000, 1000, 250*time.Millisecond
-	ends := endOffsets(b, e, input)
+	e, cfg, ends := benchSetup(b, first, dim, models)
 	a := startPipeline(b, mustNew(b, cfg))
 	for !caughtUp(ends, a) {
 		time.Sleep(5 * time.Millisecond)
@@ -60,8 +51,8 @@ func recoveryRun(b *testing.B, first, tail []kafka.Message, dim int, models []Mo
 	if err := a.shutdown(b); err != nil { // checkpoints every partition, leaves the group
 		b.Fatal(err)
 	}
-	e.Produce(b, input, tail...)
-	ends = endOffsets(b, e, input)
+	e.Produce(b, cfg.Input, tail...)
+	ends = endOffsets(b, e, cfg.Input)
 
 	p := mustNew(b, cfg)
 	t0 := time.Now()

@@ -27,14 +27,11 @@ func TestShutdownLeavesGroup(t *testing.T) {
 	var mu sync.Mutex
 	var leaves []string
 	group := e.Name("g")
-	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		e.Cluster.KeepControl()
-		if lg, ok := req.(*kmsg.LeaveGroupRequest); ok && lg.Group == group {
-			mu.Lock()
-			leaves = append(leaves, lg.MemberID)
-			mu.Unlock()
-		}
-		return nil, nil, false
+	onLeaveGroup(e, group, func(lg *kmsg.LeaveGroupRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		leaves = append(leaves, lg.MemberID)
+		return nil
 	})
 	input := e.Name("events")
 	e.CreateTopic(t, input, 4, nil)
@@ -102,14 +99,13 @@ func TestMemberFileEvictsCrashedMember(t *testing.T) {
 	group := e.Name("g")
 	var mu sync.Mutex
 	crashing := false
-	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		e.Cluster.KeepControl()
+	onLeaveGroup(e, group, func(*kmsg.LeaveGroupRequest) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if lg, ok := req.(*kmsg.LeaveGroupRequest); ok && lg.Group == group && crashing {
-			return nil, errors.New("crashed"), true // the connection closes: no LeaveGroup arrives
+		if crashing {
+			return errors.New("crashed") // the connection closes: no LeaveGroup arrives
 		}
-		return nil, nil, false
+		return nil
 	})
 	input := e.Name("events")
 	e.CreateTopic(t, input, 4, nil)
@@ -144,4 +140,19 @@ func TestMemberFileEvictsCrashedMember(t *testing.T) {
 	if _, err := os.Stat(cfg.MemberFile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("member file after a clean stop: %v, want it removed", err)
 	}
+}
+
+// onLeaveGroup calls fn for every LeaveGroup request of group at the
+// embedded broker; an error from fn drops the request (the broker closes
+// the connection, as to a process that died before sending it).
+func onLeaveGroup(e *kafkatest.Env, group string, fn func(*kmsg.LeaveGroupRequest) error) {
+	e.Cluster.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.Cluster.KeepControl()
+		if lg, ok := req.(*kmsg.LeaveGroupRequest); ok && lg.Group == group {
+			if err := fn(lg); err != nil {
+				return nil, err, true
+			}
+		}
+		return nil, nil, false
+	})
 }

@@ -63,18 +63,8 @@ var benchModels = []struct {
 // acks=all, checkpoints every 10,000 events, micro-batches of 1,000.
 func pipelineRun(b *testing.B, msgs []kafka.Message, dim int, models []Model) benchRate {
 	b.Helper()
-	e := kafkatest.New(b)
-	input := e.Name("events")
-	e.CreateTopic(b, input, 4, nil)
-	e.Produce(b, input, msgs...)
-	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
-	cfg.Models, cfg.Passthrough, cfg.Dim = models, models == nil, dim
-	cfg.CheckpointEvery, cfg.BatchSize, cfg.FetchMaxWait = 10000, 1000, 250*time.Millisecond
-	ends := endOffsets(b, e, input)
-	p, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, cfg, ends := benchSetup(b, msgs, dim, models)
+	p := mustNew(b, cfg)
 	t0 := time.Now()
 	var r *running
 	// The label tells the pipeline's goroutines from the embedded broker's
@@ -114,6 +104,21 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchSetup starts a broker with msgs in a fresh 4-partition topic and
+// returns it, the configuration of a pipeline benchmark for it
+// (checkpoints every 10,000 events, micro-batches of 1,000) and the topic's
+// end offsets.
+func benchSetup(b *testing.B, msgs []kafka.Message, dim int, models []Model) (*kafkatest.Env, Config, map[int]int64) {
+	e := kafkatest.New(b)
+	input := e.Name("events")
+	e.CreateTopic(b, input, 4, nil)
+	e.Produce(b, input, msgs...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.Models, cfg.Passthrough, cfg.Dim = models, models == nil, dim
+	cfg.CheckpointEvery, cfg.BatchSize, cfg.FetchMaxWait = 10000, 1000, 250*time.Millisecond
+	return e, cfg, endOffsets(b, e, input)
 }
 
 // profileWindow starts a CPU profile of the processing window when

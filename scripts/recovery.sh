@@ -9,20 +9,12 @@
 # scripts/kafka.sh's broker and stops it at the end. Prints one line per
 # case. Not in CI (about a minute).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 sessions="${*:-6s 10s}"
-dir="$(mktemp -d)"
-bin="$dir/okstream"
-go build -o "$bin" ./cmd/okstream
-started=""
-if [[ -z "${OKSTREAM_TEST_BROKERS:-}" ]]; then
-	eval "$(scripts/kafka.sh start)"
-	started=1
-fi
+source "$(dirname "$0")/with-broker.sh"
 pid=""
 cleanup() {
 	[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null || true
-	[[ -n "$started" ]] && scripts/kafka.sh stop >/dev/null || true
+	stop_broker
 }
 trap cleanup EXIT
 brokers="$OKSTREAM_TEST_BROKERS"

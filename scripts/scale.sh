@@ -8,14 +8,6 @@
 #
 # Not in CI: on a 2-core machine one run takes several minutes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bin="$(mktemp -d)/okstream"
-go build -o "$bin" ./cmd/okstream
-started=""
-if [[ -z "${OKSTREAM_TEST_BROKERS:-}" ]]; then
-	eval "$(scripts/kafka.sh start)"
-	started=1
-fi
-stop() { [[ -n "$started" ]] && scripts/kafka.sh stop >/dev/null || true; }
-trap stop EXIT
+source "$(dirname "$0")/with-broker.sh"
+trap stop_broker EXIT
 go run ./scripts/scale --okstream "$bin" --brokers "$OKSTREAM_TEST_BROKERS" "$@"

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -90,7 +89,7 @@ func TestPassthroughAcceptsModels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
-	var errb syncBuffer
+	var errb kafkatest.SyncBuffer
 	go func() {
 		done <- runRunContext(ctx, append(learning, "--passthrough"), io.Discard, &errb, func(string) string { return "" })
 	}()
@@ -127,25 +126,6 @@ func TestPassthroughAcceptsModels(t *testing.T) {
 	if err != nil || len(cfg.Models) != 1 || cfg.Models[0].Name != "fogd" {
 		t.Errorf("bare spec: %+v %v", cfg.Models, err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in two
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // eval --json writes the divergence warning to stderr (stdout is the JSON).
