@@ -33,11 +33,7 @@ func TestShutdownLeavesGroup(t *testing.T) {
 		leaves = append(leaves, lg.MemberID)
 		return nil
 	})
-	input := e.Name("events")
-	e.CreateTopic(t, input, 4, nil)
-	e.Produce(t, input, genEvents(400, 3, "l")...)
-	cfg := testConfig(e, input, group, e.Name("preds"))
-	cfg.SessionTimeout, cfg.RebalanceTimeout = 100*time.Second, 20*time.Second
+	cfg := longSessionConfig(t, e, group)
 	a := start(t, cfg)
 	waitFor(t, 60*time.Second, "a owns every partition", func() bool { return owned(a) == 4 })
 	b := start(t, cfg)
@@ -107,11 +103,7 @@ func TestMemberFileEvictsCrashedMember(t *testing.T) {
 		}
 		return nil
 	})
-	input := e.Name("events")
-	e.CreateTopic(t, input, 4, nil)
-	e.Produce(t, input, genEvents(400, 5, "m")...)
-	cfg := testConfig(e, input, group, e.Name("preds"))
-	cfg.SessionTimeout, cfg.RebalanceTimeout = 100*time.Second, 100*time.Second
+	cfg := longSessionConfig(t, e, group)
 	cfg.MemberFile = filepath.Join(t.TempDir(), "member")
 	a := start(t, cfg)
 	waitFor(t, 60*time.Second, "a owns every partition", func() bool { return owned(a) == 4 })
@@ -155,4 +147,16 @@ func onLeaveGroup(e *kafkatest.Env, group string, fn func(*kmsg.LeaveGroupReques
 		}
 		return nil, nil, false
 	})
+}
+
+// longSessionConfig is a test configuration for group with 400 events in
+// a fresh 4-partition topic and session and rebalance timeouts of 100 s,
+// so that only a LeaveGroup moves partitions within a test's 60 s waits.
+func longSessionConfig(t *testing.T, e *kafkatest.Env, group string) Config {
+	input := e.Name("events")
+	e.CreateTopic(t, input, 4, nil)
+	e.Produce(t, input, genEvents(400, 3, "l")...)
+	cfg := testConfig(e, input, group, e.Name("preds"))
+	cfg.SessionTimeout, cfg.RebalanceTimeout = 100*time.Second, 100*time.Second
+	return cfg
 }
