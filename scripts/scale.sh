@@ -10,4 +10,4 @@
 set -euo pipefail
 source "$(dirname "$0")/with-broker.sh"
 trap stop_broker EXIT
-go run ./scripts/scale --okstream "$bin" --brokers "$OKSTREAM_TEST_BROKERS" "$@"
+go run ./scripts/scale --okstream "$bin" --brokers "$OKSTREAM_TEST_BROKERS" --logs "$dir" "$@"
