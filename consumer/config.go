@@ -71,8 +71,11 @@ type Config struct {
 	// Models are scored on every event, in this order.
 	Models []Model
 	// Passthrough runs the pipeline with no models at all (prediction
-	// records carry no scores): for measuring the infrastructure's own
-	// throughput. Models must then be empty.
+	// records carry no scores, no label is checked): for measuring the
+	// infrastructure's own throughput, or for switching a deployment to
+	// pass-through by adding one setting. Models, if given, are validated
+	// as in a learning run (a configuration one mode refuses, the other
+	// refuses too) and then not run: New drops them and logs that it did.
 	Passthrough bool
 	// Dim is the feature dimension: events with another dimension are
 	// dead-lettered.
@@ -169,10 +172,30 @@ type Config struct {
 	// fresh, others keep their state).
 	OnModelChange string
 
-	// Consumer-group timing (defaults 10 s, 1 s, 30 s).
-	SessionTimeout    time.Duration
+	// SessionTimeout is the consumer-group session timeout (default 10 s):
+	// how long the group coordinator waits for a member's heartbeat before
+	// it evicts the member. It bounds the recovery delay after a crash
+	// (SIGKILL, a lost machine): the crashed member's partitions are
+	// reassigned only when its session has expired, whereas a graceful stop
+	// leaves the group at once (see session.go and the README's Recovery).
+	// It must lie within the broker's group.min.session.timeout.ms and
+	// group.max.session.timeout.ms (Kafka's defaults: 6 s and 30 min); Run
+	// checks that at start when the broker reports them.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is the period of the member's heartbeats (default
+	// a third of SessionTimeout, at most 1 s); it must be shorter than
+	// SessionTimeout. Membership changes are noticed within one interval.
 	HeartbeatInterval time.Duration
-	RebalanceTimeout  time.Duration
+	// MemberFile, when set, is a file (the instance's own, on a disk that
+	// survives its restarts) where the instance keeps its consumer-group
+	// member id: a restart after a crash evicts the crashed member at once
+	// instead of waiting SessionTimeout for it to expire (see member.go).
+	// Default "": no file, a restart after a crash waits.
+	MemberFile string
+	// RebalanceTimeout bounds how long the coordinator waits for the members
+	// to rejoin during a rebalance (default 30 s); workers drain and
+	// checkpoint within it.
+	RebalanceTimeout time.Duration
 
 	// CheckpointPartitions is the partition count of a checkpoint topic that
 	// okstream creates (default 8).
@@ -288,7 +311,7 @@ func (c *Config) defaults() {
 		c.Delivery = DeliveryEffectivelyOnce
 	}
 	setDur(&c.SessionTimeout, 10*time.Second)
-	setDur(&c.HeartbeatInterval, time.Second)
+	setDur(&c.HeartbeatInterval, min(time.Second, c.SessionTimeout/3))
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setInt(&c.CheckpointPartitions, 8)
 	if c.CheckpointMaxStateBytes == 0 {
@@ -317,9 +340,6 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Models) == 0 && !c.Passthrough {
 		bad("no models: add --model NAME=SPEC (e.g. --model champion=fogd:sigma=2); see okstream help learners")
-	}
-	if len(c.Models) > 0 && c.Passthrough {
-		bad("--passthrough runs without models: drop the --model flags")
 	}
 	names := map[string]bool{}
 	var task learner.Task

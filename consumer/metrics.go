@@ -80,7 +80,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		mse: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mean_squared_error",
 			Help: "Progressive mean squared error of a model on a partition over its whole history."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
 		updateSecs: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "learner_update_seconds",
-			Help:    "Time of one predict-then-learn step of a model.",
+			Help:    "Time of one predict-then-learn step of a model (one step in 16 is timed).",
 			Buckets: prometheus.ExponentialBuckets(250e-9, 2, 18)}, []string{"model"})).(*prometheus.HistogramVec),
 		batchSecs: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_seconds",
 			Help: "Time to process one micro-batch (decode, predict, learn, encode).", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)})).(prometheus.Histogram),

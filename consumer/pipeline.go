@@ -92,6 +92,14 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
+	if cfg.Passthrough && len(cfg.Models) > 0 {
+		names := make([]string, len(cfg.Models))
+		for i, m := range cfg.Models {
+			names[i] = m.Name
+		}
+		cfg.Logger.Warn("passthrough: the configured models are not run (no learning, no scores)", "models", names)
+		cfg.Models = nil
+	}
 	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
 		predMax: recordLimit(0) - recordFraming, dlqMax: min(cfg.DeadLetterMaxBytes, recordLimit(0)-recordFraming-deadLetterHeaderRoom)}
 	reg := cfg.Registerer
@@ -291,6 +299,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() { defer close(monitorDone); p.monitor(mctx) }()
 	defer func() { stopMonitor(); <-monitorDone }()
 
+	p.evictPrevious(ctx) // member.go
 	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                cfg.Group,
 		Brokers:           cfg.Brokers,
@@ -347,6 +356,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		log.Info("generation", "id", gen.ID, "member", gen.MemberID, "partitions", ids)
+		p.noteMember(gen.MemberID) // member.go
 		genID := gen.ID
 		gen.Start(func(gctx context.Context) { p.liveGeneration(gctx, genID) })
 		for _, id := range ids {
@@ -368,6 +378,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 	<-closed
+	if !p.killed.Load() {
+		p.forgetMember() // left the group (member.go)
+	}
 	p.inGen.Store(false)
 	p.m.assigned.Set(0)
 	p.mu.Lock()
@@ -397,6 +410,9 @@ func (p *Pipeline) setup(ctx context.Context) error {
 		}
 	}
 	if err := p.checkOutputPartitions(ctx, n); err != nil { // effectively-once (dedup.go)
+		return err
+	}
+	if err := p.checkSessionTimeout(ctx); err != nil { // session.go
 		return err
 	}
 	p.store, err = checkpoint.Open(ctx, checkpoint.Config{

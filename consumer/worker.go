@@ -93,6 +93,15 @@ type worker struct {
 	scores []codec.ModelScore
 	obs    []prometheus.Observer
 
+	// spent returns processed fetches' record slices to the fetcher;
+	// fetchLen is the longest fetch so far (the fetcher's only).
+	spent    chan []kafkautil.Record
+	fetchLen int
+	// timed counts model steps for sampledObs (the worker's only); idBuf
+	// builds default event ids (defaultID).
+	timed uint64
+	idBuf []byte
+
 	// Writer stage.
 	writeCh    chan *unit
 	free       chan *unit
@@ -205,6 +214,7 @@ func (w *worker) run(ctx context.Context) error {
 	fctx, cancelFetch := context.WithCancel(ctx)
 	defer cancelFetch()
 	fetches := make(chan fetched, 1)
+	w.spent = make(chan []kafkautil.Record, 2)
 	go w.fetchLoop(fctx, w.next, fetches)
 
 loop:
@@ -228,6 +238,7 @@ loop:
 		if len(f.recs) == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
 		}
+		w.recycle(f.recs)
 	}
 	cancelFetch()
 	close(w.writeCh) // the loop above was the only sender
@@ -265,7 +276,8 @@ loop:
 func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) {
 	pos := from
 	for ctx.Err() == nil {
-		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, nil)
+		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, w.reuse())
+		w.fetchLen = max(w.fetchLen, len(recs))
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -607,7 +619,7 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		return
 	}
 	x := w.ev.Dense(w.x, w.p.cfg.Dim)
-	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.obs)
+	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.sampledObs())
 	if !w.ev.HasY && pend.enabled() && w.ev.ID != "" {
 		w.remember(r, x)
 	}
@@ -696,7 +708,7 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	case im != nil:
 		id = im.id // an outcome record is about its impression (codec doc)
 	case id == "":
-		id = w.p.cfg.Input + "/" + w.label + "/" + strconv.FormatInt(r.Offset, 10)
+		id = w.defaultID(r.Offset)
 	}
 	key := w.eventKey(r)
 	pred := codec.Prediction{
@@ -718,7 +730,7 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	}
 	msg := kafka.Message{Value: u.arena[n:len(u.arena):len(u.arena)]}
 	if key != "" {
-		msg.Key = []byte(key)
+		msg.Key = u.appendKey(key)
 	}
 	// The record's Kafka timestamp is left to the write time: the event time
 	// is in the value's ts field. Using the event time would let time-based

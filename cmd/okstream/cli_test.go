@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"okstream/codec"
 	"okstream/internal/kafkatest"
+	"okstream/internal/kafkautil"
 )
 
 // An unknown flag is one line naming it (and the nearest flag), not the
@@ -67,20 +70,54 @@ func TestHelpVersion(t *testing.T) {
 	}
 }
 
-// --passthrough takes the same configuration as a run with models: the
-// --model flags are ignored with a warning, not refused. A bare spec names
-// its model after the learner, as the help says.
+// --passthrough takes the same configuration as a run with models — every
+// flag of a learning run, the --model flags included — so that a
+// deployment switches to pass-through by adding one flag: the models are
+// validated, then not run (a log line says so), and every event still gets
+// its prediction record, without scores. A bare spec names its model after
+// the learner, as the help says.
 func TestPassthroughAcceptsModels(t *testing.T) {
 	e := kafkatest.New(t)
 	in := e.Name("pt")
-	e.CreateTopic(t, in, 1, nil)
+	e.CreateTopic(t, in, 2, nil)
+	e.Produce(t, in, events(300, 2, 7)...)
+	learning := []string{"--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "2", "--group", e.Name("g"),
+		"--model", "champion=fogd:sigma=1,budget=20", "--model", "nogd:sigma=1,budget=30",
+		"--feedback-buffer", "100", "--on-model-change", "reset", "--checkpoint-every", "100",
+		"--session-timeout", "6s", "--heartbeat-interval", "300ms",
+		"--metrics-addr", "", "--checkpoint-topic", e.Name("pt-ckpt")}
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // start, then stop at once
-	var errb bytes.Buffer
-	code := runRunContext(ctx, []string{"--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "2", "--passthrough",
-		"--model", "fogd:sigma=1", "--metrics-addr", "", "--checkpoint-topic", e.Name("pt-ckpt")}, io.Discard, &errb, func(string) string { return "" })
-	if code != 0 || !strings.Contains(errb.String(), "--passthrough: the --model flags are ignored") {
-		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
+	defer cancel()
+	done := make(chan int, 1)
+	var errb kafkatest.SyncBuffer
+	go func() {
+		done <- runRunContext(ctx, append(learning, "--passthrough"), io.Discard, &errb, func(string) string { return "" })
+	}()
+	var recs []kafkautil.Record
+	for deadline := time.Now().Add(60 * time.Second); len(recs) < 300; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 300 predictions; stderr:\n%s", len(recs), errb.String())
+		}
+		recs, _ = kafkatest.ReadAll(context.Background(), e.Client, in+".predictions")
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	for _, r := range recs {
+		p, err := codec.DecodePrediction(r.Value)
+		if err != nil || len(p.Models) != 0 {
+			t.Fatalf("offset %d: a pass-through prediction with models %+v (%v)", p.Offset, p.Models, err)
+		}
+	}
+	if s := errb.String(); !strings.Contains(s, "passthrough: the configured models are not run") || !strings.Contains(s, "champion") {
+		t.Errorf("no log line saying the models are not run; stderr:\n%s", s)
+	}
+	// The same flags are refused alike in both modes: a bad spec fails a
+	// pass-through run too.
+	bad := append(append([]string(nil), learning...), "--model", "x=fogd:sigma=-1", "--passthrough")
+	if code := runRunContext(context.Background(), bad, io.Discard, &errb, func(string) string { return "" }); code != 2 {
+		t.Errorf("a bad --model with --passthrough: exit %d, want 2", code)
 	}
 	var f runFlags
 	f.models = listFlag{"fogd:sigma=1"}

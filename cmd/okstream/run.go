@@ -53,8 +53,9 @@ by ';') or in a --config file ("name = value" lines, flag names, '#'
 comments). Precedence: flags > environment > config file > defaults. An
 OKSTREAM_ variable that names no flag is reported at start (misspelt?).
 A model's NAME is optional: --model fogd:sigma=1 is named fogd; two models
-of one learner need names. --passthrough ignores the --model flags (with a
-warning), so one config file serves both modes.
+of one learner need names. --passthrough accepts every flag of a learning
+run: the --model flags are validated, then not run (a warning says so), so
+one config file serves both modes and adding --passthrough switches.
 
 Create the topics first (okstream topics create): run creates the missing
 output, dead-letter and checkpoint topics, but not the input.
@@ -90,7 +91,7 @@ type runFlags struct {
 	stuckAfter                                             time.Duration
 	readyBrokerTimeout, progressInterval                   time.Duration
 	fetchMaxWait                                           time.Duration
-	startOffset, onModelChange                             string
+	startOffset, onModelChange, memberFile                 string
 	delivery                                               string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
@@ -129,8 +130,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
 	fs.StringVar(&f.delivery, "delivery", consumer.DeliveryEffectivelyOnce, "output delivery: effectively-once (output partition = input partition; a recovering worker does not publish again what the output has) or at-least-once (output partitioned by key hash; duplicates after a crash)")
-	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout (a crashed instance's partitions move after this)")
-	fs.DurationVar(&f.heartbeat, "heartbeat-interval", d.HeartbeatInterval, "consumer-group heartbeat interval")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout: a crashed (SIGKILLed) instance's partitions move to other instances, or to its restarted self, only after this; within the broker's group.min/max.session.timeout.ms (Kafka's defaults 6s and 30m; checked at start)")
+	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 0, "consumer-group heartbeat interval; 0: a third of --session-timeout, at most 1s")
+	fs.StringVar(&f.memberFile, "member-file", "", "file (this instance's own, on a disk that survives restarts) keeping its consumer-group member id: a restart after a crash evicts the crashed member at once instead of waiting --session-timeout; empty: none")
 	fs.DurationVar(&f.rebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "consumer-group rebalance timeout")
 	fs.IntVar(&f.checkpointPartitions, "checkpoint-partitions", d.CheckpointPartitions, "partitions of the checkpoint topic when okstream creates it")
 	fs.IntVar(&f.chunkBytes, "checkpoint-chunk-bytes", 512<<10, "payload bytes per checkpoint record (larger states are chunked)")
@@ -140,7 +142,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
 	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
-	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are ignored (with a warning)")
+	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are validated, then not run (a log line says so), so a deployment switches to pass-through by adding this one flag")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
@@ -192,7 +194,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
-		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout,
+		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout, MemberFile: f.memberFile,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
@@ -249,10 +251,6 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
 		return fail("%v", err)
-	}
-	if cfg.Passthrough && len(cfg.Models) > 0 {
-		log.Warn("--passthrough: the --model flags are ignored (no model runs)", "models", len(cfg.Models))
-		cfg.Models = nil
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
 	if err != nil {

@@ -73,12 +73,18 @@ func NewWith(t testing.TB, o Options) *Env {
 		e.Real = true
 		e.Brokers = strings.Split(b, ",")
 	} else {
+		// The minimum session timeout is set as a broker configuration too:
+		// kfake enforces GroupMinSessionTimeout but reports the broker
+		// configuration (6000 unless set) to DescribeConfigs, where okstream
+		// run checks --session-timeout against it.
+		bcfgs := map[string]string{"group.min.session.timeout.ms": "500"}
+		for k, v := range o.BrokerConfigs {
+			bcfgs[k] = v
+		}
 		opts := []kfake.Opt{
 			kfake.NumBrokers(1),
 			kfake.GroupMinSessionTimeout(500 * time.Millisecond),
-		}
-		if len(o.BrokerConfigs) > 0 {
-			opts = append(opts, kfake.BrokerConfigs(o.BrokerConfigs))
+			kfake.BrokerConfigs(bcfgs),
 		}
 		c, err := kfake.NewCluster(opts...)
 		if err != nil {

@@ -196,6 +196,12 @@ type Record struct {
 // maxBytes, waiting at most maxWait for the first one) and appends those
 // with offset ≥ from to dst. It returns the records, the partition's high
 // watermark and the fetch error (e.g. kafka.OffsetOutOfRange) if any.
+//
+// The keys and values are copied into a few shared blocks of memory
+// (fetchBlock bytes each, or one record's size if larger) rather than one
+// allocation each: a record's Key and Value stay valid for as long as they
+// are referenced, and are never overwritten, but keeping one alive keeps
+// its block alive. Passing the previous call's slice as dst[:0] reuses it.
 func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record) ([]Record, int64, error) {
 	resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: from, MinBytes: 1, MaxBytes: int64(maxBytes), MaxWait: maxWait})
 	if err != nil {
@@ -204,6 +210,7 @@ func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition in
 	if resp.Error != nil {
 		return dst, resp.HighWatermark, resp.Error
 	}
+	var arena []byte
 	for {
 		r, err := resp.Records.ReadRecord()
 		if err != nil {
@@ -217,12 +224,12 @@ func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition in
 		}
 		rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
 		if r.Key != nil {
-			if rec.Key, err = readAll(r.Key); err != nil {
+			if rec.Key, arena, err = readInto(arena, r.Key); err != nil {
 				return dst, resp.HighWatermark, err
 			}
 		}
 		if r.Value != nil {
-			if rec.Value, err = readAll(r.Value); err != nil {
+			if rec.Value, arena, err = readInto(arena, r.Value); err != nil {
 				return dst, resp.HighWatermark, err
 			}
 		}
@@ -231,13 +238,29 @@ func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition in
 	return dst, resp.HighWatermark, nil
 }
 
-func readAll(b interface {
+// fetchBlock is the size of the blocks FetchBatch copies keys and values
+// into.
+const fetchBlock = 64 << 10
+
+// readInto reads b into the free end of arena (a new block when it does not
+// fit) and returns the bytes read, with a capacity of their length (so an
+// append to them never writes into the next record), and the arena's rest.
+func readInto(arena []byte, b interface {
 	io.Reader
 	Len() int
-}) ([]byte, error) {
-	out := make([]byte, b.Len())
-	_, err := io.ReadFull(b, out)
-	return out, err
+}) (out, rest []byte, err error) {
+	n := b.Len()
+	if n == 0 {
+		return []byte{}, arena, nil // empty, not null
+	}
+	if n > cap(arena) {
+		arena = make([]byte, max(n, fetchBlock))
+	}
+	arena = arena[:cap(arena)]
+	if _, err := io.ReadFull(b, arena[:n]); err != nil {
+		return nil, arena, err
+	}
+	return arena[:n:n], arena[n:], nil
 }
 
 // ReadRange calls fn for every record of a partition with from ≤ offset <

@@ -1,0 +1,80 @@
+package consumer
+
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"okstream/internal/kafkautil"
+)
+
+// This file holds the worker's hot-path economies: what the pipeline does
+// per event besides decoding, learning and encoding, done without an
+// allocation per event (issue 17: the pipeline with FORKS at B = 100 at
+// ≥ 70 % of pass-through; see BenchmarkPipelineRatio).
+
+// recycle hands a processed fetch's record slice back to the fetcher, so
+// that fetches stop allocating (and growing) a slice of a few thousand
+// records each; the slice is dropped when the fetcher has enough. The
+// records' keys and values are not reused (see kafkautil.FetchBatch): dead
+// letters may still refer to them.
+func (w *worker) recycle(recs []kafkautil.Record) {
+	if cap(recs) == 0 {
+		return
+	}
+	clear(recs) // drop the references to the keys, values and headers
+	select {
+	case w.spent <- recs[:0]:
+	default:
+	}
+}
+
+// reuse returns an empty record slice for the next fetch: a recycled one
+// if there is one, else a new one with room for the longest fetch so far.
+func (w *worker) reuse() []kafkautil.Record {
+	select {
+	case recs := <-w.spent:
+		return recs
+	default:
+		return make([]kafkautil.Record, 0, w.fetchLen)
+	}
+}
+
+// updateSample is how often the learner update latency
+// (okstream_learner_update_seconds) is timed: one model step in
+// updateSample. Timing every step took two clock reads and a histogram
+// observation per model and event, about a tenth of FORKS' own step at
+// B = 100; a sample of one in 16 describes the distribution as well.
+const updateSample = 16
+
+// sampledObs returns the observers for the update latency when this event
+// is one of the sampled ones, else nil (modelSet.score then reads no clock).
+func (w *worker) sampledObs() []prometheus.Observer {
+	w.timed++
+	if w.timed%updateSample != 1 {
+		return nil
+	}
+	return w.obs
+}
+
+// defaultID is the id of an event that has none: topic/partition/offset.
+// The string shares the worker's buffer and is valid until the next call:
+// emit only encodes it into the record (codec.AppendPrediction copies it).
+func (w *worker) defaultID(offset int64) string {
+	b := append(w.idBuf[:0], w.p.cfg.Input...)
+	b = append(b, '/')
+	b = append(b, w.label...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, offset, 10)
+	w.idBuf = b
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// appendKey copies a prediction's key into the unit's arena (next to the
+// values) rather than into an allocation of its own.
+func (u *unit) appendKey(key string) []byte {
+	n := len(u.arena)
+	u.arena = append(u.arena, key...)
+	return u.arena[n:len(u.arena):len(u.arena)]
+}
