@@ -1,0 +1,193 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"okstream/codec"
+	"okstream/internal/kafkatest"
+	"okstream/learner/rng"
+	"okstream/share"
+)
+
+// sharedModels: a shared FOGD and a per-partition NOGD.
+var sharedModels = []Model{
+	{Name: "champion", Spec: "fogd:sigma=0.7,budget=10,eta=0.05"},
+	{Name: "challenger", Spec: "nogd:sigma=0.7,budget=40,k=20"},
+}
+
+// labelledEvents are n labelled events (the simulator learns every event).
+func labelledEvents(n int, seed uint64) []kafka.Message {
+	src := rng.New(seed)
+	msgs := make([]kafka.Message, n)
+	for i := range msgs {
+		x := make([]float64, testDim)
+		for j := range x {
+			x[j] = 2*src.Float64() - 1
+		}
+		y := -1.0
+		if x[0]*x[0]+x[1]*x[1] < 0.5 {
+			y = 1
+		}
+		ev := codec.Event{Version: codec.EventVersion, Key: fmt.Sprintf("user-%d", i), X: x, Y: y, HasY: true}
+		b, err := codec.AppendEvent(nil, &ev)
+		if err != nil {
+			panic(err)
+		}
+		msgs[i] = kafka.Message{Key: []byte(ev.Key), Value: b}
+	}
+	return msgs
+}
+
+// produceRoundRobin writes msgs, message i to partition i mod parts (so the
+// partitions are balanced and no partition's stream ends early).
+func produceRoundRobin(t *testing.T, e *kafkatest.Env, topic string, msgs []kafka.Message) {
+	t.Helper()
+	w := e.Writer(topic)
+	w.Balancer = &kafka.RoundRobin{}
+	w.BatchSize = 1
+	defer w.Close()
+	for i := 0; i < len(msgs); i += 100 {
+		if err := w.WriteMessages(context.Background(), msgs[i:min(i+100, len(msgs))]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sharedConfig(e *kafkatest.Env, input, group, output string) Config {
+	cfg := testConfig(e, input, group, output)
+	cfg.Models = sharedModels
+	cfg.Share = []string{"champion"}
+	cfg.ShareEvery = 25
+	cfg.ShareLag = 1
+	cfg.ShareMaxWait = 3 * time.Second
+	cfg.ShareTopic = e.Name("sync")
+	return cfg
+}
+
+// simulate runs share.Simulate on the input topic's events, each in its
+// partition, in offset order.
+func simulate(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts int) *share.SimResult {
+	t.Helper()
+	recs := e.ReadAll(t, input)
+	sort.Slice(recs, func(i, j int) bool {
+		if recs[i].Partition != recs[j].Partition {
+			return recs[i].Partition < recs[j].Partition
+		}
+		return recs[i].Offset < recs[j].Offset
+	})
+	var events []share.Event
+	var assign []int
+	for _, r := range recs {
+		ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: cfg.Dim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, share.Event{X: ev.Dense(nil, cfg.Dim), Y: ev.Y})
+		assign = append(assign, r.Partition)
+	}
+	res, err := share.Simulate(cfg.Models[0].Spec, cfg.Dim, share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: parts},
+		events, func(i int) int { return assign[i] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// The consumer's shared models end, bit for bit, where the offline
+// simulator's do (same schedule code, strict schedule), and so do their
+// progressive statistics.
+func TestSharedModelsEqualTheSimulator(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	produceRoundRobin(t, e, input, labelledEvents(2400, 11))
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 90*time.Second, "the pipeline to process every event", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	sim := simulate(t, e, cfg, input, 3)
+	if len(sim.Decisions) != 0 {
+		t.Fatalf("the simulation left the strict schedule: %+v", sim.Decisions)
+	}
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := range 3 {
+		want, _ := sim.Models[p].MarshalBinary()
+		if !bytes.Equal(states[p][0], want) {
+			t.Fatalf("partition %d: the shared model differs from the simulator's", p)
+		}
+	}
+	stats := checkpointStats(t, e, cfg, 3)
+	var mistakes uint64
+	for _, m := range sim.Mistakes {
+		mistakes += m
+	}
+	if got := stats["champion"].Mistakes; got != mistakes {
+		t.Fatalf("%d mistakes, the simulator made %d", got, mistakes)
+	}
+	if r.p.sm == nil {
+		t.Fatal("no share metrics")
+	}
+	t.Logf("%d mistakes on 2400 events; %d merges in the simulation", mistakes, sim.Merges)
+}
+
+// Exact recovery with sharing on: killed at several points and restarted,
+// the final states equal an uninterrupted run's and every offset has its
+// (identical) prediction.
+func TestSharedExactRecoveryAfterKills(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	produceRoundRobin(t, e, input, labelledEvents(3000, 12))
+	ends := endOffsets(t, e, input)
+
+	ref := sharedConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
+	r := start(t, ref)
+	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	refStates, _ := checkpointStates(t, e, ref, 2)
+	refPreds := predictionsByOffset(t, e, ref.Output)
+
+	cfg := sharedConfig(e, input, e.Name("crash"), e.Name("crash-preds"))
+	cfg.CheckpointEvery = 170
+	for _, at := range []int{400, 1100, 1900, 2600} {
+		r := start(t, cfg)
+		waitFor(t, 90*time.Second, fmt.Sprintf("%d predictions", at), func() bool {
+			return int(r.p.m.predictionsCount()) >= at/2 || caughtUp(ends, r)
+		})
+		r.kill(t)
+	}
+	r = start(t, cfg)
+	waitFor(t, 90*time.Second, "the final run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	states, _ := checkpointStates(t, e, cfg, 2)
+	for p := range 2 {
+		for i := range cfg.Models {
+			if !bytes.Equal(states[p][i], refStates[p][i]) {
+				t.Fatalf("partition %d model %s: state after kills differs from the uninterrupted run", p, cfg.Models[i].Name)
+			}
+		}
+	}
+	preds := predictionsByOffset(t, e, cfg.Output)
+	if len(preds) != 3000 {
+		t.Fatalf("%d distinct predictions after kills, want 3000", len(preds))
+	}
+	for k, v := range refPreds {
+		if !bytes.Equal(preds[k], v) {
+			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
+		}
+	}
+}
