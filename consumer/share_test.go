@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/internal/kafkatest"
 	"okstream/learner/rng"
@@ -189,5 +190,136 @@ func TestSharedExactRecoveryAfterKills(t *testing.T) {
 		if !bytes.Equal(preds[k], v) {
 			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
 		}
+	}
+}
+
+// An idle partition stalls the others only for the maximum wait, once; the
+// boundaries that proceeded without it are recorded, and a replay applies
+// the recorded frontier even when the idle partition's deltas are there by
+// then (a re-decision would merge them and end elsewhere).
+func TestSharedIdlePartitionDecisionsReplayed(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	two := func(msgs []kafka.Message, parts ...int) {
+		w := e.Writer(input)
+		i := 0
+		w.Balancer = kafka.BalancerFunc(func(kafka.Message, ...int) int { i++; return parts[i%len(parts)] })
+		w.BatchSize = 1
+		defer w.Close()
+		if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two(labelledEvents(600, 13), 0, 1) // partition 2 idle
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.ShareMaxWait = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Run 1: partitions 0 and 1 skip partition 2 (decision records).
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "run 1", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := counterValue(r.p.sm.decisions); n < 2 {
+		t.Fatalf("%v decision records, want at least one per busy partition", n)
+	}
+	run1, _ := checkpointStates(t, e, cfg, 2)
+
+	// Partition 2 wakes up: its deltas reach the sync topic.
+	two(labelledEvents(300, 14), 2)
+	r = start(t, cfg)
+	ends = endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "partition 2", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// Partitions 0 and 1 replay from scratch: same states as run 1.
+	s, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range 2 {
+		id := checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: p}
+		if _, err := s.Reset(ctx, id, &checkpoint.Checkpoint{ID: id, NextOffset: 0, Payload: ResetPayload()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	r = start(t, cfg)
+	waitFor(t, 60*time.Second, "the replay", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	replay, _ := checkpointStates(t, e, cfg, 2)
+	for p := range 2 {
+		if !bytes.Equal(replay[p][0], run1[p][0]) {
+			t.Fatalf("partition %d: the replayed shared model differs from run 1's (the skip decisions were not applied)", p)
+		}
+	}
+}
+
+// Rebalance 1 → 3 → 1 instances with sharing on, while events arrive: the
+// shared models move with their partitions (a worker stopped inside a sync
+// point does not checkpoint; the next owner replays from the last
+// checkpoint), and the final states equal the simulator's bit for bit,
+// every offset predicted once.
+func TestSharedRebalanceOneThreeOne(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointEvery = 150
+	cfg.ShareMaxWait = time.Minute // longer than any rebalance: the strict schedule throughout
+	events := labelledEvents(3600, 15)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := e.Writer(input)
+		w.Balancer = &kafka.RoundRobin{}
+		w.BatchSize = 1
+		defer w.Close()
+		for i := 0; i < len(events); i += 200 {
+			if err := w.WriteMessages(context.Background(), events[i:i+200]...); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	a := start(t, cfg)
+	waitFor(t, 60*time.Second, "instance A to predict", func() bool { return a.p.m.predictionsCount() > 0 })
+	b := start(t, cfg)
+	c := start(t, cfg)
+	waitFor(t, 60*time.Second, "three instances to share the partitions", func() bool { return owned(b) > 0 && owned(c) > 0 && owned(a)+owned(b)+owned(c) == 3 })
+	waitFor(t, 60*time.Second, "B and C to predict", func() bool { return b.p.m.predictionsCount() > 0 && c.p.m.predictionsCount() > 0 })
+	if err := b.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(t)
+	<-done
+	ends := endOffsets(t, e, input)
+	waitFor(t, 90*time.Second, "A to take every partition back and catch up", func() bool { return owned(a) == 3 && caughtUp(ends, a) })
+	if err := a.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	sim := simulate(t, e, cfg, input, 3)
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := range 3 {
+		want, _ := sim.Models[p].MarshalBinary()
+		if !bytes.Equal(states[p][0], want) {
+			t.Fatalf("partition %d: the shared model after 1 → 3 → 1 instances differs from the simulator's", p)
+		}
+	}
+	if got := predictionsByOffset(t, e, cfg.Output); len(got) != len(events) {
+		t.Fatalf("%d offsets have predictions, want %d", len(got), len(events))
+	}
+	_, ta := a.p.Status()
+	if ta.Generations < 3 {
+		t.Fatalf("instance A saw %d generations, want ≥ 3", ta.Generations)
 	}
 }
