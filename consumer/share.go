@@ -214,6 +214,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			if !strings.HasPrefix(string(r.Key), t.prefix+"/") || r.Value == nil {
 				continue
 			}
+			if old := t.recs[string(r.Key)]; old != nil && share.SameHeader(old, r.Value) {
+				continue // written by this process and already held (put)
+			}
 			rec, err := share.Decode(r.Value)
 			if err != nil {
 				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key), "err", err)

@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"errors"
 	"fmt"
 
 	"okstream/learner/state"
@@ -23,7 +24,7 @@ type vecShare struct {
 	mean   bool
 	snap   []float64 // the vector at the last sync; nil until shared
 	shared bool
-	sum    []float64 // merge scratch
+	bufs   [][]float64 // merge scratch: the decoded deltas
 }
 
 // delta encodes v − snap under b's header (so that a delta of another spec
@@ -60,12 +61,18 @@ func (s *vecShare) delta(b *base, v []float64) []byte {
 //     cod-rna (FOGD, η = 0.002) it was worse than independent models at
 //     P = 16 (docs/sharing.md).
 func (s *vecShare) merge(b *base, v []float64, deltas []SharedDelta) error {
-	decoded := make([][]float64, len(deltas))
+	for len(s.bufs) < len(deltas) {
+		s.bufs = append(s.bufs, nil)
+	}
+	decoded := s.bufs[:len(deltas)] // reused across merges: no allocation once warm
 	for i, sd := range deltas {
 		d := state.NewDecoder(sd.Data)
 		d.Header(b.name, b.spec, b.dim)
-		x := d.F64sN(nil, len(v))
+		x := d.F64sN(decoded[i], len(v))
 		if err := d.Done(); err != nil {
+			if !errors.Is(err, state.ErrCorrupt) { // a delta of another spec or dimension
+				err = fmt.Errorf("%w: %w", state.ErrCorrupt, err)
+			}
 			return fmt.Errorf("learner %s: shared delta of partition %d, epoch %d: %w", b.name, sd.Partition, sd.Epoch, err)
 		}
 		decoded[i] = x

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -126,6 +127,16 @@ func Decode(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("%w: negative epoch %d", ErrRecord, r.Epoch)
 	}
 	return r, nil
+}
+
+// SameHeader reports whether b, an encoded record, has r's kind, partition
+// and epoch (without decoding the rest): a reader that already holds r can
+// skip b, since a partition's record of one epoch is deterministic.
+func SameHeader(r *Record, b []byte) bool {
+	if len(b) < 25 || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
+		return false
+	}
+	return int(b[8]) == r.Kind && int64(binary.LittleEndian.Uint64(b[9:])) == int64(r.Partition) && int64(binary.LittleEndian.Uint64(b[17:])) == r.Epoch
 }
 
 // Key is the sync-topic key of partition p's record of the given kind for

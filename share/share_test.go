@@ -190,3 +190,19 @@ func TestSimulateSkipsAFinishedPartition(t *testing.T) {
 	}
 	var _ learner.Sharer = r.Models[0].(learner.Sharer)
 }
+
+func TestSameHeader(t *testing.T) {
+	r := &Record{Kind: KindDelta, Partition: 3, Epoch: 7, Partitions: 4, Deltas: []ModelDelta{{"a", []byte{1}}}}
+	b := r.Encode()
+	if !SameHeader(r, b) {
+		t.Fatal("a record's own bytes do not match its header")
+	}
+	for _, o := range []*Record{{Kind: KindDecision, Partition: 3, Epoch: 7}, {Kind: KindDelta, Partition: 2, Epoch: 7}, {Kind: KindDelta, Partition: 3, Epoch: 8}} {
+		if SameHeader(o, b) {
+			t.Fatalf("%+v matches the header of %+v", o, r)
+		}
+	}
+	if SameHeader(r, b[:20]) {
+		t.Fatal("a truncated record matches")
+	}
+}
