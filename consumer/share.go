@@ -165,15 +165,15 @@ type tailer struct {
 	prefix string
 	window int64
 
-	mu     sync.Mutex
-	recs   map[string]*share.Record
+	mu     sync.RWMutex
+	recs   map[slot]*share.Record
 	pos    []int64       // next offset per sync-topic partition
 	notify chan struct{} // closed and replaced when something arrives
 }
 
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
-		recs: map[string]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{})}
+		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{})}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -214,15 +214,21 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			if !strings.HasPrefix(string(r.Key), t.prefix+"/") || r.Value == nil {
 				continue
 			}
-			if old := t.recs[string(r.Key)]; old != nil && share.SameHeader(old, r.Value) {
-				continue // written by this process and already held (put)
-			}
-			rec, err := share.Decode(r.Value)
-			if err != nil {
-				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key), "err", err)
+			kind, part, epoch, ok := share.Peek(r.Value)
+			if !ok {
+				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key))
 				continue
 			}
-			t.recs[string(r.Key)] = rec
+			s := t.slot(kind, part, epoch)
+			if old := t.recs[s]; old != nil && old.Kind == kind && old.Epoch == epoch {
+				continue // already held (e.g. written by this process: put)
+			}
+			rec, err := share.Decode(r.Value)
+			if err != nil || string(r.Key) != share.Key(t.prefix, kind, part, epoch, t.window) {
+				cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(r.Key), "err", err)
+				continue
+			}
+			t.recs[s] = rec
 		}
 		t.pos[part] = pos
 		close(t.notify) // also on an empty fetch: caughtUp watches pos
@@ -231,11 +237,21 @@ func (t *tailer) follow(ctx context.Context, part int) {
 	}
 }
 
+// slot identifies a sync-topic key of this pipeline (see share.Key)
+// without building the string.
+type slot struct {
+	kind, partition int
+	slot            int64
+}
+
+func (t *tailer) slot(kind, partition int, epoch int64) slot {
+	return slot{kind, partition, epoch % t.window}
+}
+
 // put records what this process wrote itself (available at once).
 func (t *tailer) put(rec *share.Record) {
-	k := share.Key(t.prefix, rec.Kind, rec.Partition, rec.Epoch, t.window)
 	t.mu.Lock()
-	t.recs[k] = rec
+	t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)] = rec
 	close(t.notify)
 	t.notify = make(chan struct{})
 	t.mu.Unlock()
@@ -249,13 +265,13 @@ var errOverwritten = errors.New("share: a needed sync record was overwritten by 
 // get returns partition q's record of the kind for epoch e, nil if absent
 // (or older), or errOverwritten.
 func (t *tailer) get(kind, q int, e int64) (*share.Record, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.getLocked(kind, q, e)
 }
 
 func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
-	r := t.recs[share.Key(t.prefix, kind, q, e, t.window)]
+	r := t.recs[t.slot(kind, q, e)]
 	switch {
 	case r == nil || r.Epoch < e:
 		return nil, nil
@@ -275,8 +291,8 @@ func kindName(kind int) string {
 
 // changed returns the channel closed at the next arrival.
 func (t *tailer) changed() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.notify
 }
 

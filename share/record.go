@@ -129,14 +129,26 @@ func Decode(b []byte) (*Record, error) {
 	return r, nil
 }
 
+// Peek reads an encoded record's kind, partition and epoch without decoding
+// the rest (ok false if b is not a record of this version; Decode checks
+// the whole).
+func Peek(b []byte) (kind, partition int, epoch int64, ok bool) {
+	if len(b) < 25 || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
+		return 0, 0, 0, false
+	}
+	p, e := int64(binary.LittleEndian.Uint64(b[9:])), int64(binary.LittleEndian.Uint64(b[17:]))
+	if p < 0 || p >= maxPartitions || e < 0 {
+		return 0, 0, 0, false
+	}
+	return int(b[8]), int(p), e, true
+}
+
 // SameHeader reports whether b, an encoded record, has r's kind, partition
 // and epoch (without decoding the rest): a reader that already holds r can
 // skip b, since a partition's record of one epoch is deterministic.
 func SameHeader(r *Record, b []byte) bool {
-	if len(b) < 25 || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
-		return false
-	}
-	return int(b[8]) == r.Kind && int64(binary.LittleEndian.Uint64(b[9:])) == int64(r.Partition) && int64(binary.LittleEndian.Uint64(b[17:])) == r.Epoch
+	k, p, e, ok := Peek(b)
+	return ok && k == r.Kind && p == r.Partition && e == r.Epoch
 }
 
 // Key is the sync-topic key of partition p's record of the given kind for
