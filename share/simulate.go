@@ -10,6 +10,9 @@ import (
 type Event struct {
 	X []float64
 	Y float64
+	// Skip marks a record the consumer dead-letters: it counts in its
+	// partition's epochs but is neither scored nor learnt.
+	Skip bool
 }
 
 // SimResult is what Simulate returns.
@@ -135,12 +138,14 @@ func Simulate(spec string, dim int, c Config, events []Event, assign func(i int)
 			ev := &events[queues[p][pos[p]]]
 			pos[p]++
 			progressed = true
-			f := r.Models[p].Learn(ev.X, ev.Y)
-			r.Labeled[p]++
-			if learner.Mistake(f, ev.Y) {
-				r.Mistakes[p]++
+			if !ev.Skip {
+				f := r.Models[p].Learn(ev.X, ev.Y)
+				r.Labeled[p]++
+				if learner.Mistake(f, ev.Y) {
+					r.Mistakes[p]++
+				}
+				r.SqErr[p] += (f - ev.Y) * (f - ev.Y)
 			}
-			r.SqErr[p] += (f - ev.Y) * (f - ev.Y)
 			if !share {
 				continue
 			}
