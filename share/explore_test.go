@@ -8,6 +8,11 @@ import (
 	"okstream/dataset"
 )
 
+// TestExploreCodRNA prints the simulated mistake rate of shuffled cod-rna
+// split round robin into P partitions, for several epoch lengths S (S = 0:
+// independent models), with the learner spec in EXPLORE and the lag given
+// by the length of LAG (e.g. LAG=1): the numbers behind docs/sharing.md.
+// Skipped unless EXPLORE is set.
 func TestExploreCodRNA(t *testing.T) {
 	if os.Getenv("EXPLORE") == "" {
 		t.Skip()

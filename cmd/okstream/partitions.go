@@ -73,7 +73,7 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 	}
 	if r.Share {
 		cfg.Share, cfg.ShareEvery, cfg.ShareLag = []string{"m"}, r.Every, r.Lag
-		cfg.ShareMaxWait = time.Second // keyed streams: partitions end at different times
+		cfg.ShareMaxWait = r.MaxWait
 	}
 	pl, err := consumer.New(cfg)
 	if err != nil {
