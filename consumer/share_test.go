@@ -23,20 +23,13 @@ var sharedModels = []Model{
 	{Name: "challenger", Spec: "nogd:sigma=0.7,budget=40,k=20"},
 }
 
-// labelledEvents are n labelled events (the simulator learns every event).
+// labelledEvents are n labelled events (the simulator learns every event),
+// each keyed by its own index.
 func labelledEvents(n int, seed uint64) []kafka.Message {
-	src := rng.New(seed)
 	msgs := make([]kafka.Message, n)
+	src := rng.New(seed)
 	for i := range msgs {
-		x := make([]float64, testDim)
-		for j := range x {
-			x[j] = 2*src.Float64() - 1
-		}
-		y := -1.0
-		if x[0]*x[0]+x[1]*x[1] < 0.5 {
-			y = 1
-		}
-		ev := codec.Event{Version: codec.EventVersion, Key: fmt.Sprintf("user-%d", i), X: x, Y: y, HasY: true}
+		ev := circleEvent(src, i, fmt.Sprintf("user-%d", i), "")
 		b, err := codec.AppendEvent(nil, &ev)
 		if err != nil {
 			panic(err)
@@ -145,52 +138,8 @@ func TestSharedModelsEqualTheSimulator(t *testing.T) {
 // the final states equal an uninterrupted run's and every offset has its
 // (identical) prediction.
 func TestSharedExactRecoveryAfterKills(t *testing.T) {
-	e := kafkatest.New(t)
-	input := e.Name("events")
-	e.CreateTopic(t, input, 2, nil)
-	produceRoundRobin(t, e, input, labelledEvents(3000, 12))
-	ends := endOffsets(t, e, input)
-
-	ref := sharedConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
-	r := start(t, ref)
-	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
-	if err := r.shutdown(t); err != nil {
-		t.Fatal(err)
-	}
-	refStates, _ := checkpointStates(t, e, ref, 2)
-	refPreds := predictionsByOffset(t, e, ref.Output)
-
-	cfg := sharedConfig(e, input, e.Name("crash"), e.Name("crash-preds"))
-	cfg.CheckpointEvery = 170
-	for _, at := range []int{400, 1100, 1900, 2600} {
-		r := start(t, cfg)
-		waitFor(t, 90*time.Second, fmt.Sprintf("%d predictions", at), func() bool {
-			return int(r.p.m.predictionsCount()) >= at/2 || caughtUp(ends, r)
-		})
-		r.kill(t)
-	}
-	r = start(t, cfg)
-	waitFor(t, 90*time.Second, "the final run", func() bool { return caughtUp(ends, r) })
-	if err := r.shutdown(t); err != nil {
-		t.Fatal(err)
-	}
-	states, _ := checkpointStates(t, e, cfg, 2)
-	for p := range 2 {
-		for i := range cfg.Models {
-			if !bytes.Equal(states[p][i], refStates[p][i]) {
-				t.Fatalf("partition %d model %s: state after kills differs from the uninterrupted run", p, cfg.Models[i].Name)
-			}
-		}
-	}
-	preds := predictionsByOffset(t, e, cfg.Output)
-	if len(preds) != 3000 {
-		t.Fatalf("%d distinct predictions after kills, want 3000", len(preds))
-	}
-	for k, v := range refPreds {
-		if !bytes.Equal(preds[k], v) {
-			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
-		}
-	}
+	recoveryAfterKills(t, func(e *kafkatest.Env, input string) { produceRoundRobin(t, e, input, labelledEvents(3000, 12)) },
+		sharedConfig, 170, []int{400, 1100, 1900, 2600})
 }
 
 // An idle partition stalls the others only for the maximum wait, once; the
@@ -276,21 +225,7 @@ func TestSharedRebalanceOneThreeOne(t *testing.T) {
 	cfg.CheckpointEvery = 150
 	cfg.ShareMaxWait = time.Minute // longer than any rebalance: the strict schedule throughout
 	events := labelledEvents(3600, 15)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w := e.Writer(input)
-		w.Balancer = &kafka.RoundRobin{}
-		w.BatchSize = 1
-		defer w.Close()
-		for i := 0; i < len(events); i += 200 {
-			if err := w.WriteMessages(context.Background(), events[i:i+200]...); err != nil {
-				t.Error(err)
-				return
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
-	}()
+	done := produceSlowly(t, e, input, events, &kafka.RoundRobin{})
 	a := start(t, cfg)
 	waitFor(t, 60*time.Second, "instance A to predict", func() bool { return a.p.m.predictionsCount() > 0 })
 	b := start(t, cfg)
