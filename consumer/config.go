@@ -209,9 +209,8 @@ type Config struct {
 	// ShareEvery is S, the input records per epoch of a partition (default
 	// DefaultShareEvery).
 	ShareEvery int64
-	// ShareLag is L, how many epochs behind its own a partition merges the
-	// others' deltas (default DefaultShareLag; negative takes the default,
-	// 0 is a barrier at every boundary).
+	// ShareLag is L ≥ 1, how many epochs behind its own a partition merges
+	// the others' deltas (0 takes the default, DefaultShareLag).
 	ShareLag int64
 	// ShareMaxWait bounds how long a boundary waits for a partition's delta
 	// before it proceeds without it and records that decision (default

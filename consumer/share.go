@@ -42,7 +42,7 @@ func (c *Config) shareDefaults() {
 	if c.ShareEvery <= 0 {
 		c.ShareEvery = DefaultShareEvery
 	}
-	if c.ShareLag < 0 {
+	if c.ShareLag == 0 {
 		c.ShareLag = DefaultShareLag
 	}
 	if c.ShareMaxWait <= 0 {
@@ -58,10 +58,22 @@ func Sharers() []string {
 	var out []string
 	for _, name := range learner.Names() {
 		l, err := learner.New(name, 1)
+		if _, ok := l.(learner.Sharer); err == nil && !ok {
+			// Without σ a kernel learner runs inside the self-tuning
+			// wrapper (not shareable); with σ given it is itself.
+			if l2, err2 := learner.New(name+":sigma=1", 1); err2 == nil {
+				if _, ok := l2.(learner.Sharer); ok {
+					l, name = l2, name+" (with sigma= given)"
+				}
+			}
+		}
 		if err != nil {
 			continue
 		}
-		if _, ok := l.(learner.Sharer); ok {
+		if s, ok := l.(learner.Sharer); ok {
+			if _, err := s.ShareDelta(); err != nil {
+				name += " (some configurations: " + err.Error() + ")"
+			}
 			out = append(out, name)
 		}
 	}
@@ -95,8 +107,8 @@ func (c *Config) validateShare(bad func(string, ...any)) {
 		}
 		s, ok := l.(learner.Sharer)
 		if !ok {
-			bad("--share %s: learner %s cannot be shared across partitions (learners that can: %s; the self-tuning wrapper and auto are not shareable: their warm-up statistics and pruning are per partition)",
-				name, l.Info().Name, strings.Join(Sharers(), ", "))
+			bad("--share %s: %q cannot be shared across partitions (learners that can: %s; the self-tuning wrapper — a kernel learner whose sigma is left to the stream, or given scale= — and auto are not shareable: their warm-up statistics and pruning are per partition)",
+				name, spec, strings.Join(Sharers(), ", "))
 			continue
 		}
 		if _, err := s.ShareDelta(); err != nil {
@@ -104,7 +116,7 @@ func (c *Config) validateShare(bad func(string, ...any)) {
 		}
 	}
 	if c.ShareLag < 0 {
-		bad("share lag %d: must be at least 0 epochs", c.ShareLag)
+		bad("share lag %d: must be at least 1 epoch (0 takes the default, %d)", c.ShareLag, DefaultShareLag)
 	}
 	for role, t := range map[string]string{"input": c.Input, "output": c.Output, "dead-letter": c.DeadLetter, "checkpoint": c.Checkpoints} {
 		if c.ShareTopic == t {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,5 +257,40 @@ func TestSharedRebalanceOneThreeOne(t *testing.T) {
 	_, ta := a.p.Status()
 	if ta.Generations < 3 {
 		t.Fatalf("instance A saw %d generations, want ≥ 3", ta.Generations)
+	}
+}
+
+// --share is refused, with the reason and the learners that can share, for
+// a learner that does not implement learner.Sharer, a configuration that
+// cannot share, and an unknown model.
+func TestShareConfigRefusals(t *testing.T) {
+	for _, c := range []struct {
+		models []Model
+		share  string
+		want   []string
+	}{
+		{[]Model{{Name: "m", Spec: "nogd:budget=10"}}, "m", []string{"cannot be shared", "fogd", "auto are not shareable"}},
+		{[]Model{{Name: "m", Spec: "auto:base=fogd"}}, "m", []string{"cannot be shared"}},
+		{[]Model{{Name: "m", Spec: "linear"}}, "m", []string{"only loss=square"}},
+		{[]Model{{Name: "m", Spec: "fogd"}}, "m", []string{"cannot be shared", "sigma is left to the stream"}},
+		{[]Model{{Name: "m", Spec: "fogd:sigma=1"}}, "x", []string{"no model of that name"}},
+	} {
+		cfg := Config{Brokers: []string{"b:9092"}, Input: "in", Dim: 3, Models: c.models, Share: []string{c.share}}
+		err := cfg.Validate()
+		if err == nil {
+			t.Fatalf("%v --share %s: accepted", c.models, c.share)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("%v --share %s: %q does not say %q", c.models, c.share, err, w)
+			}
+		}
+	}
+	ok := Config{Brokers: []string{"b:9092"}, Input: "in", Dim: 3, Models: []Model{{Name: "m", Spec: "fogd:sigma=1,loss=square"}, {Name: "r", Spec: "linear:loss=square"}}, Share: []string{"m", "r"}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ok.ShareTopic != "okstream.checkpoints.share" || ok.ShareEvery != DefaultShareEvery || ok.ShareWindow != 625+4 {
+		t.Fatalf("defaults: topic %q, every %d, window %d", ok.ShareTopic, ok.ShareEvery, ok.ShareWindow)
 	}
 }

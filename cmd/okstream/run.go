@@ -148,7 +148,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.share, "share", "", "models shared across partitions, comma-separated NAMEs: each partition's copy learns from every partition's events through deltas on --share-topic, with exact recovery (docs/sharing.md; learners: "+strings.Join(consumer.Sharers(), ", ")+")")
 	fs.StringVar(&f.shareTopic, "share-topic", "", "compacted sync topic of the shared models (default CHECKPOINT-TOPIC.share; created if missing)")
 	fs.Int64Var(&f.shareEvery, "share-every", consumer.DefaultShareEvery, "shared models: input records per epoch of a partition (a sync point after each)")
-	fs.Int64Var(&f.shareLag, "share-lag", consumer.DefaultShareLag, "shared models: a partition merges the others' deltas this many epochs behind its own (0: a barrier at every sync point)")
+	fs.Int64Var(&f.shareLag, "share-lag", consumer.DefaultShareLag, "shared models: a partition merges the others' deltas this many epochs behind its own (≥ 1)")
 	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
 	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: checkpoint interval in epochs + 2·lag + 2)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
