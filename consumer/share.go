@@ -357,6 +357,9 @@ type shareRun struct {
 	pubErr  error
 	pubCh   chan kafka.Message
 	pubDone chan struct{}
+	// pubCancel stops the publisher's retries (stopPublisher): what it has
+	// not written is written again by whoever replays those epochs.
+	pubCancel context.CancelFunc
 	// broken: a boundary was interrupted (the generation ended while it
 	// waited): the state is between an epoch's end and its merge, so the
 	// worker must not checkpoint it.
@@ -387,8 +390,10 @@ func (w *worker) setupShare() {
 }
 
 // startPublisher starts the goroutine that writes the worker's deltas.
-func (w *worker) startPublisher(ctx context.Context) {
+func (w *worker) startPublisher(parent context.Context) {
 	sr := w.sh
+	ctx, cancel := context.WithCancel(parent)
+	sr.pubCancel = cancel
 	sr.pubCh = make(chan kafka.Message, 64)
 	sr.pubDone = make(chan struct{})
 	go func() {
@@ -446,21 +451,28 @@ func (w *worker) stopPublisher() {
 		return
 	}
 	close(w.sh.pubCh)
+	w.sh.pubCancel()
 	<-w.sh.pubDone
 }
 
 // deltasAcked waits until every published delta is acknowledged (before a
 // checkpoint: a checkpoint past an epoch whose delta never landed would
 // leave the others waiting for it for ever). It returns false if the
-// publisher gave up.
-func (w *worker) deltasAcked() bool {
+// publisher gave up or ctx ended first.
+func (w *worker) deltasAcked(ctx context.Context) bool {
 	sr := w.sh
 	if sr == nil {
 		return true
 	}
+	stop := context.AfterFunc(ctx, func() {
+		sr.pubMu.Lock()
+		sr.pubCond.Broadcast()
+		sr.pubMu.Unlock()
+	})
+	defer stop()
 	sr.pubMu.Lock()
 	defer sr.pubMu.Unlock()
-	for sr.unacked > 0 && sr.pubErr == nil {
+	for sr.unacked > 0 && sr.pubErr == nil && ctx.Err() == nil {
 		sr.pubCond.Wait()
 	}
 	return sr.unacked == 0

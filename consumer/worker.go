@@ -795,7 +795,7 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 // checkpoint saves the models at w.next (the caller has made sure every
 // prediction before it is acknowledged), then commits the group offset.
 func (w *worker) checkpoint(ctx context.Context) error {
-	if !w.deltasAcked() {
+	if !w.deltasAcked(ctx) {
 		return errors.New("the shared deltas before the checkpoint were not all published")
 	}
 	w.ms.checkBeforeCheckpoint() // never checkpoint a non-finite model silently
