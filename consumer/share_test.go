@@ -3,7 +3,9 @@ package consumer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -292,5 +294,56 @@ func TestShareConfigRefusals(t *testing.T) {
 	}
 	if ok.ShareTopic != "okstream.checkpoints.share" || ok.ShareEvery != DefaultShareEvery || ok.ShareWindow != 625+4 {
 		t.Fatalf("defaults: topic %q, every %d, window %d", ok.ShareTopic, ok.ShareEvery, ok.ShareWindow)
+	}
+}
+
+// The sharing schedule's state is checkpointed with the models; a
+// checkpoint taken with another partition count is refused
+// (ErrPartitionsChanged), and one without a schedule (sharing just turned
+// on) starts it fresh.
+func TestShareStateInCheckpoint(t *testing.T) {
+	build := func(parts int, st *share.State) *modelSet {
+		ms, err := newModelSet(sharedModels, testDim, pendingLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts > 0 {
+			s := share.NewState(parts)
+			if st != nil {
+				s = st.Clone()
+			}
+			ms.share = &s
+		}
+		return ms
+	}
+	saved := share.State{Count: 77, Frontier: []int64{3, 2, 4}}
+	b, err := build(3, &saved).marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := build(3, nil)
+	if _, err := got.restore(b, false); err != nil {
+		t.Fatal(err)
+	}
+	if got.share.Count != 77 || !slices.Equal(got.share.Frontier, saved.Frontier) {
+		t.Fatalf("restored %+v, want %+v", *got.share, saved)
+	}
+	if _, err := build(4, nil).restore(b, false); !errors.Is(err, ErrPartitionsChanged) {
+		t.Fatalf("4 partitions restoring a checkpoint of 3: %v, want ErrPartitionsChanged", err)
+	}
+	old, err := build(0, nil).marshal() // no shared model
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := build(3, &saved)
+	if _, err := fresh.restore(old, false); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.share.Count != 0 || !slices.Equal(fresh.share.Frontier, []int64{-1, -1, -1}) {
+		t.Fatalf("sharing turned on: restored %+v, want a fresh schedule", *fresh.share)
+	}
+	pl, err := DescribePayload(b)
+	if err != nil || pl.Share == nil || pl.Share.Count != 77 {
+		t.Fatalf("DescribePayload: %+v, %v", pl.Share, err)
 	}
 }
