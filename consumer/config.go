@@ -217,8 +217,8 @@ type Config struct {
 	// DefaultShareMaxWait).
 	ShareMaxWait time.Duration
 	// ShareWindow is W, the slots per partition of the sync topic's keys
-	// (default: the checkpoint interval in epochs + 2·ShareLag + 2, see
-	// share.Window).
+	// (default: 2·(CheckpointEvery + BatchSize) records in epochs +
+	// 2·ShareLag + 2, see share.Window).
 	ShareWindow int64
 
 	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).

@@ -49,7 +49,12 @@ func (c *Config) shareDefaults() {
 		c.ShareMaxWait = DefaultShareMaxWait
 	}
 	if c.ShareWindow <= 0 {
-		c.ShareWindow = share.Window((int64(c.CheckpointEvery)+c.ShareEvery-1)/c.ShareEvery, c.ShareLag)
+		// A restore may fall back to the older of the two checkpoint slots
+		// (the newest torn by a crash: common after a SIGKILL), and a
+		// checkpoint is taken between micro-batches: a replay can start up
+		// to two intervals plus two batches back.
+		span := 2 * int64(c.CheckpointEvery+c.BatchSize)
+		c.ShareWindow = share.Window((span+c.ShareEvery-1)/c.ShareEvery, c.ShareLag)
 	}
 }
 

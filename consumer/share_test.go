@@ -292,7 +292,7 @@ func TestShareConfigRefusals(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if ok.ShareTopic != "okstream.checkpoints.share" || ok.ShareEvery != DefaultShareEvery || ok.ShareWindow != 625+4 {
+	if ok.ShareTopic != "okstream.checkpoints.share" || ok.ShareEvery != DefaultShareEvery || ok.ShareWindow != 2*(10000+1000)/16+4 {
 		t.Fatalf("defaults: topic %q, every %d, window %d", ok.ShareTopic, ok.ShareEvery, ok.ShareWindow)
 	}
 }

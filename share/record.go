@@ -166,8 +166,9 @@ func Key(prefix string, kind, p int, e int64, window int64) string {
 func Prefix(group, input string) string { return group + "/" + input }
 
 // Window is the least slot count W that keeps every record a recovering
-// partition needs: the epochs since its last checkpoint (ckptEpochs, the
-// checkpoint interval in epochs, rounded up), what the others may have
-// published past it while they waited for it (L+1), and the lag behind its
-// checkpoint (L), plus two.
+// partition needs: the epochs between the checkpoint it restores and the
+// furthest it had got (ckptEpochs: the runtime counts two checkpoint
+// intervals and two micro-batches, for a fallback to the older checkpoint),
+// what the others may have published past it while they waited for it
+// (L+1), and the lag behind its checkpoint (L), plus two.
 func Window(ckptEpochs, lag int64) int64 { return ckptEpochs + 2*lag + 2 }

@@ -150,7 +150,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.shareEvery, "share-every", consumer.DefaultShareEvery, "shared models: input records per epoch of a partition (a sync point after each)")
 	fs.Int64Var(&f.shareLag, "share-lag", consumer.DefaultShareLag, "shared models: a partition merges the others' deltas this many epochs behind its own (≥ 1)")
 	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
-	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: checkpoint interval in epochs + 2·lag + 2)")
+	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: 2·(checkpoint-every + batch-size) records in epochs + 2·lag + 2)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
