@@ -16,6 +16,15 @@ package learner
 // stream, which is why both are members). Defaults: 7 σ × 3 η = 21 members
 // for the first-order bases fogd, nogd, bogd, skegd on a classification
 // loss; 7 σ otherwise (regression, forks, bpas, nons-ald, pkawv, ...).
+// Plus, unless linear=false, one linear member (learner linear on the same
+// standardised inputs): NAG on the squared hinge for classification, online
+// ridge by recursive least squares (solver=rls, O(d²)) for regression — the
+// loss auto weighs members by (autoLinearLoss). The regret bound below
+// holds against every member, so auto tracks min(best kernel member,
+// linear): on streams where a linear model is as good as the kernel members
+// at their budget (short or near-linear ones: german, spambase, elevators,
+// ailerons in docs/results.md) auto is not worse than it; elsewhere the
+// kernel members take the weight.
 //
 // Every member predicts every event before learning it (the same protocol
 // as any learner), and auto predicts with the weighted average of the
@@ -62,11 +71,12 @@ package learner
 // Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
 // (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
 // the smaller member index first) and the worse half is dropped, never
-// below keep members (default 2). With 21 members and the defaults, auto
-// runs 21 members up to event 1000, then 11, 6, 3 and, from event 8000 on,
-// 2 (7 → 4 → 2 for a σ-only grid, from event 2000): in steady state it
-// costs about keep× its most expensive survivor plus O(N) for the weights
-// (BenchmarkAutoSteadyState reports the ratio). Pruning compares cumulative
+// below keep members (default 2). With the defaults auto runs 22 members
+// (21 and the linear one) up to event 1000, then 11, 6, 3 and, from event
+// 8000 on, 2 (8 → 4 → 2 for a σ-only grid, from event 2000): in steady
+// state it costs at most about keep× its most expensive survivor plus O(N)
+// for the weights (BenchmarkAutoSteadyState reports the ratio: 1.05–2.19,
+// less when the linear member is a survivor). Pruning compares cumulative
 // progressive losses, the quantity the regret bound is about; the bound
 // then holds against the survivors, and pruning can drop a member that
 // would have overtaken later (the price of bounded cost).
@@ -87,7 +97,7 @@ import (
 func init() {
 	Register(Registration{
 		Name:    "auto",
-		Summary: "online model selection: a bank of base learners over a σ grid around the data-driven σ, combined by AdaHedge weights, pruned by successive halving",
+		Summary: "online model selection: a bank of base learners over a σ grid around the data-driven σ, plus the online linear model, combined by AdaHedge weights, pruned by successive halving",
 		Paper:   "de Rooij, van Erven, Grünwald & Koolen, Follow the Leader If You Can, Hedge If You Must, JMLR 2014 (AdaHedge)",
 		Params: []ParamDoc{
 			{Name: "base", Default: "fogd", Doc: "the members' learner (any learner with a shift-invariant kernel: fogd, nogd, forks, bogd, bpas, pkawv, nons-ald, ...); the task follows the base (and its loss)"},
@@ -96,6 +106,7 @@ func init() {
 			{Name: "per_octave", Default: "1", Doc: "σ grid points per octave (2: the papers' 2^0.5 steps)"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, 4·halving, ...: keep the better half by cumulative loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
+			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG on the squared hinge, or ridge by recursive least squares, solver=rls, for regression) on the same standardised inputs as one more member, weighed and pruned like the others"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
@@ -117,6 +128,7 @@ const autoFORKSPreset = "wide"
 type Auto struct {
 	base
 	specs   []map[string]string // members' specs (for rebuilding)
+	names   []string            // members' learners (the base, or linear)
 	bname   string
 	members []Learner // nil once pruned
 	alive   []int     // indices of the survivors, increasing
@@ -132,7 +144,7 @@ type Auto struct {
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
@@ -140,6 +152,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	per := p.Int("per_octave", 1, InRange(1, 4))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
+	withLinear := p.Bool("linear", true)
 	fwd := map[string]string{}
 	for k, v := range p.raw {
 		if !slices.Contains(autoOwnKeys, k) {
@@ -195,6 +208,16 @@ func newAuto(p *Params, dim int) (Learner, error) {
 			}
 		}
 	}
+	if withLinear {
+		kv := map[string]string{"loss": autoLinearLoss(task)}
+		if task == Regression {
+			kv["solver"] = "rls" // O(d²): the inputs are standardised
+			kv["lambda"] = FormatNumber(autoLinearLambda(dim))
+		}
+		if err := a.addLinear(kv, dim); err != nil {
+			return nil, err
+		}
+	}
 	a.base = newBase(p, dim, a.members[0].Info().Task)
 	a.loss = make([]float64, len(a.members))
 	a.f = make([]float64, len(a.members))
@@ -237,10 +260,47 @@ func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid 
 		}
 	}
 	a.specs = append(a.specs, kv)
+	a.names = append(a.names, bname)
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
 	return nil
 }
+
+// addLinear adds the linear member (learner linear with spec kv) last.
+func (a *Auto) addLinear(kv map[string]string, dim int) error {
+	m, err := newPlain("linear", kv, dim)
+	if err != nil {
+		return fmt.Errorf("learner auto: linear member: %w", err)
+	}
+	a.specs = append(a.specs, kv)
+	a.names = append(a.names, "linear")
+	a.members = append(a.members, m)
+	a.alive = append(a.alive, len(a.alive))
+	return nil
+}
+
+// autoLinearLoss is the linear member's loss: the loss auto weighs every
+// member by. For regression that is the square loss (linear: ridge). For
+// classification auto scores a member by (clip(f, −1, 1) − y)² =
+// (1 − y·clip(f))², the squared hinge loss capped at 4, so the linear member
+// is trained on the squared hinge (linear: NAG), the smooth surrogate of
+// the very loss it is compared on.
+func autoLinearLoss(task Task) string {
+	if task == Regression {
+		return "square"
+	}
+	return "squared_hinge"
+}
+
+// autoLinearLambda is the regression member's ridge penalty λ (solver=rls,
+// penalty λ‖w‖²): auto's inputs are standardised features divided by σ̂,
+// and σ̂ ≈ sqrt(2d) (the median distance of d independent standardised
+// features, selftune.go's σ₀), so each coordinate's scale is about
+// 1/sqrt(2d) and λ = 1/(2d) is the unit penalty λ = 1 of standardised
+// coordinates (measured on the shared regression files, auto:fogd against
+// λ = 1: elevators 8.58e-6 vs 8.77e-6, ailerons 3.10e-8 vs 3.11e-8,
+// parkinsons 90.3 vs 90.1, the others within 0.3 %).
+func autoLinearLambda(dim int) float64 { return 1 / (2 * float64(dim)) }
 
 // autoDefaultEtas is 3 for the first-order learners on a classification
 // loss, whose gradient step η is the setting the papers and the LSOKL
@@ -483,7 +543,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := newPlain(a.bname, a.specs[i], a.dim)
+		m, err := newPlain(a.names[i], a.specs[i], a.dim)
 		if err != nil {
 			return err
 		}
@@ -516,7 +576,11 @@ func (a *Auto) Info() Info {
 func (a *Auto) String() string {
 	s := "auto[" + a.bname + "]"
 	for _, i := range a.alive {
-		s += " " + a.specs[i]["sigma"] + "σ̂:" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
+		name := a.specs[i]["sigma"] + "σ̂"
+		if a.names[i] == "linear" {
+			name = "linear"
+		}
+		s += " " + name + ":" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
 	}
 	return s
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // BenchmarkAutoSteadyState times auto after pruning has reached its floor
-// (halving=100: 21 → 2 members by event 800, 7 → 2 for bases without η)
+// (halving=100: 22 → 2 members by event 800, 8 → 2 for bases without η;
+// the counts include the linear member)
 // and reports its cost per event divided by that of its most expensive
 // survivor timed alone on the same (scaled) inputs, as "x-member" (the
 // issue's bound is ≤ 3), and the marshalled state size. The survivors are
@@ -17,7 +18,8 @@ func BenchmarkAutoSteadyState(b *testing.B) {
 	for _, c := range []struct {
 		base string
 		d    int
-	}{{"fogd,budget=100", 8}, {"nogd,budget=100", 8}, {"forks,budget=100", 8}, {"fogd,budget=100", 300}, {"nogd,budget=100", 300}} {
+	}{{"fogd,budget=100", 8}, {"nogd,budget=100", 8}, {"forks,budget=100", 8}, {"fogd,budget=100", 300}, {"nogd,budget=100", 300},
+		{"fogd,budget=100,loss=square", 8}, {"fogd,budget=100,loss=square", 40}} {
 		b.Run(fmt.Sprintf("%s/d=%d", c.base, c.d), func(b *testing.B) {
 			xs, ys := benchStream(c.d)
 			l, err := New("auto:halving=100,base="+c.base, c.d)

@@ -60,3 +60,34 @@ func TestAutoAdaHedgeRegretBound(t *testing.T) {
 		t.Logf("%v ×%v: auto %.4g, best member %.4g, 2Δ %.4g, worst-case 2·(S/2)·sqrt(T(ln K+4)) %.4g", c.spec, c.scale, lhat, best, 2*a.delta, s*math.Sqrt(n*(math.Log(k)+4)))
 	}
 }
+
+// The linear member is one more expert of the bank: auto's square loss is
+// within 2Δ of the linear member's (the AdaHedge bound holds against every
+// survivor), and linear=false leaves it out.
+func TestAutoLinearMember(t *testing.T) {
+	xs, ys := linearStream(Regression, 2000, 7)
+	kv := map[string]string{"base": "fogd", "budget": "20", "loss": "square", "halving": "1000000"}
+	l, err := newPlain("auto", kv, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.(*Auto)
+	lin := len(a.members) - 1
+	if a.names[lin] != "linear" || a.specs[lin]["solver"] != "rls" {
+		t.Fatalf("last member %s %v, want the linear member (rls)", a.names[lin], a.specs[lin])
+	}
+	var lhat float64
+	for i := range xs {
+		p := a.Learn(xs[i], ys[i])
+		lhat += (p - ys[i]) * (p - ys[i])
+	}
+	if lhat > a.loss[lin]+2*a.delta*(1+1e-12) {
+		t.Fatalf("auto's loss %.6g exceeds the linear member's %.6g + 2Δ (%.6g)", lhat, a.loss[lin], 2*a.delta)
+	}
+	t.Logf("auto %.4g, linear member %.4g, 2Δ %.4g (%s)", lhat, a.loss[lin], 2*a.delta, a)
+	kv["linear"] = "false"
+	off, _ := newPlain("auto", kv, 3)
+	if n := len(off.(*Auto).members); n != lin || off.(*Auto).names[n-1] == "linear" {
+		t.Fatalf("linear=false: %d members, last %s", n, off.(*Auto).names[n-1])
+	}
+}

@@ -52,7 +52,7 @@ var contractSpecs []string
 func addContractSpecs(specs ...string) { contractSpecs = append(contractSpecs, specs...) }
 
 func init() {
-	addContractSpecs("linear", "linear:loss=square", "linear:loss=hinge,eta=0.1")
+	addContractSpecs("linear", "linear:loss=square", "linear:loss=square,solver=rls", "linear:loss=hinge,eta=0.1")
 	addContractSpecs(
 		"fogd:sigma=0.7,budget=20",
 		"fogd:sigma=0.7,budget=20,loss=square",

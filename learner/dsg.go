@@ -372,7 +372,7 @@ func (l *DSG) features(x []float64, lo, hi int) {
 		if l.stride == 1 {
 			l.phi[i] = kernel.CosFeature(kernel.Project(w, x, l.nz, b))
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
-			l.phi[2*i+1], l.phi[2*i] = rng.Sincos(kernel.Project(w, x, l.nz, 0))
+			l.phi[2*i+1], l.phi[2*i] = rng.FastSincos(kernel.Project(w, x, l.nz, 0))
 		}
 	}
 }

@@ -98,10 +98,12 @@ func newFOGD(p *Params, dim int) (Learner, error) {
 	}, nil
 }
 
-// Predict returns wᵀz(x).
+// Predict returns wᵀz(x) (kernel.Fourier.MapDot: one pass, the same bits
+// on every platform).
 func (l *FOGD) Predict(x []float64) float64 {
 	l.checkDim(x)
-	return dot(l.w, l.rff.Map(l.z, x))
+	_, f := l.rff.MapDot(l.z, l.w, x) // leaves z(x) in l.z
+	return f
 }
 
 // Learn predicts x, takes one gradient step on (x, y) and returns the
@@ -109,7 +111,13 @@ func (l *FOGD) Predict(x []float64) float64 {
 func (l *FOGD) Learn(x []float64, y float64) float64 {
 	f := l.Predict(x) // leaves z(x) in l.z
 	if g := l.loss.Deriv(f, y); g != 0 {
-		axpy(-l.eta*g, l.z, l.w)
+		// w ← w + a·z with the product rounded explicitly (no FMA on
+		// any platform; the same bits as linalg.Axpy on amd64).
+		a := -l.eta * g
+		w := l.w[:len(l.z)]
+		for i, v := range l.z {
+			w[i] += float64(a * v)
+		}
 	}
 	l.updates++
 	return f

@@ -144,6 +144,110 @@ package learner
 //   - Paper details: Remark 1's O(s_p k + k³) per TISVD update is really
 //     O(s_p k² + k³) (the rotation of Eq. 9); §3.4 says Stage 1 ends at
 //     "budget B" while §5 sets B̃ = 2B, which we follow.
+//
+// Sharing across partitions ("shared=true", learner.Sharer; ours, issue
+// 17; code in forks_share.go). Every partition's copy of the model learns
+// from its own events and, at sync points, from every other partition's
+// deltas. Design:
+//   - Spec: every copy is built from the same spec (same seed); a delta
+//     carries the canonical spec and is refused by a model of another.
+//     "shared" is in the canonical spec only when set, so the states of
+//     unshared models are unchanged.
+//   - One basis in every copy. What defines the basis — the INIT buffer,
+//     the SJLT rows and landmarks (drawn from the common seed), the
+//     update-round examples — changes only inside ShareMerge, from the
+//     deltas every copy receives, in the order given. Stage 1 never runs
+//     INIT by itself: each copy does kernel OGD on its merged buffer plus
+//     its own unmerged entries, and its delta carries the entries (x, a, y)
+//     it stored. At a sync point the entries are appended to the merged
+//     buffer in delta order (own entries included, from the delta bytes);
+//     at the first sync point where the merged buffer holds B̃ entries every
+//     copy runs INIT on its first B̃. A basis identity (a hash of the INIT
+//     buffer and of every update example) travels with every Stage-2 delta;
+//     statistics made in another basis are never mixed (a runtime that
+//     groups deltas differently in different copies gets diverging bases,
+//     not a wrong merge).
+//   - Before the shared INIT a copy is an independent FORKS: when its own
+//     view of the buffer (merged plus own entries) reaches B̃ before a sync
+//     point has merged B̃, it builds a local basis (INIT with a generator
+//     of its own) and predicts and learns with it and a local ONS (no
+//     update rounds), while its kernel OGD keeps running in the shadow and
+//     feeding the shared buffer as before; at the shared INIT the local ONS
+//     is carried into the shared basis (the change of basis below) and the
+//     local basis dropped. (Cod-rna, P = 16, S = 1000: 18.4 → 14.7 %.)
+//   - After INIT, every merged Stage-1 entry (the examples with non-zero
+//     Stage-1 loss, which the ONS has not seen) is replayed, in order, as
+//     an ONS step in every copy — at INIT and at later sync points that
+//     bring Stage-1 deltas (the lag) — so that Stage 2 starts from what
+//     Stage 1 learnt on all partitions rather than from w = 0.
+//   - Stage 2, the ONS: each copy's delta is the sufficient statistics of
+//     its period's surrogate losses g_tᵀw + (s/2)(g_tᵀ(w − w_t))² — ΔA =
+//     Σ s g gᵀ and Δb = Σ (s g gᵀ w_t − g_t), which add (ONS without
+//     projection is follow-the-leader on these surrogates; Hazan, Agarwal
+//     & Kale, "Logarithmic regret algorithms for online convex
+//     optimization", Machine Learning 2007). Merging adds the other
+//     partitions' surrogates to the copy's own quadratic model:
+//     A' = A + Σ ΔA_q, v' = A'⁻¹(A v + Σ Δb_q), A'⁻¹ from the Cholesky
+//     factor of A' (O(k³) per sync point). The copy's own learning is
+//     already in (v, A). This is iterative parameter mixing (McDonald,
+//     Hall & Mann, NAACL 2010) weighted by curvature, with the bounded
+//     delays of Langford, Smola & Zinkevich (NIPS 2009).
+//   - The slab projection does not merge: it is not a sum of statistics
+//     (each projection corrects the current v, and summing P copies'
+//     corrections of one shared v overshoots P-fold). Measured on
+//     cod-rna at P = 16 (S = 100, L = 1, 3 permutations): adding the
+//     copies' Δv diverges (42.6 % mistakes); the curvature-weighted
+//     v' = A'⁻¹(A v + Σ Δ(A v)_q) 33.1 %; averaging Δv (weight 1/P) has
+//     epochs at 83 %; merging the surrogates with C = 1 is stable but
+//     worse than independent copies (15.7 vs 15.0 %). Hence shared=true
+//     defaults to c = 0 (no slab) with the hinge, the exp-concave reading
+//     ("preset=wide" makes the same choice); an explicit c still wins.
+//   - Update rounds: ρ counts the Stage-2 rounds of all partitions (each
+//     delta carries its count). When the merged count passes the next
+//     multiple of ρ, the copies fold one candidate example into the
+//     sketches — every delta carries its period's first Stage-2 example;
+//     the candidates are taken in delta order starting at the update number
+//     modulo their count, at most one per delta per sync point — then
+//     TISVD, Z. Instead of resetting the ONS (the paper), a shared copy
+//     carries (v, A) into the new basis: M = Φ_new^† Φ_old fitted on the
+//     stored examples (φ_old ≈ Mᵀφ_new), v' = M v, A' = αI +
+//     M⁻ᵀ(A − αI)M⁻¹ (a reset if M is singular or landmarks=replace).
+//     With P copies a reset costs P copies relearning from scratch between
+//     two sync points, P times the sequential cost.
+//   - Statistics of an earlier basis (deltas published before a basis
+//     change that arrive after it, because of the lag) are ignored.
+//   - State: the marshalled state holds all sync bookkeeping (merged and
+//     own entries with their labels, the mark of the last sync, A_sync,
+//     the period's ΔA, Δb, round count and candidate, the merged round
+//     count, the basis identity), so a copy restored mid-period continues
+//     bit-identically. Deltas are untrusted input: bounded decoding, every
+//     value finite, ΔA's diagonal ≥ 0, an Own delta must be this copy's
+//     pending learning; a refused merge leaves the model unchanged.
+//   - Cost: Learn in Stage 2 adds O(k²/2) (the ΔA accumulation) and stays
+//     allocation-free; a delta is 8(k(k+1)/2 + 2k + d) bytes in Stage 2
+//     (0.6 KB at k = 10, d = 8) and 8(d + 2) bytes per stored entry in
+//     Stage 1; a merge is O(P k² + k³), plus the replayed entries' ONS
+//     steps after INIT and O(n(s_m d + s_m k) + s_p k² + s_p s_m²) on a sync
+//     point with an update round. Stage 1 may hold more than B̃ entries
+//     (the merged buffer below B̃ plus the own entries of the last L + 1
+//     periods) until the INIT sync point; stage1_lambda is refused (its
+//     shrinkage does not merge).
+//   - P = 1 with own deltas only is the plain learner until its INIT (the
+//     local basis); it then differs by the shared INIT at the next sync
+//     point (ONS carried over, buffer replayed), the ONS carried over
+//     update rounds, and c = 0. Measured on cod-rna (3 permutations, S =
+//     100, L = 1): 12.69 % against 12.74 for the plain learner at c = 0
+//     (13.33 against 13.45 at c = 1).
+//   - Measured (cod-rna unscaled shuffled, round-robin, B = 100, σ = 2^7,
+//     ρ = ⌊0.3N⌋, 3 permutations, L = 1; independent copies at c = 0 in
+//     brackets): S = 100: P = 1 12.69 [12.74], 4 12.56 [13.08], 16 13.25
+//     [14.02], 64 15.06 [17.73]; S = 50: P = 16 13.01, 64 14.08; S = 25:
+//     P = 16 12.83, 64 13.33. The gap to P = 1 is the warm-up: until the
+//     first merge (P·S·(L + 1) events) every copy is an isolated Stage-1
+//     learner (an independent copy once its local basis is built); after
+//     it the mistake rate matches P = 1's. So it grows with S (P = 16,
+//     S = 1000: 14.7 %). Plain FORKS at the paper's c = 1, P = 1: 13.45.
+//     Table and costs in docs/algorithms.
 
 import (
 	"fmt"
@@ -169,13 +273,14 @@ func init() {
 			docSkS1Lam, docSkWarm,
 			{Name: "lambda", Default: "0 (the paper's Eq. 10)", Doc: "ridge λ in the Stage-2 gradient g = ℓ'φ + λw (the paper lists λ = 0.01 but no update uses it; λ > 0 decays w by λ/α per step in unseen directions, see the learner's comment)"},
 			{Name: "alpha", Default: "0.01 (classification); 1 (square loss)", Doc: "ONS regularizer α: A = αI after every reset"},
-			{Name: "c", Default: "1 (preset=wide with the hinge loss: 0)", Doc: "generalized-projection level C: w is projected (A-norm) onto |φᵀw| ≤ C, so scores lie in [−C, C] (0: no projection). With the hinge, C = 1 is the margin and keeps w at the majority-class predictor on imbalanced data (see the learner's comment)"},
+			{Name: "c", Default: "1 (preset=wide or shared=true with the hinge loss: 0)", Doc: "generalized-projection level C: w is projected (A-norm) onto |φᵀw| ≤ C, so scores lie in [−C, C] (0: no projection). With the hinge, C = 1 is the margin and keeps w at the majority-class predictor on imbalanced data (see the learner's comment)"},
 			{Name: "ons_sigma", Default: "0.5", Doc: "curvature weight σ_i of A ← A + (σ_i + η_i) g gᵀ"},
 			{Name: "ons_eta", Default: "0", Doc: "extra weight η_i (constant)", When: "ons_eta_schedule=const"},
 			{Name: "ons_eta_schedule", Default: "const", Doc: "const (η_i = ons_eta) or sqrt (η_t = √(k/(lip²·t)), t counted from the last reset: the paper's convex worst case)"},
 			{Name: "lip", Default: "1", Doc: "Lipschitz constant L of the sqrt schedule", When: "ons_eta_schedule=sqrt"},
 			{Name: "new_inverse", Default: "true", Doc: "ONS step with the inverse that includes the current gradient (the paper's A_t); false: the previous inverse"},
 			{Name: "literal", Default: "false", Doc: "Algorithm 1 read literally: on update rounds reset before predicting (score 0)"},
+			{Name: "shared", When: "the model is shared across partitions", Default: "false", Doc: "one copy of a model shared across partitions (learner.Sharer; in the canonical spec only when set): INIT and update rounds happen only at sync points, from what every copy receives, so that every copy keeps the same basis; ρ counts the Stage-2 rounds of all partitions; the ONS merges its surrogate statistics, is carried over update rounds instead of reset, and c defaults to 0 with the hinge (see the learner's comment, \"Sharing across partitions\")"},
 			docLoss, docSeed,
 		},
 		New: newFORKS,
@@ -196,6 +301,11 @@ type FORKS struct {
 	newInv    bool
 	literal   bool
 	ons       *ons
+	sh        *forksShare // shared=true: sync bookkeeping (forks_share.go)
+	seed      uint64
+	localINIT bool       // shared: a local basis until the shared INIT (forks_share.go)
+	loc       *sketchMap // shared, Stage 1: the local basis, if built
+	locONS    *ons
 }
 
 func newFORKS(p *Params, dim int) (Learner, error) {
@@ -209,9 +319,13 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 		defAlpha = 1
 	}
 	alpha := p.Float("alpha", defAlpha, Positive)
+	shared := readShared(p)
 	defC := 1.0
-	if wide && loss == Hinge {
-		defC = 0 // the hinge is Lipschitz: the slab only serves exp-concave losses
+	if (wide || shared) && loss == Hinge {
+		// The hinge is Lipschitz: the slab only serves exp-concave losses;
+		// and the slab's projections do not merge across partitions (see
+		// "Sharing across partitions").
+		defC = 0
 	}
 	c := p.Float("c", defC, NonNegative)
 	onsSigma := p.Float("ons_sigma", 0.5, NonNegative)
@@ -227,10 +341,13 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	if err := o.check("forks"); err != nil {
 		return nil, err
 	}
+	if shared && o.shrink > 0 {
+		return nil, fmt.Errorf("learner forks: parameter stage1_lambda: must be 0 with shared=true (the shrinkage of one copy's Stage-1 coefficients does not merge)")
+	}
 	if onsSigma+onsEta == 0 && sched == "const" {
 		return nil, fmt.Errorf("learner forks: parameters ons_sigma and ons_eta: their sum must be > 0 (A would never change)")
 	}
-	return &FORKS{
+	l := &FORKS{
 		base:      newBase(p, dim, loss.Task()),
 		sk:        newSketchMap(o, kern, dim, seed),
 		loss:      loss,
@@ -244,7 +361,14 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 		newInv:    newInv,
 		literal:   literal,
 		ons:       newONS(o.k, alpha, c),
-	}, nil
+	}
+	if shared {
+		l.sk.deferInit = true
+		l.sh = newForksShare(o.k, dim)
+		l.seed = seed
+		l.localINIT = true
+	}
+	return l, nil
 }
 
 // score2 returns the Stage-2 score of x, leaving φ(x) in the sketch's
@@ -252,7 +376,7 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 // update round. In literal mode an update round's score is that of the
 // reset model, 0, and nothing is computed.
 func (l *FORKS) score2(x []float64) (f float64, upd bool) {
-	upd = l.sk.nextIsUpdate()
+	upd = l.sh == nil && l.sk.nextIsUpdate()
 	if l.literal && upd {
 		return 0, true
 	}
@@ -277,6 +401,16 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 	sk := l.sk
 	if !sk.ready {
 		f := sk.score1(x)
+		n := sk.n()
+		if l.loc != nil { // shared copy with a local basis: predict and learn with it
+			f1 := f
+			f = l.learnLocal(x, y)
+			sk.learn1(x, l.loss.Deriv(f1, y)) // the shadow kernel OGD feeds the shared buffer
+			if sk.n() > n {
+				l.sh.buf.labels = append(l.sh.buf.labels, y)
+			}
+			return f
+		}
 		if sk.learn1(x, l.loss.Deriv(f, y)) { // INIT ran
 			l.ons.reset(sk.k)
 			if sk.w0 != nil {
@@ -285,10 +419,19 @@ func (l *FORKS) Learn(x []float64, y float64) float64 {
 			}
 			l.step(x, y, 0, true)
 		}
+		if l.sh != nil && sk.n() > n {
+			l.sh.buf.labels = append(l.sh.buf.labels, y) // the entry's label, for the ONS replay after INIT
+			if sk.n() >= sk.buffer && l.localINIT {
+				l.localInit()
+			}
+		}
 		return f
 	}
 	f, upd := l.score2(x)
 	sk.rounds++
+	if l.sh != nil {
+		l.sh.observe(x)
+	}
 	if upd {
 		sk.update(x)
 		l.ons.reset(sk.k)
@@ -315,7 +458,9 @@ func (l *FORKS) step(x []float64, y, f float64, fresh bool) {
 	}
 	// An update refused by Sherman–Morrison (not finite) leaves A⁻¹ and
 	// sets v = w: the round is skipped.
-	_ = l.ons.update(phi, l.loss.Deriv(f, y), l.lambda, s, l.newInv)
+	if err := l.ons.update(phi, l.loss.Deriv(f, y), l.lambda, s, l.newInv); err == nil && l.sh != nil {
+		l.sh.addStep(l.ons.g[:l.ons.k], l.ons.w[:l.ons.k], s) // g = 0 adds 0
+	}
 }
 
 // MarshalBinary encodes the stored examples, the Stage-1 coefficients or
@@ -326,6 +471,16 @@ func (l *FORKS) MarshalBinary() ([]byte, error) {
 	l.sk.encode(e)
 	if l.sk.ready {
 		l.ons.encode(e)
+	}
+	if l.sh != nil {
+		l.sh.encode(e, l.sk.ready)
+		if !l.sk.ready {
+			e.Bool(l.loc != nil)
+			if l.loc != nil {
+				l.loc.encode(e)
+				l.locONS.encode(e)
+			}
+		}
 	}
 	return e.Bytes(), nil
 }
@@ -343,10 +498,34 @@ func (l *FORKS) UnmarshalBinary(data []byte) error {
 			d.Fail("forks: ONS dimension %d, want %d", o.k, l.sk.k)
 		}
 	}
+	var sh *forksShare
+	var loc *sketchMap
+	var locONS *ons
+	if l.sh != nil {
+		sh = l.sh.decode(d, st.ready, len(st.rows)/l.dim, l.sk.buffer)
+		if !st.ready && d.Bool() {
+			loc = newSketchMap(l.sk.sketchOpts, l.sk.kern, l.dim, l.seed^localSeed)
+			lst := loc.decode(d)
+			if d.Err() == nil && !lst.ready {
+				d.Fail("forks: local basis in Stage 1")
+			}
+			locONS = newONS(l.sk.k, l.alpha, l.c)
+			locONS.decode(d)
+			if d.Err() == nil && locONS.k != l.sk.k {
+				d.Fail("forks: local ONS dimension %d, want %d", locONS.k, l.sk.k)
+			}
+			if d.Err() == nil {
+				loc.install(lst)
+			}
+		}
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	l.sk.install(st)
+	if sh != nil {
+		l.sh, l.loc, l.locONS = sh, loc, locONS
+	}
 	if o != nil {
 		l.ons = o
 	} else {
@@ -359,5 +538,5 @@ func (l *FORKS) UnmarshalBinary(data []byte) error {
 // Info reports the nominal budget B and the number of stored examples
 // (buffer in Stage 1, X_S in Stage 2).
 func (l *FORKS) Info() Info {
-	return l.info(l.sk.budget, l.sk.n(), l.sk.bytes()+8*(len(l.ons.ainv)+4*len(l.ons.v)))
+	return l.info(l.sk.budget, l.sk.n(), l.sk.bytes()+8*(len(l.ons.ainv)+4*len(l.ons.v))+l.sh.bytes())
 }

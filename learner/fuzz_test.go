@@ -29,6 +29,8 @@ var fuzzSpecs = []string{
 	"projectron:sigma=1,budget=5",
 	"forks:budget=4,k=2,sm=2,rho=3,horizon=40",
 	"forks:budget=4,k=2,sm=2,rho=3,horizon=40,decomp=svd,max_stored=10,landmarks=replace",
+	"forks:budget=4,k=2,sm=2,rho=3,horizon=40,shared=true", // Stage 1 of a shared copy (FuzzShareMerge covers the merges)
+	"nogd:sigma=1,budget=6,k=3,shared=true",
 	"skegd:budget=4,k=2,sm=2,rho=3,horizon=40,carry=transfer",
 	"kawv:max_points=8",
 	"pkawv:order=2",
@@ -47,6 +49,9 @@ var fuzzSpecs = []string{
 	"nogd:sigma=2,scale=standard,budget=6,k=3,warmup=5",
 	"linear",
 	"linear:loss=square",
+	"linear:loss=square,solver=rls,lambda=0.5",
+	"auto:base=fogd,loss=square,budget=4,octaves=1,halving=8,warmup=5",
+	"auto:base=nogd,budget=4,octaves=1,etas=1,halving=8,warmup=5,linear=false",
 }
 
 // fuzzSeedEvents are the stream lengths after which the seed states are

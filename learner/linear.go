@@ -39,10 +39,29 @@ package learner
 // first 800 events' MSE is 12× the mean predictor's), and a linear model
 // has no business predicting outside the labels it has seen.
 //
+// Regression with solver=rls: recursive least squares (online ridge with a
+// fixed penalty, the Vovk–Azoury–Warmuth forecaster's weights without the
+// current input in the matrix): P = (λI + Σ x̃x̃ᵀ)⁻¹ is kept by
+// Sherman–Morrison, w ← w + P x̃ (y − wᵀx̃)/(1 + x̃ᵀP x̃) and
+// P ← P − (P x̃)(P x̃)ᵀ/(1 + x̃ᵀP x̃), in O(d²) per event instead of a
+// refactorisation. A fixed penalty is not scale-invariant, so this form
+// is for inputs already standardised (auto's linear member sees the
+// self-tuning wrapper's standardised features divided by σ̂, and takes
+// λ = 1/(2d), the unit penalty of standardised coordinates: auto.go's
+// autoLinearLambda). Regret: the online
+// ridge's square loss is within O(d·Y²·ln(1 + T·X²/(λd))) of the best
+// linear predictor in hindsight (Vovk 2001; Azoury & Warmuth 2001; up to
+// the current-input term and the label-range clip) for inputs with
+// ‖x̃‖ ≤ X and labels |y| ≤ Y. P stays exactly symmetric (the rank-one
+// term is symmetric in floating point); an update whose denominator is
+// not a finite positive number (P no longer positive definite after
+// round-off) is skipped.
+//
 // Cost per event: O(d) for classification; O(d²) to accumulate G and
 // O(d³/3) to refactor for regression (d = 40: about 25k flops), so the
-// regression form is for low-dimensional streams. State: w, s, G_j, N and
-// t (classification); G, b and w (regression), all marshalled.
+// refit form is for low-dimensional streams (solver=rls: O(d²)). State: w,
+// s, G_j, N and t (classification); G, b and w (regression; P and w with
+// solver=rls), all marshalled.
 //
 // Robustness: an event whose update would put a non-finite number into the
 // state (a feature or label of magnitude ≥ 1e150, or non-finite) is
@@ -65,7 +84,8 @@ func init() {
 		Params: []ParamDoc{
 			{Name: "loss", Default: "logistic", Doc: "logistic, hinge, squared_hinge (NAG) or square (ridge regression)"},
 			{Name: "eta", Default: "0.5", Doc: "NAG rate η (the step of coordinate j is η·√(t/N)/(s_j·√Σg_j²), see the learner's comment)", When: "classification loss"},
-			{Name: "lambda", Default: "0.001", Doc: "ridge penalty relative to each coordinate's energy Σx_j² (scale-invariant)", When: "loss=square"},
+			{Name: "solver", Default: "refit", Doc: "refit: ridge with the scale-invariant penalty, refactorised every event (O(d³)); rls: recursive least squares with penalty λ·I (O(d²); for standardised inputs, as auto's linear member)", When: "loss=square"},
+			{Name: "lambda", Default: "0.001 (solver=rls: 1)", Doc: "ridge penalty relative to each coordinate's energy Σx_j² (scale-invariant; solver=rls: the fixed penalty λ‖w‖²)", When: "loss=square"},
 		},
 		New: newLinear,
 	})
@@ -88,6 +108,7 @@ type Linear struct {
 	norm   float64   // classification: N = Σ_t Σ_j x̃_tj²/s_j²
 	steps  float64   // classification: t, the number of updates taken
 	gram   []float64 // regression: G, n×n row-major
+	pinv   []float64 // regression, solver=rls: P = (λI + Σx̃x̃ᵀ)⁻¹, n×n row-major
 	b      []float64 // regression: Σ y x̃
 	ylo    float64   // regression: the smallest and largest label learnt
 	yhi    float64
@@ -103,19 +124,26 @@ type Linear struct {
 func newLinear(p *Params, dim int) (Learner, error) {
 	loss := p.Loss(Logistic)
 	eta := p.Float("eta", 0.5, Positive)
-	lambda := p.Float("lambda", 1e-3, Positive)
+	rls := loss == Square && p.Enum("solver", "refit", "refit", "rls") == "rls"
+	lambda := p.Float("lambda", map[bool]float64{false: 1e-3, true: 1}[rls], Positive)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	n := dim + 1
 	l := &Linear{base: newBase(p, dim, loss.Task()), loss: loss, eta: eta, lambda: lambda, n: n,
 		w: make([]float64, n), xt: make([]float64, n)}
-	if loss == Square {
+	switch {
+	case loss == Square && rls:
+		l.pinv, l.r = make([]float64, n*n), make([]float64, n)
+		for i := range n {
+			l.pinv[i*n+i] = 1 / lambda
+		}
+	case loss == Square:
 		l.st = make([]float64, n*n+n) // G and b, one vector for sharing (vecShare)
 		l.gram, l.b = l.st[:n*n:n*n], l.st[n*n:]
 		l.a, l.r = make([]float64, n*n), make([]float64, n)
 		l.chol = linalg.NewCholesky(n)
-	} else {
+	default:
 		l.g2, l.smax = make([]float64, n), make([]float64, n)
 	}
 	return l, nil
@@ -164,6 +192,10 @@ func (l *Linear) Learn(x []float64, y float64) float64 {
 		l.ylo, l.yhi, l.ranged = y, y, true
 	}
 	l.ylo, l.yhi = math.Min(l.ylo, y), math.Max(l.yhi, y)
+	if l.pinv != nil {
+		l.stepRLS(xt, y)
+		return f
+	}
 	n := l.n
 	for i, vi := range xt {
 		if vi == 0 {
@@ -214,6 +246,23 @@ func (l *Linear) stepNAG(xt []float64, f, y float64) {
 	}
 }
 
+// stepRLS is the recursive least-squares update (see the file comment).
+func (l *Linear) stepRLS(xt []float64, y float64) {
+	n, px := l.n, l.r
+	for i := range n {
+		px[i] = dot(l.pinv[i*n:i*n+n], xt)
+	}
+	den := 1 + dot(xt, px)
+	if !(den > 0) || math.IsInf(den, 0) {
+		return
+	}
+	g := (y - dot(l.w, xt)) / den
+	axpy(g, px, l.w)
+	for i := range n {
+		axpy(-px[i]/den, px, l.pinv[i*n:i*n+n])
+	}
+}
+
 // refit sets w = (G + λ diag G)⁻¹ b through the Jacobi-scaled system
 // (D^-½ G D^-½ + λI) u = D^-½ b, w = D^-½ u; coordinates with G_jj = 0 get
 // w_j = 0. If the factorisation fails (it cannot for a finite G: the scaled
@@ -253,11 +302,15 @@ func (l *Linear) refit() {
 
 // MarshalBinary writes w and the accumulated statistics.
 func (l *Linear) MarshalBinary() ([]byte, error) {
-	e := l.encoder(8 * (len(l.w) + len(l.g2) + len(l.gram) + len(l.b) + 4))
+	e := l.encoder(8 * (len(l.w) + len(l.g2) + len(l.gram) + len(l.pinv) + len(l.b) + 4))
 	e.F64s(l.w)
 	if l.loss == Square {
-		e.F64s(l.gram)
-		e.F64s(l.b)
+		if l.pinv != nil {
+			e.F64s(l.pinv)
+		} else {
+			e.F64s(l.gram)
+			e.F64s(l.b)
+		}
 		e.Bool(l.ranged)
 		e.F64(l.ylo)
 		e.F64(l.yhi)
@@ -276,15 +329,21 @@ func (l *Linear) MarshalBinary() ([]byte, error) {
 func (l *Linear) UnmarshalBinary(data []byte) error {
 	d, updates := l.decoder(data)
 	w := d.F64sN(nil, l.n)
-	var g2, smax, gram, b []float64
+	var g2, smax, gram, pinv, b []float64
 	var norm, steps, ylo, yhi float64
 	var ranged bool
 	var sh vecShare
 	if l.loss == Square {
-		gram = d.F64sN(nil, l.n*l.n)
-		b = d.F64sN(nil, l.n)
+		if l.pinv != nil {
+			pinv = d.F64sN(nil, l.n*l.n)
+		} else {
+			gram = d.F64sN(nil, l.n*l.n)
+			b = d.F64sN(nil, l.n)
+		}
 		ranged, ylo, yhi = d.Bool(), d.F64(), d.F64()
-		sh = decodeVecShare(d, l.n*l.n+l.n)
+		if l.st != nil {
+			sh = decodeVecShare(d, l.n*l.n+l.n)
+		}
 	} else {
 		g2 = d.F64sN(nil, l.n)
 		smax = d.F64sN(nil, l.n)
@@ -296,7 +355,7 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 	if ylo > yhi {
 		return fmt.Errorf("learner linear: label range [%v, %v] is empty: %w", ylo, yhi, state.ErrCorrupt)
 	}
-	for _, v := range [][]float64{w, g2, smax, gram, b, {norm, steps, ylo, yhi}} {
+	for _, v := range [][]float64{w, g2, smax, gram, pinv, b, {norm, steps, ylo, yhi}} {
 		if !finiteBelow(v, math.Inf(1)) {
 			return fmt.Errorf("learner linear: state holds a non-finite number: %w", state.ErrCorrupt)
 		}
@@ -308,6 +367,7 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 	l.norm, l.steps = norm, steps
 	l.ranged, l.ylo, l.yhi = ranged, ylo, yhi
 	copy(l.gram, gram)
+	copy(l.pinv, pinv)
 	copy(l.b, b)
 	l.sh.set(sh)
 	return nil
@@ -318,8 +378,8 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 // per-coordinate state (classification) has no exact merge: a
 // classification model refuses with an error.
 func (l *Linear) ShareDelta() ([]byte, error) {
-	if l.loss != Square {
-		return nil, fmt.Errorf("learner linear: only loss=square (ridge regression, whose statistics add up) can be shared across partitions")
+	if l.st == nil {
+		return nil, fmt.Errorf("learner linear: only loss=square without rls (ridge regression, whose statistics G and b add up; rls keeps their inverse) can be shared across partitions")
 	}
 	return l.sh.delta(&l.base, l.st), nil
 }
@@ -329,8 +389,8 @@ func (l *Linear) ShareDelta() ([]byte, error) {
 // every event merged, in closed form) and refits. The prediction clip stays
 // at the range of the labels this copy learnt itself.
 func (l *Linear) ShareMerge(deltas []SharedDelta) error {
-	if l.loss != Square {
-		return fmt.Errorf("learner linear: only loss=square can be shared across partitions")
+	if l.st == nil {
+		return fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
 	}
 	if err := l.sh.merge(&l.base, l.st, deltas); err != nil {
 		return err
@@ -341,5 +401,5 @@ func (l *Linear) ShareMerge(deltas []SharedDelta) error {
 
 // Info reports the learner (no budget; Bytes is the state's floats).
 func (l *Linear) Info() Info {
-	return l.info(0, 0, 8*(len(l.w)+len(l.g2)+len(l.smax)+len(l.gram)+len(l.b)+2))
+	return l.info(0, 0, 8*(len(l.w)+len(l.g2)+len(l.smax)+len(l.gram)+len(l.pinv)+len(l.b)+2))
 }

@@ -26,13 +26,15 @@ func linearStream(task Task, n int, seed uint64) (xs [][]float64, ys []float64) 
 }
 
 // The baseline learns a linear problem on raw features of any units: a low
-// mistake rate, and a regression MSE close to the noise variance 0.01.
+// mistake rate, and a regression MSE close to the noise variance 0.01
+// (the recursive least-squares form, whose penalty is not scale-invariant,
+// on standardised features, as auto uses it).
 func TestLinearLearnsLinearProblems(t *testing.T) {
 	for _, c := range []struct {
 		spec string
 		task Task
 		max  float64
-	}{{"linear", Classification, 0.08}, {"linear:loss=square", Regression, 0.0125}} {
+	}{{"linear", Classification, 0.08}, {"linear:loss=square", Regression, 0.0125}, {"linear:loss=square,solver=rls,scale=standard", Regression, 0.0125}} {
 		xs, ys := linearStream(c.task, 4000, 3)
 		l, err := New(c.spec, 3)
 		if err != nil {
@@ -88,7 +90,7 @@ func TestLinearIsScaleInvariant(t *testing.T) {
 
 // An event with a huge or non-finite value is predicted but not learned.
 func TestLinearSkipsHostileEvents(t *testing.T) {
-	for _, spec := range []string{"linear", "linear:loss=square"} {
+	for _, spec := range []string{"linear", "linear:loss=square", "linear:loss=square,solver=rls"} {
 		l, _ := New(spec, 2)
 		l.Learn([]float64{1, 2}, 1)
 		before, _ := l.MarshalBinary()
@@ -108,6 +110,56 @@ func TestLinearSkipsHostileEvents(t *testing.T) {
 		r.Learn([]float64{1, 2}, 1)
 		if r.Predict([]float64{0.5, -1}) != l.Predict([]float64{0.5, -1}) {
 			t.Fatalf("%s: hostile events changed the model", spec)
+		}
+	}
+}
+
+// The recursive least-squares form computes the online ridge solution:
+// after every event its weights are (λI + Σx̃x̃ᵀ)⁻¹ Σ y x̃, solved directly.
+func TestLinearRLSIsOnlineRidge(t *testing.T) {
+	xs, ys := linearStream(Regression, 300, 5)
+	l, _ := New("linear:loss=square,solver=rls,lambda=2", 3)
+	lin := l.(*Linear)
+	n := 4
+	g := make([]float64, n*n)
+	b := make([]float64, n)
+	for i := range n {
+		g[i*n+i] = 2
+	}
+	for i := range xs {
+		l.Learn(xs[i], ys[i])
+		xt := append(append([]float64(nil), xs[i]...), 1)
+		for r := range n {
+			for c := range n {
+				g[r*n+c] += xt[r] * xt[c]
+			}
+			b[r] += ys[i] * xt[r]
+		}
+		if i%50 != 49 {
+			continue
+		}
+		// Solve g w = b by Gaussian elimination (small, well conditioned).
+		a := append([]float64(nil), g...)
+		w := append([]float64(nil), b...)
+		for k := range n {
+			for r := k + 1; r < n; r++ {
+				f := a[r*n+k] / a[k*n+k]
+				for c := k; c < n; c++ {
+					a[r*n+c] -= f * a[k*n+c]
+				}
+				w[r] -= f * w[k]
+			}
+		}
+		for k := n - 1; k >= 0; k-- {
+			for c := k + 1; c < n; c++ {
+				w[k] -= a[k*n+c] * w[c]
+			}
+			w[k] /= a[k*n+k]
+		}
+		for j := range n {
+			if math.Abs(w[j]-lin.w[j]) > 1e-8*(1+math.Abs(w[j])) {
+				t.Fatalf("after %d events: w[%d] = %v, ridge solution %v", i+1, j, lin.w[j], w[j])
+			}
 		}
 	}
 }

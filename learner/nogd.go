@@ -31,6 +31,11 @@ package learner
 //   - The map matrix M = Λ_k^{-1/2}V_kᵀ is stored in the state (k×B floats)
 //     rather than recomputed on restore, so recovery does not depend on the
 //     eigensolver reproducing itself bit for bit.
+//   - Sharing across partitions ("shared=true", learner.Sharer; ours): the
+//     switch happens at a sync point from the merged buffer of every
+//     partition (every copy gets the same map), the warm start projects the
+//     whole merged phase-1 model, and phase 2 averages the copies' weight
+//     changes; see nogd_share.go and docs/algorithms/forks-and-baselines.md.
 
 import (
 	"fmt"
@@ -52,6 +57,7 @@ func init() {
 			docKernel, docSigma, docDegree, docCoef0, docBudget,
 			{Name: "k", Default: "0.1×budget (classification); budget (square loss)", Doc: "rank of the Nyström map, 1 ≤ k ≤ budget"},
 			docEta, docHorz, docLoss,
+			{Name: "shared", When: "the model is shared across partitions", Default: "false", Doc: "one copy of a model shared across partitions (learner.Sharer; in the canonical spec only when set): the Nyström map is built at a sync point from the merged buffer of every partition, so that every copy has the same map; phase 2 merges the weight changes (see nogd_share.go)"},
 		},
 		New: newNOGD,
 	})
@@ -74,6 +80,8 @@ type NOGD struct {
 	w    []float64 // r
 	krow []float64 // scratch, B
 	z    []float64 // scratch, r
+
+	sh *nogdShare // shared=true: sync bookkeeping (nogd_share.go)
 }
 
 func newNOGD(p *Params, dim int) (Learner, error) {
@@ -86,13 +94,14 @@ func newNOGD(p *Params, dim int) (Learner, error) {
 	}
 	k := p.Int("k", defK, Positive)
 	eta := readEta(p, loss)
+	shared := readShared(p)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if k > budget {
 		return nil, fmt.Errorf("learner nogd: parameter k: %d must be <= budget (%d)", k, budget)
 	}
-	return &NOGD{
+	l := &NOGD{
 		base:   newBase(p, dim, loss.Task()),
 		kern:   kern,
 		loss:   loss,
@@ -103,7 +112,11 @@ func newNOGD(p *Params, dim int) (Learner, error) {
 		alpha:  make([]float64, 0, budget),
 		krow:   make([]float64, budget),
 		z:      make([]float64, 0, k),
-	}, nil
+	}
+	if shared {
+		l.sh = &nogdShare{}
+	}
+	return l, nil
 }
 
 func (l *NOGD) primal() bool { return l.m != nil }
@@ -114,7 +127,7 @@ func (l *NOGD) Predict(x []float64) float64 {
 	if l.sv.Len() == 0 {
 		return 0
 	}
-	kr := l.kern.Row(l.krow, l.sv, x)
+	kr := l.kern.Row(rows(&l.krow, l.sv.Len()), l.sv, x) // shared phase 1 may hold more than B
 	if !l.primal() {
 		return dot(l.alpha, kr)
 	}
@@ -137,6 +150,10 @@ func (l *NOGD) Learn(x []float64, y float64) float64 {
 	}
 	l.sv.Append(x)
 	l.alpha = append(l.alpha, -l.eta*g)
+	if l.sh != nil {
+		l.sh.buf.labels = append(l.sh.buf.labels, y) // the switch happens at a sync point
+		return f
+	}
 	if l.sv.Len() == l.budget {
 		l.buildMap()
 	}
@@ -180,6 +197,14 @@ func (l *NOGD) MarshalBinary() ([]byte, error) {
 	} else {
 		e.F64s(l.alpha)
 	}
+	if l.sh != nil {
+		if l.primal() {
+			e.U64(l.sh.basis)
+			e.F64s(l.sh.wSnap)
+		} else {
+			l.sh.buf.encode(e)
+		}
+	}
 	return e.Bytes(), nil
 }
 
@@ -198,8 +223,21 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 		alpha = d.F64s(nil)
 	}
 	n := len(svData) / l.dim
-	if d.Err() == nil && (len(svData)%l.dim != 0 || n > l.budget || (primal && n != l.budget) || (!primal && len(alpha) != n)) {
+	if d.Err() == nil && (len(svData)%l.dim != 0 || (n > l.budget && l.sh == nil) || (primal && n != l.budget) || (!primal && len(alpha) != n)) {
 		d.Fail("nogd: inconsistent state (%d stored values, %d coefficients)", len(svData), len(alpha))
+	}
+	var sh *nogdShare
+	if l.sh != nil {
+		sh = &nogdShare{}
+		if primal {
+			sh.basis = d.U64()
+			sh.wSnap = d.F64sN(nil, r)
+			if d.Err() == nil && sh.basis == 0 {
+				d.Fail("nogd: basis identity 0 in phase 2")
+			}
+		} else {
+			sh.buf = decodeShareBuf(d, n, l.budget, "nogd")
+		}
 	}
 	if err := d.Done(); err != nil {
 		return err
@@ -208,6 +246,9 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	l.updates = updates
+	if sh != nil {
+		l.sh = sh
+	}
 	if primal {
 		l.r, l.m, l.w = r, m, w
 		l.z = make([]float64, r)
@@ -221,5 +262,9 @@ func (l *NOGD) UnmarshalBinary(data []byte) error {
 
 // Info reports the budget B and the number of stored examples.
 func (l *NOGD) Info() Info {
-	return l.info(l.budget, l.sv.Len(), l.sv.Bytes()+8*(cap(l.alpha)+len(l.m)+len(l.w)+len(l.krow)+cap(l.z)))
+	b := l.sv.Bytes() + 8*(cap(l.alpha)+len(l.m)+len(l.w)+len(l.krow)+cap(l.z))
+	if l.sh != nil {
+		b += 8 * (len(l.sh.wSnap) + cap(l.sh.buf.labels))
+	}
+	return l.info(l.budget, l.sv.Len(), b)
 }

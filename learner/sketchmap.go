@@ -261,6 +261,11 @@ type sketchMap struct {
 	d1, d2          []float64 // s_p×2
 	work            linalg.SVDWork
 	w0              []float64 // warm start computed by INIT (consumed at once)
+
+	// deferInit (FORKS shared=true): Stage 1 never runs INIT by itself and
+	// the buffer may hold more than B̃ examples; INIT and update rounds
+	// happen only when the owner calls initSketch/update (at sync points).
+	deferInit bool
 }
 
 func newSketchMap(o sketchOpts, kern kernel.Kernel, dim int, seed uint64) *sketchMap {
@@ -290,7 +295,7 @@ func (s *sketchMap) score1(x []float64) float64 {
 	if len(s.coef) == 0 {
 		return 0
 	}
-	return dot(s.coef, s.kern.Row(s.krow, s.stored, x))
+	return dot(s.coef, s.kern.Row(rows(&s.krow, s.n()), s.stored, x))
 }
 
 // learn1 applies the Stage-1 update for loss derivative g (the example is
@@ -308,7 +313,7 @@ func (s *sketchMap) learn1(x []float64, g float64) bool {
 	}
 	s.stored.Append(x)
 	s.coef = append(s.coef, -s.eta*g)
-	if s.n() < s.buffer {
+	if s.n() < s.buffer || s.deferInit {
 		return false
 	}
 	s.initSketch()
@@ -641,7 +646,7 @@ func (s *sketchMap) decode(d *state.Decoder) sketchState {
 	n := len(st.rows) / s.dim
 	if !st.ready {
 		st.coef = d.F64s(nil)
-		if d.Err() == nil && (len(st.coef) != n || n >= s.buffer) {
+		if d.Err() == nil && (len(st.coef) != n || (n >= s.buffer && !s.deferInit)) {
 			d.Fail("stage 1: %d stored examples, %d coefficients, buffer %d", n, len(st.coef), s.buffer)
 		}
 	} else {

@@ -70,7 +70,8 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   keeps the papers' behaviour (raw features) unless it says scale=standard.
   auto:base=NAME (okstream run's default model: auto:base=fogd) also chooses σ
   online among 2^-3..2^3 × the data-driven σ, and η for fogd, nogd, bogd and
-  skegd on classification; no value comes from an offline grid search. Every
-  other parameter keeps the default listed with its learner.
+  skegd on classification, and weighs in the online linear model (linear=true)
+  on the same standardised features; no value comes from an offline grid
+  search. Every other parameter keeps the default listed with its learner.
 `)
 }

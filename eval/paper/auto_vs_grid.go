@@ -19,15 +19,19 @@ import (
 //     (written out as sigma=1,scale=none, which keeps that meaning);
 //   - auto:base=B with nothing set per dataset (learner/auto.go: AdaHedge
 //     over a σ grid around the median-heuristic σ̂, × η on classification
-//     for FOGD and NOGD, standardised features, pruned by successive
-//     halving; FORKS members with preset=wide);
+//     for FOGD and NOGD, plus the online linear model as one more member,
+//     standardised features, pruned by successive halving; FORKS members
+//     with preset=wide);
 //   - the best fixed grid point in hindsight of the same base: standardised
 //     features (scale=standard) and σ from autoGridSigma (standardised
 //     units, a factor 2 apart), × the η values auto's members use (FOGD and
 //     NOGD on classification; FORKS with auto's preset=wide), the winner picked on the reported runs
 //     themselves — an upper bound on what any fixed choice could have done;
 //   - an online linear baseline on the raw features (learner linear:
-//     logistic regression by AdaGrad, or scale-invariant ridge);
+//     logistic regression by AdaGrad, or scale-invariant ridge), and auto's
+//     linear member alone on standardised features (squared hinge by NAG,
+//     or recursive least squares), which shows how much of auto comes from
+//     that member;
 //   - the majority-class rate / the mean predictor's MSE of the file
 //     (computed from the labels: the constant a learner must beat).
 //
@@ -52,7 +56,14 @@ func autoGridOldLabel(b string) string  { return b + " σ=1 raw (old default)" }
 func autoGridAutoLabel(b string) string { return "auto:base=" + strings.ToLower(b) }
 func autoGridBestLabel(b string) string { return b + " best grid point" }
 
-const autoGridLinearLabel = "linear (raw features)"
+const (
+	autoGridLinearLabel = "linear (raw features)"
+	// autoGridMemberLabel is auto's linear member run alone: the same
+	// learner and loss on the wrapper's standardised features (auto's
+	// member also sees them divided by σ̂, which no linear loss here
+	// depends on but the ridge's fixed penalty, slightly).
+	autoGridMemberLabel = "linear standardised (auto's member alone)"
+)
 
 // autoGridAlgos lists the rows of a task.
 func autoGridAlgos(task string) []Algorithm {
@@ -79,11 +90,12 @@ func autoGridAlgos(task string) []Algorithm {
 		}
 		out = append(out, Algorithm{Label: autoGridBestLabel(b.Label), Spec: constant(fmt.Sprintf("%s:%sscale=standard,sigma=%s%s", b.Name, sq, autoGridSigma, e))})
 	}
-	lin := "linear"
+	lin, member := "linear", "linear:loss=squared_hinge,scale=standard"
 	if sq != "" {
-		lin = "linear:loss=square"
+		lin, member = "linear:loss=square", "linear:loss=square,scale=standard,solver=rls"
 	}
-	return append(out, Algorithm{Label: autoGridLinearLabel, Spec: constant(lin)})
+	out = append(out, Algorithm{Label: autoGridLinearLabel, Spec: constant(lin)})
+	return append(out, Algorithm{Label: autoGridMemberLabel, Spec: constant(member)})
 }
 
 func init() {
@@ -103,7 +115,9 @@ members, picked on the reported permutations
 themselves, so it is an optimistic bound no stream could reach); the online linear baseline
 ` + "`linear`" + ` on raw features (logistic regression by normalized AdaGrad, NAG — Vowpal Wabbit's
 update — η = 0.5; regression: ridge refitted every event with a per-coordinate scale-invariant
-penalty, λ = 10⁻³); and the constant predictor (majority class /
+penalty, λ = 10⁻³); auto's linear member alone on standardised features
+(` + "`linear:loss=squared_hinge,scale=standard`" + `; regression: recursive least squares, λ = 1,
+` + "`solver=rls`" + `); and the constant predictor (majority class /
 the labels' mean, from the whole file). Regression uses the square loss for every base. µs/event
 is the learning loop's time per event with runs in parallel on a shared machine (compare within
 a table). Verdicts: auto below the constant; auto below linear; auto within 1.0 point
@@ -114,16 +128,45 @@ a table). Verdicts: auto below the constant; auto below linear; auto within 1.0 
 seeing the reported runs: no online learner can be expected to beat it, and being within a point
 of it is what "tuned" means on a stream. auto gets there with nothing set per dataset: the
 standardiser's statistics and σ̂ from the first 300 events (then frozen: learner/scale.go), 7 σ
-values around σ̂ (× 3 η for FOGD and NOGD), AdaHedge weights, and successive halving down to 2
-members from event 8000 on (so on the small files — german, svmguide3 — most of the stream is
-played by many members). The old-default columns show what a bare spec gave before self-tuning:
+values around σ̂ (× 3 η for FOGD and NOGD) plus the online linear model on the same standardised
+inputs, AdaHedge weights, and successive halving down to 2 members from event 8000 on (so on the
+small files — german, svmguide3 — most of the stream is played by many members). The old-default columns show what a bare spec gave before self-tuning:
 σ = 1 on raw features, often worse than the constant. ` + "`okstream run`" + ` without --model runs
 auto:base=fogd (champion), the FOGD columns here. FORKS members (and the FORKS grid) use
 preset=wide (s_m = 0.5 s_p, k = s_m, no slab for the hinge), because at the paper's settings FORKS
 is the majority-class predictor on imbalanced data (see forks-ceiling); NOGD at the default rank
 (k = 0.1B = 10) has the same limit on w7a.
 
-What changed since the previous table (issue 13). (1) The standardiser no longer updates its
+The linear member. AdaHedge's regret bound holds against every member, so adding the online
+linear model makes auto track min(best kernel member, linear) up to the mixability gap 2Δ_T
+(TestAutoAdaHedgeRegretBound). On german (1000 events, 22 members) 2Δ was 15 to 29 units of
+square loss on three permutations, against about 705 for the linear member and 840 to 880 for
+the best kernel member; the worst case S·sqrt(T(ln K + 4)) = 4·sqrt(1000·7.1) ≈ 337 would
+have been no use there. It is trained on the loss auto weighs members
+by: for classification a member is scored by (clip(f, −1, 1) − y)², the squared hinge capped at 4,
+so the member is NAG on the squared hinge; for regression, online ridge by recursive least
+squares, O(d²) per event. Compare auto with the row "linear standardised (auto's member alone)":
+on german, spambase and w7a (and cod-rna for NOGD) auto is that member, give or take its regret —
+the kernel members at B = 100 add nothing there —, and on the near-linear regression files
+(elevators, bank32nh, ailerons) AdaHedge puts all weight on it, so the three auto columns agree.
+The standardisation does most of the linear member's work: NAG is invariant to each feature's
+scale but not to its offset, and centring (the robust median) takes spambase from 11.94 to 8.61
+and cod-rna from 22.07 to 6.75. The member sees the inputs divided by σ̂ as well, which matters
+only for the ridge's fixed penalty: with σ̂ ≈ sqrt(2d) auto gives it λ = 1/(2d), the row's λ = 1
+in standardised units (with λ = 1 inside auto, elevators was 8.77e-6 instead of 8.58e-6). No pruning schedule was changed: pruning earlier on short streams would drop the
+slow-step members (η = 0.002 is FOGD's best grid point on every classification file) on little
+evidence, and with the linear member the short files no longer need it.
+
+Not met. The default ` + "`okstream run`" + ` configuration on regression (auto:base=fogd,loss=square) is
++21 % from the best learner of docs/results.md on cpusmall (31.96 against NONS-ALD's 0.00269 on
+[0, 1] labels in ald-table3, 26.4 in these units; the issue's band is 15 %). cpusmall's MSE is
+dominated by the 3.6 % of events whose label is about 0 (a separate regime), learnt slowly by
+first-order members; its spread over permutations (20 to 46) is larger than the gap. A bank of
+NONS-ALD members reached about 25 on 3 permutations, but only with its label bound U = Y = 5 on
+the standardised labels (36, 27 and 35 with 3, 10 and 20), a value a stream does not give, so it
+is not the default.
+
+What changed before (issue 13). (1) The standardiser no longer updates its
 statistics after the warm-up: NOGD and FORKS store examples in scaled coordinates, and running
 statistics moved the coordinates under them (on cod-rna one NOGD permutation fell to the
 majority rate); the warm-up is longer (300 events) and its scale is a 1 %-trimmed RMS instead of

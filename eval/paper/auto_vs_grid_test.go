@@ -15,7 +15,7 @@ import (
 func TestAutoVsGridRows(t *testing.T) {
 	for _, task := range []string{"classification", "regression"} {
 		algos := autoGridAlgos(task)
-		if len(algos) != 10 {
+		if len(algos) != 11 {
 			t.Fatalf("%s: %d rows", task, len(algos))
 		}
 		for _, a := range algos {
@@ -44,6 +44,11 @@ func TestAutoVsGridRows(t *testing.T) {
 				if !strings.Contains(s, "scale=standard") || !strings.Contains(s, "sigma=auto") {
 					t.Errorf("%s: %s does not self-tune", a.Label, s)
 				}
+			case a.Label == autoGridMemberLabel:
+				// auto's linear member: its loss and solver, on standardised features.
+				if !strings.Contains(s, "scale=standard") || (task == "regression") != strings.Contains(s, "solver=rls") || (task == "classification") != strings.Contains(s, "loss=squared_hinge") {
+					t.Errorf("%s: %s is not auto's linear member on standardised features", a.Label, s)
+				}
 			case strings.Contains(a.Label, "best grid"):
 				if !strings.Contains(s, "scale=standard") || strings.Contains(s, "sigma=auto") {
 					t.Errorf("%s: %s is not a fixed σ on standardised features", a.Label, s)
@@ -69,7 +74,7 @@ func TestAutoVsGridOnAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cells) != 1 || len(rep.Cells[0].Result.Models) != 10 {
+	if len(rep.Cells) != 1 || len(rep.Cells[0].Result.Models) != 11 {
 		t.Fatalf("%d cells", len(rep.Cells))
 	}
 	for _, want := range []string{"| toy.libsvm | ", "auto:fogd < constant", "linear (raw features)", "FOGD best grid point"} {

@@ -119,8 +119,9 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
   band) and 2.0 at P = 64, and at P = 4 they beat P = 1 (mixing averages four copies' steps, a
   variance reduction that outweighs the delay). Summing the copies' steps instead of averaging
   them was worse than independent models (docs/sharing.md).
-- FORKS and NOGD do not implement learner.Sharer in this build (their basis is built from the
-  data; see docs/sharing.md), so only their independent columns are measured.
+- FORKS and NOGD share with shared=true (their phase-1 buffer is merged, and the basis is built
+  from the merged buffer in every copy; learner/sharebuf.go); their shared columns are run with
+  that spec.
 - KuaiRec keyed by user: here sharing does not help FOGD (η = 0.2) — it is 1–1.4 points worse than
   independent models at P ≥ 4. Each partition holds its own users, so a partition's copy is
   already specialised to them, and averaging in the other partitions' steps pulls it towards
@@ -188,11 +189,23 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 			return nil, fmt.Errorf("%s: %s: %w", e.ID, st.Key, err)
 		}
 		for _, lr := range st.Learners {
-			l, err := learner.New(lr.Spec, dim)
-			if err != nil {
+			if _, err := learner.New(lr.Spec, dim); err != nil {
 				return nil, err
 			}
-			_, shareable := l.(learner.Sharer)
+			// The shared runs' spec: FORKS and NOGD share only with
+			// shared=true (their basis is then built from the merged
+			// buffer), FOGD as it is.
+			shareSpec, shareable := lr.Spec, false
+			for _, spec := range []string{lr.Spec, lr.Spec + ",shared=true"} {
+				if s, err := learner.New(spec, dim); err == nil {
+					if sh, ok := s.(learner.Sharer); ok {
+						if _, err := sh.ShareDelta(); err == nil {
+							shareSpec, shareable = spec, true
+							break
+						}
+					}
+				}
+			}
 			for _, P := range partitionCounts {
 				assign := make([]int, len(events))
 				for i := range assign {
@@ -219,13 +232,13 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 				row.Independent = ind
 				row.Pipeline = PartitionsPipeline != nil
 				if shareable {
-					sim, err := share.Simulate(lr.Spec, dim, share.Config{Every: partitionsEvery, Lag: partitionsLag, Partitions: P}, events, func(i int) int { return assign[i] })
+					sim, err := share.Simulate(shareSpec, dim, share.Config{Every: partitionsEvery, Lag: partitionsLag, Partitions: P}, events, func(i int) int { return assign[i] })
 					if err != nil {
 						return nil, err
 					}
 					simM := sum(sim.Mistakes)
 					row.Simulated = 100 * float64(simM) / float64(len(events))
-					run.Share = true
+					run.Share, run.Spec = true, shareSpec
 					if PartitionsPipeline != nil {
 						out, err := PartitionsPipeline(run)
 						if err != nil {

@@ -13,7 +13,8 @@ package kernel
 // every product is rounded explicitly (float64(a*b)) so that no compiler may
 // fuse it into an FMA. A feature's frequency vector and phase are therefore
 // bit-identical on every platform and Go release; TestSeededGolden pins them.
-// Project follows the same rule, so φ(x) is portable too.
+// Project follows the same rule and CosFeature takes cos from rng.FastSincos,
+// so φ(x) is portable too.
 
 import (
 	"fmt"
@@ -219,7 +220,8 @@ func NonZero(dst []int, x []float64) []int {
 }
 
 // CosFeature returns the random-phase feature √2·cos(p) for a projection
-// p = ωᵀx + b.
+// p = ωᵀx + b, with cos from rng.FastSincos (portable bits).
 func CosFeature(p float64) float64 {
-	return float64(math.Sqrt2 * rng.Cos(p))
+	_, c := rng.FastSincos(p)
+	return float64(math.Sqrt2 * c)
 }

@@ -45,7 +45,7 @@ func empiricalErrors(s *Seeded, exact func(x, y []float64) float64, pts [][]floa
 		b := s.Frequency(w, uint64(i))
 		for a, x := range pts {
 			if paired {
-				phs[a], phi[a] = rng.Sincos(Project(w, x, NonZero(nz, x), 0))
+				phs[a], phi[a] = rng.FastSincos(Project(w, x, NonZero(nz, x), 0))
 			} else {
 				phi[a] = CosFeature(Project(w, x, NonZero(nz, x), b))
 			}
@@ -144,7 +144,9 @@ func TestSeededMonteCarloDetectsWrongSampler(t *testing.T) {
 // Golden vectors: the exact bits of the frequency vectors and phases of
 // features 0, 1 and 2^40 of seed 2024 (d = 3, σ = 0.5), and of the feature
 // value √2 cos(ωᵀx+b) at x = (0.3, −1.2, 2). If any of these change, every
-// DSG checkpoint ever written predicts differently after a restore.
+// DSG checkpoint ever written predicts differently after a restore. (The
+// feature values changed once, in the last bit for two of the twelve, when
+// cos moved from rng.Cos to rng.FastSincos, issue 17.)
 func TestSeededGolden(t *testing.T) {
 	golden := []struct {
 		c     seededCase
@@ -153,9 +155,9 @@ func TestSeededGolden(t *testing.T) {
 		b     uint64
 		value uint64
 	}{
-		{seededCase{FamilyGaussian, 0}, 0, [3]uint64{0x3fa2d610112d227e, 0x3fb0b669a0ac8c01, 0x3ffddb6ee926fc10}, 0x4013a6777801fa4a, 0xbfedf4eae79f7be3},
+		{seededCase{FamilyGaussian, 0}, 0, [3]uint64{0x3fa2d610112d227e, 0x3fb0b669a0ac8c01, 0x3ffddb6ee926fc10}, 0x4013a6777801fa4a, 0xbfedf4eae79f7be4},
 		{seededCase{FamilyGaussian, 0}, 1, [3]uint64{0x4004245236f62c2a, 0x3f9ba08bbc2b521c, 0x40148004e62dfe92}, 0x3fe1dc25c8919396, 0x3fe717ed0b5238e3},
-		{seededCase{FamilyGaussian, 0}, 1 << 40, [3]uint64{0xbff3d0b0a768a87a, 0xbffbc32915bd1266, 0xbfed5e55bf8b8bd5}, 0x401620a51e4b9194, 0x3fecf77736c30688},
+		{seededCase{FamilyGaussian, 0}, 1 << 40, [3]uint64{0xbff3d0b0a768a87a, 0xbffbc32915bd1266, 0xbfed5e55bf8b8bd5}, 0x401620a51e4b9194, 0x3fecf77736c3068a},
 		{seededCase{FamilyLaplacian, 0}, 0, [3]uint64{0x40625aff066e9ad3, 0xc0038aa9d50bf379, 0x400c53ac915cee39}, 0x3ff8423df4c3f701, 0x3fe9b70f9b5b1961},
 		{seededCase{FamilyLaplacian, 0}, 1, [3]uint64{0xbfd609383042b46f, 0x403c9762b3681bc5, 0x4000c6178797b9f2}, 0x4012ec05b6f8b97e, 0x3ff534f14d1ec63c},
 		{seededCase{FamilyLaplacian, 0}, 1 << 40, [3]uint64{0x4000f31b62ac9776, 0xbfe33e8a7ce9f858, 0xc002638da2312a1e}, 0x4010bc03e44502cd, 0x3fea8e88e374cb1b},

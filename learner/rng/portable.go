@@ -102,7 +102,10 @@ var (
 	octCosC = [4]float64{1, 0, -1, 0}
 )
 
-// Sincos returns sin(x) and cos(x).
+// Sincos returns sin(x) and cos(x). It is the samplers' routine (Normal,
+// the Laplacian kernel's frequencies), whose bits are frozen because every
+// seeded draw depends on them; random features are evaluated with the
+// faster FastSincos (fastsincos.go).
 func Sincos(x float64) (sin, cos float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return math.NaN(), math.NaN()

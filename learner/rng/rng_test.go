@@ -210,11 +210,19 @@ func BenchmarkNormal(b *testing.B) {
 	_ = x
 }
 
+// BenchmarkSincos times the samplers' Sincos and the features' FastSincos.
 func BenchmarkSincos(b *testing.B) {
-	var x float64
-	for i := 0; i < b.N; i++ {
-		s, c := Sincos(float64(i) * 0.001)
-		x += s + c
+	for _, fn := range []struct {
+		name string
+		f    func(float64) (float64, float64)
+	}{{"samplers", Sincos}, {"fast", FastSincos}} {
+		b.Run(fn.name, func(b *testing.B) {
+			var x float64
+			for i := 0; i < b.N; i++ {
+				s, c := fn.f(float64(i) * 0.001)
+				x += s + c
+			}
+			_ = x
+		})
 	}
-	_ = x
 }

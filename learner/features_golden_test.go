@@ -1,0 +1,71 @@
+package learner
+
+import (
+	"math"
+	"testing"
+
+	"okstream/learner/rng"
+)
+
+// TestRandomFeatureLearnersGolden pins the bits of FOGD's and DSG's scores
+// and final states on a fixed stream: an FNV-1a hash of every pre-update
+// score and of the marshalled state. The random-feature code is written to
+// give the same bits on every platform (rng.FastSincos, explicitly rounded
+// products; kernel.TestFeatureCodeNoFMA checks the arm64 code), and CI runs
+// this test on arm64 under qemu-user too, so a hash that differs there is a
+// portability bug, not a golden to regenerate. (Changed in issue 17, when
+// the features moved to rng.FastSincos.)
+func TestRandomFeatureLearnersGolden(t *testing.T) {
+	cases := []struct {
+		spec string
+		want uint64
+	}{
+		{"fogd:sigma=2,budget=100", 0x8f84d34105370df0},
+		{"fogd:kernel=laplacian,sigma=2,features=64,eta=0.002", 0x2d204fbf1aa218a0},
+		{"fogd:sigma=1.5,features=50,loss=square", 0x61e87b38faba0d6b},
+		{"dsg:sigma=2,batch=8,block=16,max_features=256", 0xa4b9f1a7caac107b},
+		{"dsg:sigma=2,batch=8,block=16,max_features=256,features=cossin,loss=square", 0xb0c446498b07d847},
+	}
+	const d, n = 8, 600
+	src := rng.New(123)
+	xs := make([][]float64, n)
+	ys := make([]float64, n)
+	for i := range xs {
+		x := make([]float64, d)
+		var s float64
+		for j := range x {
+			if i%3 != 0 || j%2 == 0 { // every third event sparse
+				x[j] = src.Normal()
+			}
+			s += x[j]
+		}
+		xs[i] = x
+		ys[i] = math.Copysign(1, s+0.3*src.Normal())
+	}
+	for _, c := range cases {
+		l, err := New(c.spec, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := uint64(14695981039346656037)
+		mix := func(b uint64) {
+			for k := 0; k < 8; k++ {
+				h ^= b >> (8 * k) & 0xff
+				h *= 1099511628211
+			}
+		}
+		for i, x := range xs {
+			mix(math.Float64bits(l.Learn(x, ys[i])))
+		}
+		state, err := l.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range state {
+			mix(uint64(b))
+		}
+		if h != c.want {
+			t.Errorf("%s: hash %#x, golden %#x", c.spec, h, c.want)
+		}
+	}
+}
