@@ -119,9 +119,11 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
   band) and 2.0 at P = 64, and at P = 4 they beat P = 1 (mixing averages four copies' steps, a
   variance reduction that outweighs the delay). Summing the copies' steps instead of averaging
   them was worse than independent models (docs/sharing.md).
-- FORKS and NOGD share with shared=true (their phase-1 buffer is merged, and the basis is built
-  from the merged buffer in every copy; learner/sharebuf.go); their shared columns are run with
-  that spec.
+- FORKS and NOGD share with shared=true (their phase-1 buffer is merged, and every copy builds
+  its basis from the merged buffer; learner/sharebuf.go). FORKS shared stays at 12.75–12.82 % for
+  every P (independent: 13.30 → 17.87 %), so at P = 16 it is 0.55 point *below* P = 1
+  independent; NOGD shared gains little (13.45 % against 13.52 % at P = 16). The consumer's
+  shared runs of both equal the simulator's to the mistake.
 - KuaiRec keyed by user: here sharing does not help FOGD (η = 0.2) — it is 1–1.4 points worse than
   independent models at P ≥ 4. Each partition holds its own users, so a partition's copy is
   already specialised to them, and averaging in the other partitions' steps pulls it towards
@@ -129,14 +131,14 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
   issue's "improves over independent models" is not met for this learner and stream.
 - Throughput: the events/s columns above are single runs on a machine shared with other jobs (the
   independent runs alone vary several-fold between runs). Measured back to back, twice, in one
-  process (cod-rna, P = 16): independent 217–234 k events/s, shared (S = 16) 145–148 k (64 %),
-  shared with S = 64 197–205 k (87 %, at 13.14 % mistakes in the simulator instead of 12.57 %).
-  Each sync point publishes a 6.4 KB delta and merges P deltas of 2D floats: O(P·D/S) per event
-  on top of FOGD's own work, so the issue's 80 % holds at S = 64 but not at the S = 16 that its
-  0.5-point accuracy target needs (docs/sharing.md). KuaiRec's partitions end at different
-  times and each end costs the others one bounded wait (100 ms here; 1 s on cod-rna, where no
-  partition ends early), which dominates its shared events/s: a live stream's partitions do not
-  end.`,
+  process before FOGD's faster sincos (cod-rna, P = 16): independent 217–234 k events/s, shared
+  (S = 16) 145–148 k (64 %), shared with S = 64 197–205 k (87 %, at 13.14 % mistakes in the
+  simulator instead of 12.57 %). Each sync point publishes a delta (6.4 KB for FOGD) and merges
+  P deltas: O(P·D/S) per event on top of the learner's own work, so the cheaper the learner, the
+  larger the share of sync points; the issue's 80 % is not met at the S = 16 that its 0.5-point
+  accuracy target needs (docs/sharing.md). KuaiRec's partitions end at different times and each
+  end costs the others one bounded wait (100 ms here; 1 s on cod-rna, where no partition ends
+  early), which dominates its shared events/s: a live stream's partitions do not end.`,
 		Custom: runPartitions,
 	})
 }
