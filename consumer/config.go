@@ -221,6 +221,29 @@ type Config struct {
 	// (output partitioned by key hash; the output since the last checkpoint
 	// is published again after a crash, byte-identical).
 	Delivery string
+	// Share names the models shared across partitions (see docs/sharing.md
+	// and package share): each partition's copy of such a model learns from
+	// every partition's events through deltas exchanged on ShareTopic at
+	// deterministic points of its own offset order. Their learners must
+	// implement learner.Sharer. Empty: every model is per partition.
+	Share []string
+	// ShareTopic is the compacted sync topic (default Checkpoints+".share").
+	ShareTopic string
+	// ShareEvery is S, the input records per epoch of a partition (default
+	// DefaultShareEvery).
+	ShareEvery int64
+	// ShareLag is L ≥ 1, how many epochs behind its own a partition merges
+	// the others' deltas (0 takes the default, DefaultShareLag).
+	ShareLag int64
+	// ShareMaxWait bounds how long a boundary waits for a partition's delta
+	// before it proceeds without it and records that decision (default
+	// DefaultShareMaxWait).
+	ShareMaxWait time.Duration
+	// ShareWindow is W, the slots per partition of the sync topic's keys
+	// (default: 2·(CheckpointEvery + BatchSize) records in epochs +
+	// 2·ShareLag + 2, see share.Window).
+	ShareWindow int64
+
 	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).
 	ShutdownTimeout time.Duration
 
@@ -321,6 +344,7 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.shareDefaults()
 }
 
 // Validate fills in defaults and checks the configuration, returning every
@@ -393,6 +417,7 @@ func (c *Config) Validate() error {
 	if c.CheckpointMaxStateBytes < 0 {
 		bad("checkpoint max state bytes %d: use a positive size (default %d)", c.CheckpointMaxStateBytes, checkpoint.DefaultMaxStateBytes)
 	}
+	c.validateShare(bad)
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}

@@ -68,6 +68,24 @@
 // learners; with the value limits on (the default) this does not arise
 // from finite inputs.
 //
+// # Models shared across partitions
+//
+// Config.Share names models whose copies learn from every partition (see
+// package share for the schedule, share.go for this driver, and
+// docs/sharing.md). At the end of each epoch of Config.ShareEvery records
+// of its own offset order, a worker publishes its shared models' deltas to
+// Config.ShareTopic (asynchronously; every delta is acknowledged before the
+// next checkpoint), waits up to Config.ShareMaxWait for the deltas the
+// schedule needs (Config.ShareLag epochs behind), writes a decision record
+// synchronously if it proceeds without some, and merges. A restored worker
+// first reads the sync topic to its end, then replays recorded decisions
+// and the strict schedule elsewhere, which reproduces the merges bit for
+// bit. A generation that ends while a worker waits at a sync point leaves
+// no final checkpoint (the next owner replays). Failure modes that stop
+// the pipeline: a needed sync record overwritten by a newer epoch (raise
+// ShareWindow), a checkpoint of shared models taken with another input
+// partition count (ErrPartitionsChanged), a delta that does not decode.
+//
 // # Bad input
 //
 // A record that does not decode, has NaN/Inf or the wrong dimension, a

@@ -29,14 +29,8 @@ func feedbackStream(n int, seed uint64) []kafka.Message {
 	}
 	var items []item
 	for i := 0; i < n; i++ {
-		x := make([]float64, testDim)
-		for j := range x {
-			x[j] = 2*src.Float64() - 1
-		}
-		y := -1.0
-		if x[0]*x[0]+x[1]*x[1] < 0.5 {
-			y = 1
-		}
+		c := circleEvent(src, i, "", "")
+		x, y := c.X, c.Y
 		key := fmt.Sprintf("user-%d", src.IntN(40))
 		ts := int64(1_700_000_000_000 + 250*i)
 		id := fmt.Sprintf("imp-%d", i)

@@ -2,10 +2,13 @@ package consumer
 
 import (
 	"testing"
+
+	"okstream/share"
 )
 
 // FuzzDecodePayload feeds arbitrary bytes to the checkpoint payload decoder
-// (the models' summaries and the pending-feedback buffer; the learners'
+// (the models' summaries, the pending-feedback buffer and the sharing
+// schedule's state; the learners'
 // own states are fuzzed in package learner): it never panics, and a buffer
 // it accepts respects the configured limits, with its accounted bytes equal
 // to the sum of its entries' costs and a usable watermark.
@@ -32,12 +35,18 @@ func FuzzDecodePayload(f *testing.F) {
 			x: x, scores: []float64{0.5, -0.5}, updates: []uint64{1, 2}})
 		seed()
 	}
+	st := share.State{Count: 37, Frontier: []int64{1, 0, -1}} // with the sharing schedule (v4)
+	ms.share = &st
+	seed()
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pend := newPending(lim, 2)
-		_, q, err := decodePayload(b, pend, []string{"a", "b"})
+		pl, q, err := decodePayload(b, pend, []string{"a", "b"})
 		if err != nil {
 			return
+		}
+		if pl.Share != nil && (len(pl.Share.Frontier) < 1 || pl.Share.Count < 0) {
+			t.Fatalf("accepted share state %+v", pl.Share)
 		}
 		if q.len() > lim.max || q.bytes > lim.maxBytes {
 			t.Fatalf("%d entries, %d bytes: above the limits", q.len(), q.bytes)

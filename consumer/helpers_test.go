@@ -36,16 +36,9 @@ func genEvents(n int, seed uint64, idPrefix string) []kafka.Message {
 	src := rng.New(seed)
 	msgs := make([]kafka.Message, n)
 	for i := range msgs {
-		x := make([]float64, testDim)
-		for j := range x {
-			x[j] = 2*src.Float64() - 1
-		}
-		y := -1.0
-		if x[0]*x[0]+x[1]*x[1] < 0.5 {
-			y = 1
-		}
-		ev := codec.Event{Version: codec.EventVersion, ID: fmt.Sprintf("%s%d", idPrefix, i), Key: fmt.Sprintf("user-%d", src.IntN(50)),
-			TS: 1700000000000 + int64(i), HasTS: true, X: x, Y: y, HasY: i%7 != 3}
+		ev := circleEvent(src, i, "", fmt.Sprintf("%s%d", idPrefix, i))
+		ev.Key = fmt.Sprintf("user-%d", src.IntN(50))
+		ev.TS, ev.HasTS, ev.HasY = 1700000000000+int64(i), true, i%7 != 3
 		b, err := codec.AppendEvent(nil, &ev)
 		if err != nil {
 			panic(err)
@@ -53,6 +46,20 @@ func genEvents(n int, seed uint64, idPrefix string) []kafka.Message {
 		msgs[i] = kafka.Message{Key: []byte(ev.Key), Value: b}
 	}
 	return msgs
+}
+
+// circleEvent draws a labelled event of the test problem (label +1 inside
+// the circle x0² + x1² < 0.5).
+func circleEvent(src *rng.Source, i int, key, id string) codec.Event {
+	x := make([]float64, testDim)
+	for j := range x {
+		x[j] = 2*src.Float64() - 1
+	}
+	y := -1.0
+	if x[0]*x[0]+x[1]*x[1] < 0.5 {
+		y = 1
+	}
+	return codec.Event{Version: codec.EventVersion, ID: id, Key: key, X: x, Y: y, HasY: true}
 }
 
 func quietLogger() *slog.Logger {

@@ -11,6 +11,7 @@ import (
 	"okstream/codec"
 	"okstream/learner"
 	"okstream/learner/state"
+	"okstream/share"
 )
 
 // Stats are a model's progressive-validation statistics on one partition:
@@ -66,6 +67,10 @@ type modelSet struct {
 	lastX   []float64 // features of the last labelled event every model learnt with a finite score
 	learnt  bool      // a model learnt since the last checkpoint (lastX is then set)
 	onReset func(m *model, reason string)
+
+	// share is the partition's position in the sharing schedule (nil: no
+	// shared model), checkpointed with the models (payload version 4).
+	share *share.State
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -290,11 +295,12 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 
 // Payload versions: 1 = models; 2 = models + the pending-feedback buffer;
 // 3 = each model's Stats.Resets, and the buffer's impression keys and
-// event-time watermark window (see pending.encode). This build reads all
-// three and writes 3.
+// event-time watermark window (see pending.encode); 4 = the sharing
+// schedule's state (records consumed, partition count, merge frontier),
+// after the buffer. This build reads all four and writes 4.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 3
+	payloadVersion = 4
 )
 
 // marshal encodes every model's state and statistics (deterministically).
@@ -319,8 +325,23 @@ func (ms *modelSet) marshal() ([]byte, error) {
 		e.Blob(st)
 	}
 	ms.pend.encode(e)
+	if ms.share == nil {
+		e.U8(0)
+	} else {
+		e.U8(1)
+		e.I64(ms.share.Count)
+		e.U32(uint32(len(ms.share.Frontier)))
+		for _, v := range ms.share.Frontier {
+			e.I64(v)
+		}
+	}
 	return e.Bytes(), nil
 }
+
+// ErrPartitionsChanged reports a checkpoint of shared models taken when the
+// input topic had another partition count: the sharing schedule (who merges
+// whose deltas) is not defined across that change.
+var ErrPartitionsChanged = errors.New("input partition count changed since the checkpoint of shared models")
 
 // ErrDimensionChanged reports a checkpoint payload of another dimension
 // than the configured one: a configuration change (--dim), so when it is
@@ -346,6 +367,9 @@ type Payload struct {
 	Dim     int
 	Models  []ModelSummary
 	Pending int // impressions awaiting feedback
+	// Share is the sharing schedule's state (nil: no shared models, or a
+	// payload older than version 4).
+	Share *share.State
 }
 
 // DescribePayload decodes a checkpoint payload written by the runtime (any
@@ -399,6 +423,23 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 		p.Pending = q.len()
 	} else if pend != nil {
 		q = newPending(pend.lim, pend.dim)
+	}
+	if version >= 4 && d.U8() == 1 {
+		st := share.State{Count: d.I64()}
+		n := int(d.U32())
+		if d.Err() == nil && (n < 1 || n > 1<<16) {
+			d.Fail("share state of %d partitions", n)
+		}
+		if d.Need(n, 8, "share frontier") {
+			st.Frontier = make([]int64, n)
+			for i := range st.Frontier {
+				st.Frontier[i] = d.I64()
+			}
+		}
+		if d.Err() == nil && st.Count < 0 {
+			d.Fail("share state: negative record count")
+		}
+		p.Share = &st
 	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
@@ -463,6 +504,19 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		nm.updates = s.Updates
 		nm.stats = s.Stats
 		next[i] = nm
+	}
+	if ms.share != nil && pl.Share != nil {
+		if len(pl.Share.Frontier) != len(ms.share.Frontier) {
+			return nil, fmt.Errorf("%w: it had %d partitions, it has %d now (shared models need a fixed partition count: keep it, or start them fresh with another --group or --checkpoint-topic)",
+				ErrPartitionsChanged, len(pl.Share.Frontier), len(ms.share.Frontier))
+		}
+	}
+	if ms.share != nil {
+		if pl.Share != nil {
+			*ms.share = pl.Share.Clone()
+		} else {
+			*ms.share = share.NewState(len(ms.share.Frontier))
+		}
 	}
 	ms.models = next
 	ms.pend = pend

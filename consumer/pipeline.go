@@ -43,6 +43,13 @@ type Pipeline struct {
 
 	killed atomic.Bool
 
+	// Shared models (share.go): the input's partition count, the sync
+	// topic's writer and tailer, the metrics.
+	inputParts int
+	shareW     *kafka.Writer
+	tail       *tailer
+	sm         *shareMetrics
+
 	// Readiness and liveness (health.go).
 	inGen       atomic.Bool  // a member of a live generation
 	genID       atomic.Int32 // the generation inGen refers to
@@ -99,6 +106,7 @@ func New(cfg Config) (*Pipeline, error) {
 		}
 		cfg.Logger.Warn("passthrough: the configured models are not run (no learning, no scores)", "models", names)
 		cfg.Models = nil
+		cfg.Share = nil
 	}
 	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
 		predMax: recordLimit(0) - recordFraming, dlqMax: min(cfg.DeadLetterMaxBytes, recordLimit(0)-recordFraming-deadLetterHeaderRoom)}
@@ -110,6 +118,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.m = newMetrics(reg)
 	p.dm = newDedupMetrics(reg)
+	if len(cfg.Share) > 0 {
+		p.sm = newShareMetrics(reg)
+	}
 	p.groupHdr = []kafka.Header{{Key: HeaderGroup, Value: []byte(cfg.Group)}}
 	reg.MustRegister(liveCollector{p})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "okstream", Name: "ready",
@@ -291,6 +302,16 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return kafkasec.Explain(err)
 	}
 	p.contact()
+	if len(cfg.Share) > 0 {
+		if err := p.setupShareTopic(ctx); err != nil {
+			return kafkasec.Explain(err)
+		}
+		defer p.shareW.Close()
+		tctx, stopTail := context.WithCancel(context.Background())
+		tailDone := make(chan struct{})
+		go func() { defer close(tailDone); p.tail.run(tctx) }()
+		defer func() { stopTail(); <-tailDone }()
+	}
 	defer p.predW.Close()
 	defer p.dlqW.Close()
 	defer p.store.Close()
@@ -400,6 +421,7 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("input topic %s: %w (create it first, or check --brokers)", cfg.Input, err)
 	}
+	p.inputParts = n
 	for _, t := range []string{cfg.Output, cfg.DeadLetter} {
 		if cfg.CreateTopics {
 			if _, err := kafkautil.EnsureTopic(ctx, p.client, kafkautil.TopicSpec{Name: t, Partitions: n}); err != nil {

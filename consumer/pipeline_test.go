@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,15 +76,26 @@ func TestExactRecoveryAfterKills(t *testing.T) {
 // models, checkpointing every checkpointEvery events and killing after
 // about each of killAt predictions.
 func exactRecoveryAfterKills(t *testing.T, models []Model, checkpointEvery int, killAt []int) {
+	recoveryAfterKills(t, func(e *kafkatest.Env, input string) { e.Produce(t, input, genEvents(3000, 2, "b")...) },
+		func(e *kafkatest.Env, input, group, output string) Config {
+			c := testConfig(e, input, group, output)
+			c.Models = models
+			return c
+		}, checkpointEvery, killAt)
+}
+
+// recoveryAfterKills is the scenario of exactRecoveryAfterKills with 3000
+// events written by produce into a 2-partition topic and pipelines
+// configured by config.
+func recoveryAfterKills(t *testing.T, produce func(e *kafkatest.Env, input string), config func(e *kafkatest.Env, input, group, output string) Config, checkpointEvery int, killAt []int) {
 	e := kafkatest.New(t)
 	input := e.Name("events")
 	e.CreateTopic(t, input, 2, nil)
-	e.Produce(t, input, genEvents(3000, 2, "b")...)
+	produce(e, input)
 	ends := endOffsets(t, e, input)
 
 	// Uninterrupted reference run.
-	ref := testConfig(e, input, e.Name("ref"), e.Name("ref-preds"))
-	ref.Models = models
+	ref := config(e, input, e.Name("ref"), e.Name("ref-preds"))
 	r := start(t, ref)
 	waitFor(t, 90*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
 	if err := r.shutdown(t); err != nil {
@@ -95,8 +105,7 @@ func exactRecoveryAfterKills(t *testing.T, models []Model, checkpointEvery int, 
 	refPreds := predictionsByOffset(t, e, ref.Output)
 
 	// Crashing run: killed after about each of killAt predictions.
-	cfg := testConfig(e, input, e.Name("crash"), e.Name("crash-preds"))
-	cfg.Models = models
+	cfg := config(e, input, e.Name("crash"), e.Name("crash-preds"))
 	cfg.CheckpointEvery = checkpointEvery
 	for _, at := range killAt {
 		r := start(t, cfg)
@@ -143,27 +152,14 @@ func TestRebalanceTwoThenThree(t *testing.T) {
 	cfg.CheckpointEvery = 150
 	events := genEvents(3600, 3, "c")
 
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // a producer that keeps writing while instances come and go
-		defer wg.Done()
-		w := e.Writer(input)
-		defer w.Close()
-		for i := 0; i < len(events); i += 200 {
-			if err := w.WriteMessages(context.Background(), events[i:i+200]...); err != nil {
-				t.Error(err)
-				return
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
-	}()
+	done := produceSlowly(t, e, input, events, nil)
 	a := start(t, cfg)
 	waitFor(t, 60*time.Second, "instance A to own partitions", func() bool { return a.p.m.predictionsCount() > 0 })
 	b := start(t, cfg)
 	waitFor(t, 60*time.Second, "instance B to own partitions", func() bool { return owned(b) > 0 })
 	c := start(t, cfg)
 	waitFor(t, 60*time.Second, "instance C to own partitions", func() bool { return owned(c) > 0 && owned(a)+owned(b)+owned(c) == 6 })
-	wg.Wait()
+	<-done
 	ends := endOffsets(t, e, input)
 	waitFor(t, 90*time.Second, "all instances to catch up", func() bool { return caughtUp(ends, a, b, c) })
 	for _, r := range []*running{c, b, a} {
@@ -188,6 +184,29 @@ func TestRebalanceTwoThenThree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// produceSlowly writes events in chunks of 200 every 150 ms (while
+// instances come and go), with balancer if not nil; the channel is closed
+// when it is done.
+func produceSlowly(t *testing.T, e *kafkatest.Env, input string, events []kafka.Message, balancer kafka.Balancer) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := e.Writer(input)
+		if balancer != nil {
+			w.Balancer, w.BatchSize = balancer, 1
+		}
+		defer w.Close()
+		for i := 0; i < len(events); i += 200 {
+			if err := w.WriteMessages(context.Background(), events[i:min(i+200, len(events))]...); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	return done
 }
 
 func owned(r *running) int {

@@ -127,6 +127,11 @@ type worker struct {
 	unckpt     atomic.Int64 // events processed since the last checkpoint (w.since)
 	tsw        tsWindow     // the last events' ts, for wmark (never checkpointed)
 
+	// sh is the worker's part of the sharing schedule (nil: no shared
+	// models; share.go).
+	sh       *shareRun
+	shareErr error // why a sync point failed (the pipeline stops)
+
 	// Per-model counters (okstream_model_*_total), in model order.
 	cPreds, cUpdates, cLabeled, cMistakes, cLoss, cNonFinite []prometheus.Counter
 	// Dead-letter log rate limiting, by reason (see noteDeadLetter).
@@ -181,6 +186,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	w.pos.Store(-1) // until restored
 	w.dlqLog = map[string]*dlqLogState{}
 	ms.onReset = w.modelReset
+	w.setupShare()
 	return w, nil
 }
 
@@ -198,6 +204,13 @@ func (w *worker) run(ctx context.Context) error {
 	if err := w.findPublished(ctx); err != nil { // effectively-once (dedup.go)
 		return err
 	}
+	if w.sh != nil {
+		// A restored partition must see its own decision records before
+		// it replays its boundaries.
+		if err := w.p.tail.caughtUp(ctx); err != nil {
+			return nil
+		}
+	}
 	w.p.partReady(w.part, true)
 	defer w.p.partReady(w.part, false)
 
@@ -210,6 +223,10 @@ func (w *worker) run(ctx context.Context) error {
 	w.writerOK.Store(true)
 	w.writerDone = make(chan struct{})
 	go w.writeLoop(wctx)
+	if w.sh != nil {
+		w.startPublisher(wctx)
+		defer w.stopPublisher()
+	}
 
 	fctx, cancelFetch := context.WithCancel(ctx)
 	defer cancelFetch()
@@ -235,6 +252,9 @@ loop:
 			i = j
 			w.maybeCheckpoint(ctx)
 		}
+		if w.sh != nil && w.sh.broken {
+			break loop
+		}
 		if len(f.recs) == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
 		}
@@ -256,6 +276,10 @@ loop:
 	case <-timer.C:
 		cancelWriter()
 		<-w.writerDone
+	}
+	if w.sh != nil && w.sh.broken {
+		log.Info("shared models: the generation ended inside a sync point; not checkpointing (the next owner replays it from the last checkpoint)", "next", w.next)
+		return w.shareErr
 	}
 	if !w.writerOK.Load() || w.acked.Load() != w.next {
 		log.Warn("partition revoked with unwritten predictions: not checkpointing past them; the next owner recomputes them",
@@ -465,7 +489,7 @@ func (w *worker) restore(ctx context.Context) error {
 	dimChanged := 0
 	for _, c := range cps {
 		f, err := w.ms.restore(c.Payload, w.p.cfg.OnModelChange == "reset")
-		if errors.Is(err, ErrModelChanged) {
+		if errors.Is(err, ErrModelChanged) || errors.Is(err, ErrPartitionsChanged) {
 			return errFatal{fmt.Errorf("partition %d: restoring checkpoint %s: %w", w.part, c.Epoch, err)}
 		}
 		if err != nil {
@@ -556,8 +580,23 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	w.batchStart.Store(start.UnixNano())
 	u := w.newUnit()
 	u.first = w.next
+	stopped := false
 	for i := range recs {
 		w.process(u, &recs[i])
+		if w.sh == nil {
+			continue
+		}
+		if b, e := w.sh.st.Next(w.sh.cfg); b {
+			ok, err := w.boundary(ctx, e)
+			if err != nil {
+				w.shareErr = errFatal{fmt.Errorf("partition %d, shared models, boundary %d: %w", w.part, e, err)}
+				w.sh.broken = true
+			}
+			if !ok {
+				recs, stopped = recs[:i+1], true
+				break
+			}
+		}
 	}
 	w.batchStart.Store(0)
 	u.next = w.next
@@ -578,7 +617,7 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	}
 	select {
 	case w.writeCh <- u:
-		return true
+		return !stopped
 	case <-w.writerDone:
 		return false
 	case <-ctx.Done():
@@ -768,6 +807,9 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 // checkpoint saves the models at w.next (the caller has made sure every
 // prediction before it is acknowledged), then commits the group offset.
 func (w *worker) checkpoint(ctx context.Context) error {
+	if !w.deltasAcked(ctx) {
+		return errors.New("the shared deltas before the checkpoint were not all published")
+	}
 	w.ms.checkBeforeCheckpoint() // never checkpoint a non-finite model silently
 	payload, err := w.ms.marshal()
 	if err != nil {

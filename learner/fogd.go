@@ -63,6 +63,7 @@ type FOGD struct {
 	rff    *kernel.Fourier
 	w      []float64 // 2D
 	z      []float64 // scratch, 2D
+	sh     vecShare  // sharing across partitions (Sharer)
 }
 
 func newFOGD(p *Params, dim int) (Learner, error) {
@@ -93,6 +94,7 @@ func newFOGD(p *Params, dim int) (Learner, error) {
 		rff:    rff,
 		w:      make([]float64, 2*nf),
 		z:      make([]float64, 2*nf),
+		sh:     vecShare{mean: true},
 	}, nil
 }
 
@@ -126,6 +128,7 @@ func (l *FOGD) Learn(x []float64, y float64) float64 {
 func (l *FOGD) MarshalBinary() ([]byte, error) {
 	e := l.encoder(8*len(l.w) + 8)
 	e.F64s(l.w)
+	l.sh.encode(e)
 	return e.Bytes(), nil
 }
 
@@ -133,13 +136,27 @@ func (l *FOGD) MarshalBinary() ([]byte, error) {
 func (l *FOGD) UnmarshalBinary(data []byte) error {
 	d, updates := l.decoder(data)
 	w := d.F64sN(nil, len(l.w))
+	sh := decodeVecShare(d, len(l.w))
 	if err := d.Done(); err != nil {
 		return err
 	}
 	copy(l.w, w)
+	l.sh.set(sh)
 	l.updates = updates
 	return nil
 }
+
+// ShareDelta (Sharer) encodes w − w_sync, the change of the weights since
+// the last ShareMerge. Every copy of a FOGD spec draws the same frequencies
+// (same seed), so the weights of all partitions' copies live in one basis.
+func (l *FOGD) ShareDelta() ([]byte, error) { return l.sh.delta(&l.base, l.w), nil }
+
+// ShareMerge (Sharer) mixes the deltas into w and takes w as the new sync
+// point: w ← w − d_own + (1/k) Σ_q d_q over the k partitions present, i.e.
+// the own steps count fully until they are merged and then, like every
+// partition's, with weight 1/k (iterative parameter mixing; see
+// vecShare.merge for why an average and not a sum).
+func (l *FOGD) ShareMerge(deltas []SharedDelta) error { return l.sh.merge(&l.base, l.w, deltas) }
 
 // Info reports the configured budget B (the spec's budget, which sets the
 // default D = 4B) as the budget, so that tables compare it with the other

@@ -115,6 +115,17 @@ func FuzzUnmarshal(f *testing.F) {
 				f.Fatalf("%s: %v", spec, err)
 			}
 			f.Add(uint8(i), b)
+			if s, ok := l.(Sharer); ok { // a state with a sync snapshot
+				if _, err := s.ShareDelta(); err != nil {
+					continue // this configuration cannot share
+				}
+				if err := s.ShareMerge(nil); err != nil {
+					f.Fatal(err)
+				}
+				feedStream(l, n, uint64(8+i))
+				b, _ := l.MarshalBinary()
+				f.Add(uint8(i), b)
+			}
 		}
 	}
 	xs, ys := stream(Classification, 4, fuzzDim, 99)

@@ -113,6 +113,8 @@ type Linear struct {
 	ylo    float64   // regression: the smallest and largest label learnt
 	yhi    float64
 	ranged bool      // regression: a label has been learnt
+	st     []float64 // regression: G and b in one backing vector (gram, b are its parts)
+	sh     vecShare  // regression: sharing across partitions (Sharer), over st
 	xt     []float64 // scratch: x̃
 	a      []float64 // scratch: the scaled system
 	r      []float64 // scratch
@@ -137,7 +139,8 @@ func newLinear(p *Params, dim int) (Learner, error) {
 			l.pinv[i*n+i] = 1 / lambda
 		}
 	case loss == Square:
-		l.gram, l.b = make([]float64, n*n), make([]float64, n)
+		l.st = make([]float64, n*n+n) // G and b, one vector for sharing (vecShare)
+		l.gram, l.b = l.st[:n*n:n*n], l.st[n*n:]
 		l.a, l.r = make([]float64, n*n), make([]float64, n)
 		l.chol = linalg.NewCholesky(n)
 	default:
@@ -311,6 +314,7 @@ func (l *Linear) MarshalBinary() ([]byte, error) {
 		e.Bool(l.ranged)
 		e.F64(l.ylo)
 		e.F64(l.yhi)
+		l.sh.encode(e)
 	} else {
 		e.F64s(l.g2)
 		e.F64s(l.smax)
@@ -328,6 +332,7 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 	var g2, smax, gram, pinv, b []float64
 	var norm, steps, ylo, yhi float64
 	var ranged bool
+	var sh vecShare
 	if l.loss == Square {
 		if l.pinv != nil {
 			pinv = d.F64sN(nil, l.n*l.n)
@@ -336,6 +341,9 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 			b = d.F64sN(nil, l.n)
 		}
 		ranged, ylo, yhi = d.Bool(), d.F64(), d.F64()
+		if l.st != nil {
+			sh = decodeVecShare(d, l.n*l.n+l.n)
+		}
 	} else {
 		g2 = d.F64sN(nil, l.n)
 		smax = d.F64sN(nil, l.n)
@@ -361,6 +369,33 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 	copy(l.gram, gram)
 	copy(l.pinv, pinv)
 	copy(l.b, b)
+	l.sh.set(sh)
+	return nil
+}
+
+// ShareDelta (Sharer; regression only) encodes the change of the ridge
+// statistics G = Σ x̃x̃ᵀ and b = Σ y x̃ since the last sync. NAG's
+// per-coordinate state (classification) has no exact merge: a
+// classification model refuses with an error.
+func (l *Linear) ShareDelta() ([]byte, error) {
+	if l.st == nil {
+		return nil, fmt.Errorf("learner linear: only loss=square without rls (ridge regression, whose statistics G and b add up; rls keeps their inverse) can be shared across partitions")
+	}
+	return l.sh.delta(&l.base, l.st), nil
+}
+
+// ShareMerge (Sharer; regression only) adds the other partitions' changes
+// of G and b (sufficient statistics: the merged model is the ridge fit of
+// every event merged, in closed form) and refits. The prediction clip stays
+// at the range of the labels this copy learnt itself.
+func (l *Linear) ShareMerge(deltas []SharedDelta) error {
+	if l.st == nil {
+		return fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+	}
+	if err := l.sh.merge(&l.base, l.st, deltas); err != nil {
+		return err
+	}
+	l.refit()
 	return nil
 }
 

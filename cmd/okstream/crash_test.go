@@ -19,6 +19,7 @@ import (
 	"okstream/consumer"
 	"okstream/eval"
 	"okstream/internal/kafkatest"
+	"okstream/share"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -29,7 +30,14 @@ import (
 // the default effectively-once delivery every input offset has exactly one
 // output record (its prediction, or its dead letter: no duplicates), and the
 // final models are bit-identical to an offline replay of each partition.
-func TestSIGKILLRecovery(t *testing.T) {
+func TestSIGKILLRecovery(t *testing.T) { sigkillRecovery(t, false) }
+
+// The same with the champion shared across the partitions (--share): its
+// final state equals the offline simulator's (share.Simulate, the same
+// schedule in one process) bit for bit.
+func TestSIGKILLRecoveryShared(t *testing.T) { sigkillRecovery(t, true) }
+
+func sigkillRecovery(t *testing.T, shared bool) {
 	if testing.Short() {
 		t.Skip("subprocess crash test in -short mode")
 	}
@@ -47,6 +55,12 @@ func TestSIGKILLRecovery(t *testing.T) {
 	args := []string{"run", "--brokers", strings.Join(e.Brokers, ","), "--input", in, "--dim", "4", "--group", group,
 		"--checkpoint-topic", ckpt, "--model", models[0], "--model", models[1],
 		"--checkpoint-every", "300", "--batch-size", "100", "--session-timeout", "2s", "--heartbeat-interval", "200ms", "--rebalance-timeout", "4s", "--log-level", "info"}
+	if shared {
+		// The partitions' streams end at different offsets (keyed input): the
+		// longer one waits --share-max-wait once for the other's missing
+		// deltas, as the simulator's skip does.
+		args = append(args, "--share", "champion", "--share-every", "25", "--share-max-wait", "3s", "--share-topic", e.Name("sync"))
+	}
 	// Each process serves /metrics on its own port: progress and readiness
 	// are read from there.
 	var metricsURL string
@@ -171,6 +185,20 @@ func TestSIGKILLRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	input := e.ReadAll(t, in)
+	var sim *share.SimResult
+	if shared {
+		var evs []share.Event
+		var parts []int
+		for _, r := range input { // ReadAll: each partition in offset order
+			ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: 4})
+			evs = append(evs, share.Event{X: ev.Dense(nil, 4), Y: ev.Y, Skip: err != nil})
+			parts = append(parts, r.Partition)
+		}
+		mm, _ := consumer.ParseModel(models[0])
+		if sim, err = share.Simulate(mm.Spec, 4, share.Config{Every: 25, Lag: consumer.DefaultShareLag, Partitions: 2}, evs, func(i int) int { return parts[i] }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for p := 0; p < 2; p++ {
 		var xs [][]float64
 		var ys []float64
@@ -199,6 +227,9 @@ func TestSIGKILLRecovery(t *testing.T) {
 			mm, _ := consumer.ParseModel(m)
 			_, l, _ := eval.Replay(mm.Spec, 4, xs, ys, nil)
 			want, _ := l.MarshalBinary()
+			if shared && i == 0 {
+				want, _ = sim.Models[p].MarshalBinary()
+			}
 			if !bytes.Equal(saved[i].State, want) {
 				t.Fatalf("partition %d model %s: state after SIGKILLs differs from the offline replay", p, mm.Name)
 			}

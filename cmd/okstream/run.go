@@ -103,6 +103,9 @@ type runFlags struct {
 	maxAbsValue                                            float64
 	maxIDBytes                                             int
 	shutdownTimeout                                        time.Duration
+	share, shareTopic                                      string
+	shareEvery, shareLag, shareWindow                      int64
+	shareMaxWait                                           time.Duration
 	metricsAddr, logLevel, logFormat, config               string
 	sec                                                    secFlags
 }
@@ -144,6 +147,12 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are validated, then not run (a log line says so), so a deployment switches to pass-through by adding this one flag")
 	fs.BoolVar(&f.createTopics, "create-topics", true, "create missing output and dead-letter topics with the input's partition count")
+	fs.StringVar(&f.share, "share", "", "models shared across partitions, comma-separated NAMEs: each partition's copy learns from every partition's events through deltas on --share-topic, with exact recovery (docs/sharing.md; learners: "+strings.Join(consumer.Sharers(), ", ")+")")
+	fs.StringVar(&f.shareTopic, "share-topic", "", "compacted sync topic of the shared models (default CHECKPOINT-TOPIC.share; created if missing)")
+	fs.Int64Var(&f.shareEvery, "share-every", consumer.DefaultShareEvery, "shared models: input records per epoch of a partition (a sync point after each)")
+	fs.Int64Var(&f.shareLag, "share-lag", consumer.DefaultShareLag, "shared models: a partition merges the others' deltas this many epochs behind its own (≥ 1)")
+	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
+	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: 2·(checkpoint-every + batch-size) records in epochs + 2·lag + 2)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -199,6 +208,12 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
+		ShareTopic: f.shareTopic, ShareEvery: f.shareEvery, ShareLag: f.shareLag, ShareMaxWait: f.shareMaxWait, ShareWindow: f.shareWindow,
+	}
+	for _, s := range strings.Split(f.share, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.Share = append(cfg.Share, s)
+		}
 	}
 	for _, b := range strings.Split(f.brokers, ",") {
 		if b = strings.TrimSpace(b); b != "" {

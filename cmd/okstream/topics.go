@@ -34,6 +34,9 @@ Creates the four topics of an okstream deployment, each unless it exists:
   checkpoints    --checkpoint-topic (default okstream.checkpoints),
                  --checkpoint-partitions, compacted (cleanup.policy=compact,
                  segment.ms=3600000, min.cleanable.dirty.ratio=0.1)
+  share sync     only with --share-topic NAME (okstream run --share; its
+                 default name is CHECKPOINT-TOPIC.share): 1 partition,
+                 compacted like the checkpoints
 
 An existing topic is left as it is and reported with its partition count; an
 existing checkpoint topic that is not compacted is an error (retention would
@@ -67,6 +70,7 @@ func runTopics(args []string, stdout, stderr io.Writer) int {
 // topicsFlags are the flags of okstream topics create.
 type topicsFlags struct {
 	brokers, input, output, deadLetter, checkpoints string
+	shareTopic                                      string
 	partitions, replication, checkpointPartitions   int
 	inputCfg, predCfg, dlqCfg, ckptCfg              listFlag
 	sec                                             secFlags
@@ -88,6 +92,7 @@ func topicsCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs.Var(&f.predCfg, "predictions-config", "KEY=VALUE topic configuration of the predictions topic, repeatable")
 	fs.Var(&f.dlqCfg, "dead-letter-config", "KEY=VALUE topic configuration of the dead-letter topic, repeatable")
 	fs.Var(&f.ckptCfg, "checkpoint-config", "KEY=VALUE topic configuration of the checkpoint topic, repeatable (cleanup.policy is always compact)")
+	fs.StringVar(&f.shareTopic, "share-topic", "", "also create the sync topic of models shared across partitions (okstream run --share), compacted, 1 partition; okstream run's default name is CHECKPOINT-TOPIC.share")
 	f.sec.register(fs)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if code, done := parseFlags(fs, args, stdout); done {
@@ -127,7 +132,7 @@ func topicsCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		if i > 0 {
 			// The predictions and dead-letter topics take the input's
 			// partition count, as okstream run creates them.
-			if n, err := kafkautil.Partitions(ctx, c, specs[0].Name); err == nil && n > 0 && s.Name != f.checkpoints {
+			if n, err := kafkautil.Partitions(ctx, c, specs[0].Name); err == nil && n > 0 && s.Name != f.checkpoints && s.Name != f.shareTopic {
 				s.Partitions = n
 			}
 		}
@@ -220,6 +225,14 @@ func (f *topicsFlags) specs(getenv func(string) string) ([]kafkautil.TopicSpec, 
 			}
 		}
 		specs = append(specs, kafkautil.TopicSpec{Name: t.name, Partitions: t.parts, Configs: cfg, Replication: f.replication})
+	}
+	if f.shareTopic != "" {
+		for _, s := range specs {
+			if s.Name == f.shareTopic {
+				return nil, nil, fmt.Errorf("--share-topic %s is also the %s topic: give it its own name", f.shareTopic, s.Name)
+			}
+		}
+		specs = append(specs, kafkautil.TopicSpec{Name: f.shareTopic, Partitions: 1, Configs: checkpoint.TopicConfigs(nil), Replication: f.replication})
 	}
 	return specs, brokers, nil
 }

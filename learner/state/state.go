@@ -313,8 +313,9 @@ func (d *Decoder) f64s(dst []float64, n int) []float64 {
 		dst = make([]float64, n)
 	}
 	dst = dst[:n]
+	b := d.take(8 * n) // Need has checked the bytes are there
 	for i := range dst {
-		dst[i] = d.F64()
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return dst
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"okstream/codec"
+	"okstream/consumer"
+	"okstream/eval/paper"
+	"okstream/internal/kafkautil"
+)
+
+// The partitions experiment (okstream reproduce partitions) runs each
+// configuration through the real consumer on an embedded broker.
+func init() { paper.PartitionsPipeline = partitionsPipeline }
+
+// partitionsPipeline produces the run's events into a fresh embedded
+// broker, partition by partition as Assign says, runs one pipeline
+// instance until every partition is processed, and returns the models'
+// progressive statistics and the processing time.
+func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) {
+	var out paper.PartitionsOutcome
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		return out, fmt.Errorf("embedded broker: %w", err)
+	}
+	defer c.Close()
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	const input = "events"
+	if _, err := kafkautil.EnsureTopic(ctx, client, kafkautil.TopicSpec{Name: input, Partitions: r.Partitions}); err != nil {
+		return out, err
+	}
+	i := 0
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: input, BatchSize: 1000, BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll,
+		Balancer: kafka.BalancerFunc(func(kafka.Message, ...int) int { p := r.Assign[i]; i++; return p })}
+	msgs := make([]kafka.Message, 0, 1000)
+	for j := range r.Events {
+		ev := codec.Event{Version: codec.EventVersion, X: r.Events[j].X, Y: r.Events[j].Y, HasY: true}
+		b, err := codec.AppendEvent(nil, &ev)
+		if err != nil {
+			return out, err
+		}
+		msgs = append(msgs, kafka.Message{Value: b})
+		if len(msgs) == cap(msgs) || j == len(r.Events)-1 {
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				return out, err
+			}
+			msgs = msgs[:0]
+		}
+	}
+	w.Close()
+	ends := make([]int64, r.Partitions)
+	for p := range ends {
+		if _, ends[p], err = kafkautil.Offsets(ctx, client, input, p); err != nil {
+			return out, err
+		}
+	}
+	cfg := consumer.Config{
+		Brokers: brokers, Group: "partitions", Input: input, Dim: r.Dim,
+		Models:       []consumer.Model{{Name: "m", Spec: r.Spec}},
+		CreateTopics: true, FetchMaxWait: 20 * time.Millisecond, ProgressInterval: -1,
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if r.Share {
+		cfg.Share, cfg.ShareEvery, cfg.ShareLag = []string{"m"}, r.Every, r.Lag
+		cfg.ShareMaxWait = r.MaxWait
+	}
+	pl, err := consumer.New(cfg)
+	if err != nil {
+		return out, err
+	}
+	done := make(chan error, 1)
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { done <- pl.Run(rctx) }()
+	// Timed from the first partition's restore (the group join before it
+	// is the same for every configuration and not the pipeline's work).
+	var first, last time.Time
+	for {
+		st, _ := pl.Status()
+		var processed int64
+		caught := len(st) == r.Partitions
+		for _, s := range st {
+			processed += max(0, s.Next)
+			caught = caught && s.Next >= ends[s.Partition]
+		}
+		now := time.Now()
+		if first.IsZero() && len(st) > 0 { // the first partition restored
+			first = now
+		}
+		if caught {
+			last = now
+			break
+		}
+		select {
+		case err := <-done:
+			return out, fmt.Errorf("pipeline stopped: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	st, _ := pl.Status()
+	for _, s := range st {
+		out.Mistakes += s.Models["m"].Mistakes
+		out.Labeled += s.Models["m"].Labeled
+	}
+	out.Seconds = last.Sub(first).Seconds()
+	stop()
+	if err := <-done; err != nil {
+		return out, err
+	}
+	return out, nil
+}

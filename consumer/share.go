@@ -1,0 +1,665 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"okstream/checkpoint"
+	"okstream/internal/kafkautil"
+	"okstream/learner"
+	"okstream/share"
+)
+
+// Models shared across partitions (issue 17; docs/sharing.md). The schedule
+// is package share's; this file is its Kafka driver: the sync topic's
+// tailer, the publication of deltas and decisions, the bounded wait, and
+// the merge at each boundary.
+
+// Sharing defaults.
+const (
+	DefaultShareEvery   = 16
+	DefaultShareLag     = 1
+	DefaultShareMaxWait = 10 * time.Second
+)
+
+// shareDefaults fills in the sharing defaults.
+func (c *Config) shareDefaults() {
+	if len(c.Share) == 0 {
+		return
+	}
+	if c.ShareTopic == "" {
+		c.ShareTopic = c.Checkpoints + ".share"
+	}
+	if c.ShareEvery <= 0 {
+		c.ShareEvery = DefaultShareEvery
+	}
+	if c.ShareLag == 0 {
+		c.ShareLag = DefaultShareLag
+	}
+	if c.ShareMaxWait <= 0 {
+		c.ShareMaxWait = DefaultShareMaxWait
+	}
+	if c.ShareWindow <= 0 {
+		// A restore may fall back to the older of the two checkpoint slots
+		// (the newest torn by a crash: common after a SIGKILL), and a
+		// checkpoint is taken between micro-batches: a replay can start up
+		// to two intervals plus two batches back.
+		span := 2 * int64(c.CheckpointEvery+c.BatchSize)
+		c.ShareWindow = share.Window((span+c.ShareEvery-1)/c.ShareEvery, c.ShareLag)
+	}
+}
+
+// Sharers lists the learners that implement learner.Sharer, for messages.
+func Sharers() []string {
+	var out []string
+	for _, name := range learner.Names() {
+		l, err := learner.New(name, 1)
+		if _, ok := l.(learner.Sharer); err == nil && !ok {
+			// Without σ a kernel learner runs inside the self-tuning
+			// wrapper (not shareable); with σ given it is itself.
+			if l2, err2 := learner.New(name+":sigma=1", 1); err2 == nil {
+				if _, ok := l2.(learner.Sharer); ok {
+					l, name = l2, name+" (with sigma= given)"
+				}
+			}
+		}
+		if err != nil {
+			continue
+		}
+		if s, ok := l.(learner.Sharer); ok {
+			if _, err := s.ShareDelta(); err != nil {
+				name += " (some configurations: " + err.Error() + ")"
+			}
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validateShare checks the sharing settings (Validate calls it).
+func (c *Config) validateShare(bad func(string, ...any)) {
+	if len(c.Share) == 0 {
+		return
+	}
+	byName := map[string]string{}
+	for _, m := range c.Models {
+		byName[m.Name] = m.Spec
+	}
+	seen := map[string]bool{}
+	for _, name := range c.Share {
+		spec, ok := byName[name]
+		if !ok {
+			bad("--share %s: no model of that name (models: %s)", name, strings.Join(sortedKeys(byName), ", "))
+			continue
+		}
+		if seen[name] {
+			bad("--share %s: named twice", name)
+		}
+		seen[name] = true
+		l, err := learner.New(spec, max(c.Dim, 1))
+		if err != nil {
+			continue // reported by Validate
+		}
+		s, ok := l.(learner.Sharer)
+		if !ok {
+			bad("--share %s: %q cannot be shared across partitions (learners that can: %s; the self-tuning wrapper — a kernel learner whose sigma is left to the stream, or given scale= — and auto are not shareable: their warm-up statistics and pruning are per partition)",
+				name, spec, strings.Join(Sharers(), ", "))
+			continue
+		}
+		if _, err := s.ShareDelta(); err != nil {
+			bad("--share %s: %v", name, err)
+		}
+	}
+	if c.ShareLag < 0 {
+		bad("share lag %d: must be at least 1 epoch (0 takes the default, %d)", c.ShareLag, DefaultShareLag)
+	}
+	for role, t := range map[string]string{"input": c.Input, "output": c.Output, "dead-letter": c.DeadLetter, "checkpoint": c.Checkpoints} {
+		if c.ShareTopic == t {
+			bad("the share topic and the %s topic are both %q: they must differ", role, t)
+		}
+	}
+	if min := share.Window(0, c.ShareLag); c.ShareWindow < min {
+		bad("share window %d: must be at least %d (2·lag + 2)", c.ShareWindow, min)
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// shareMetrics are the sharing metrics.
+type shareMetrics struct {
+	staleness *prometheus.GaugeVec
+	wait      prometheus.Histogram
+	published prometheus.Counter
+	merged    prometheus.Counter
+	skips     prometheus.Counter
+	decisions prometheus.Counter
+}
+
+func newShareMetrics(reg prometheus.Registerer) *shareMetrics {
+	const ns = "okstream"
+	m := &shareMetrics{
+		staleness: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "share_staleness_epochs",
+			Help: "Shared models: how many epochs the merge frontier lags behind the strict schedule at the partition's last boundary (e − L − min_q F[q]; 0 on the strict schedule), by model and input partition."}, []string{"model", "partition"}),
+		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "share_wait_seconds",
+			Help:    "Shared models: time a partition waited at a boundary for other partitions' deltas.",
+			Buckets: []float64{0.0001, 0.001, 0.01, 0.1, 1, 10, 60}}),
+		published: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_deltas_published_total",
+			Help: "Shared models: delta records published (acknowledged) to the sync topic."}),
+		merged: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_deltas_merged_total",
+			Help: "Shared models: partition deltas merged (own included), per model."}),
+		skips: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_skips_total",
+			Help: "Shared models: partitions a boundary proceeded without (their delta was not there within the maximum wait)."}),
+		decisions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_decisions_total",
+			Help: "Shared models: decision records written (boundaries off the strict schedule)."}),
+	}
+	reg.MustRegister(m.staleness, m.wait, m.published, m.merged, m.skips, m.decisions)
+	return m
+}
+
+// tailer follows the sync topic and keeps its latest record per key, for
+// every worker of the pipeline. Memory: at most W records of each kind per
+// partition (W the window), i.e. about W × P × (the shared models' delta
+// bytes).
+type tailer struct {
+	p      *Pipeline
+	prefix string
+	window int64
+
+	mu     sync.RWMutex
+	recs   map[slot]*share.Record
+	pos    []int64       // next offset per sync-topic partition
+	notify chan struct{} // closed and replaced when something arrives
+}
+
+func newTailer(p *Pipeline, parts int) *tailer {
+	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
+		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{})}
+}
+
+// run follows every partition of the sync topic until ctx ends.
+func (t *tailer) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for part := range t.pos {
+		wg.Add(1)
+		go func() { defer wg.Done(); t.follow(ctx, part) }()
+	}
+	wg.Wait()
+}
+
+func (t *tailer) follow(ctx context.Context, part int) {
+	cfg := t.p.cfg
+	pos := int64(0)
+	for ctx.Err() == nil {
+		recs, _, err := kafkautil.FetchBatch(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, kafka.OffsetOutOfRange) {
+				if first, _, err := kafkautil.Offsets(ctx, t.p.client, cfg.ShareTopic, part); err == nil && first > pos {
+					pos = first
+					continue
+				}
+			}
+			cfg.Logger.Warn("reading the share topic failed; retrying", "topic", cfg.ShareTopic, "partition", part, "err", err)
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		if len(recs) > 0 {
+			pos = recs[len(recs)-1].Offset + 1
+		}
+		t.mu.Lock()
+		for i := range recs {
+			r := &recs[i]
+			if !strings.HasPrefix(string(r.Key), t.prefix+"/") || r.Value == nil {
+				continue
+			}
+			kind, part, epoch, ok := share.Peek(r.Value)
+			if !ok {
+				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key))
+				continue
+			}
+			s := t.slot(kind, part, epoch)
+			if old := t.recs[s]; old != nil && old.Kind == kind && old.Epoch == epoch {
+				continue // already held (e.g. written by this process: put)
+			}
+			rec, err := share.Decode(r.Value)
+			if err != nil || string(r.Key) != share.Key(t.prefix, kind, part, epoch, t.window) {
+				cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(r.Key), "err", err)
+				continue
+			}
+			t.recs[s] = rec
+		}
+		t.pos[part] = pos
+		close(t.notify) // also on an empty fetch: caughtUp watches pos
+		t.notify = make(chan struct{})
+		t.mu.Unlock()
+	}
+}
+
+// slot identifies a sync-topic key of this pipeline (see share.Key)
+// without building the string.
+type slot struct {
+	kind, partition int
+	slot            int64
+}
+
+func (t *tailer) slot(kind, partition int, epoch int64) slot {
+	return slot{kind, partition, epoch % t.window}
+}
+
+// put records what this process wrote itself (available at once).
+func (t *tailer) put(rec *share.Record) {
+	t.mu.Lock()
+	t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)] = rec
+	close(t.notify)
+	t.notify = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// errOverwritten: a record the schedule needs was overwritten by a newer
+// epoch in its slot (the window is too small for how far the partitions
+// drifted apart).
+var errOverwritten = errors.New("share: a needed sync record was overwritten by a newer epoch")
+
+// get returns partition q's record of the kind for epoch e, nil if absent
+// (or older), or errOverwritten.
+func (t *tailer) get(kind, q int, e int64) (*share.Record, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.getLocked(kind, q, e)
+}
+
+func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
+	r := t.recs[t.slot(kind, q, e)]
+	switch {
+	case r == nil || r.Epoch < e:
+		return nil, nil
+	case r.Epoch > e:
+		return nil, fmt.Errorf("%w: partition %d's %s of epoch %d is gone (its slot holds epoch %d); raise --share-window (now %d) above the epochs a partition can fall behind",
+			errOverwritten, q, kindName(kind), e, r.Epoch, t.window)
+	}
+	return r, nil
+}
+
+func kindName(kind int) string {
+	if kind == share.KindDecision {
+		return "decision"
+	}
+	return "delta"
+}
+
+// changed returns the channel closed at the next arrival.
+func (t *tailer) changed() <-chan struct{} {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.notify
+}
+
+// caughtUp waits until the tailer has read every sync-topic record written
+// before the call (so that a restored partition sees its own decision
+// records before it replays its boundaries).
+func (t *tailer) caughtUp(ctx context.Context) error {
+	ends := make([]int64, len(t.pos))
+	for part := range ends {
+		for {
+			_, end, err := kafkautil.Offsets(ctx, t.p.client, t.p.cfg.ShareTopic, part)
+			if err == nil {
+				ends[part] = end
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			sleep(ctx, 200*time.Millisecond)
+		}
+	}
+	for {
+		ch := t.changed()
+		t.mu.Lock()
+		done := true
+		for part, end := range ends {
+			done = done && t.pos[part] >= end
+		}
+		t.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// shareRun is a worker's part of the schedule.
+type shareRun struct {
+	cfg     share.Config
+	st      share.State
+	models  []int // indices into the model set of the shared models
+	names   []string
+	pubMu   sync.Mutex
+	pubCond *sync.Cond
+	unacked int
+	pubErr  error
+	pubCh   chan kafka.Message
+	pubDone chan struct{}
+	// pubCancel stops the publisher's retries (stopPublisher): what it has
+	// not written is written again by whoever replays those epochs.
+	pubCancel context.CancelFunc
+	// broken: a boundary was interrupted (the generation ended while it
+	// waited): the state is between an epoch's end and its merge, so the
+	// worker must not checkpoint it.
+	broken bool
+	gStale []prometheus.Gauge
+}
+
+// setupShare prepares a worker's schedule (after newWorker, before restore).
+func (w *worker) setupShare() {
+	cfg := w.p.cfg
+	if len(cfg.Share) == 0 {
+		return
+	}
+	sr := &shareRun{cfg: share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: w.p.inputParts}}
+	sr.st = share.NewState(w.p.inputParts)
+	for _, name := range cfg.Share {
+		for i, m := range w.ms.models {
+			if m.name == name {
+				sr.models = append(sr.models, i)
+				sr.names = append(sr.names, name)
+				sr.gStale = append(sr.gStale, w.p.sm.staleness.WithLabelValues(name, w.label))
+			}
+		}
+	}
+	sr.pubCond = sync.NewCond(&sr.pubMu)
+	w.sh = sr
+	w.ms.share = &sr.st
+}
+
+// startPublisher starts the goroutine that writes the worker's deltas.
+func (w *worker) startPublisher(parent context.Context) {
+	sr := w.sh
+	ctx, cancel := context.WithCancel(parent)
+	sr.pubCancel = cancel
+	sr.pubCh = make(chan kafka.Message, 64)
+	sr.pubDone = make(chan struct{})
+	go func() {
+		defer close(sr.pubDone)
+		var batch []kafka.Message
+		for {
+			batch = batch[:0]
+			m, ok := <-sr.pubCh
+			if !ok {
+				return
+			}
+			batch = append(batch, m)
+		more:
+			for len(batch) < 64 {
+				select {
+				case m, ok := <-sr.pubCh:
+					if !ok {
+						break more
+					}
+					batch = append(batch, m)
+				default:
+					break more
+				}
+			}
+			for attempt := 0; ; attempt++ {
+				err := w.p.shareW.WriteMessages(ctx, batch...)
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					sr.pubMu.Lock()
+					sr.pubErr = err
+					sr.pubCond.Broadcast()
+					sr.pubMu.Unlock()
+					for range sr.pubCh { // drain
+					}
+					return
+				}
+				w.p.m.writeErrors.WithLabelValues("share").Inc()
+				w.log.Warn("publishing shared deltas failed; retrying", "attempt", attempt+1, "err", err)
+				sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+			}
+			w.p.sm.published.Add(float64(len(batch)))
+			sr.pubMu.Lock()
+			sr.unacked -= len(batch)
+			sr.pubCond.Broadcast()
+			sr.pubMu.Unlock()
+		}
+	}()
+}
+
+// stopPublisher closes the publisher's input and waits for it.
+func (w *worker) stopPublisher() {
+	if w.sh == nil || w.sh.pubCh == nil {
+		return
+	}
+	close(w.sh.pubCh)
+	w.sh.pubCancel()
+	<-w.sh.pubDone
+}
+
+// deltasAcked waits until every published delta is acknowledged (before a
+// checkpoint: a checkpoint past an epoch whose delta never landed would
+// leave the others waiting for it for ever). It returns false if the
+// publisher gave up or ctx ended first.
+func (w *worker) deltasAcked(ctx context.Context) bool {
+	sr := w.sh
+	if sr == nil {
+		return true
+	}
+	stop := context.AfterFunc(ctx, func() {
+		sr.pubMu.Lock()
+		sr.pubCond.Broadcast()
+		sr.pubMu.Unlock()
+	})
+	defer stop()
+	sr.pubMu.Lock()
+	defer sr.pubMu.Unlock()
+	for sr.unacked > 0 && sr.pubErr == nil && ctx.Err() == nil {
+		sr.pubCond.Wait()
+	}
+	return sr.unacked == 0
+}
+
+// boundary runs the sync point at the end of epoch e (see package share).
+// It returns false, with the worker marked broken, if ctx ended before the
+// merge; an error the schedule cannot recover from fails the partition.
+func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
+	sr, t := w.sh, w.p.tail
+	// 1. Publish the deltas.
+	rec := &share.Record{Kind: share.KindDelta, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next}
+	for k, i := range sr.models {
+		m := w.ms.models[i]
+		d, err := m.l.(learner.Sharer).ShareDelta()
+		if err != nil {
+			return false, fmt.Errorf("model %s: share delta: %w", sr.names[k], err)
+		}
+		rec.Deltas = append(rec.Deltas, share.ModelDelta{Model: m.name, Data: d})
+	}
+	t.put(rec)
+	sr.pubMu.Lock()
+	sr.unacked++
+	sr.pubMu.Unlock()
+	msg := kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDelta, w.part, e, t.window)), Value: rec.Encode()}
+	select {
+	case sr.pubCh <- msg:
+	case <-ctx.Done():
+		sr.broken = true
+		return false, nil
+	}
+	// 2. The frontier: a recorded decision, or the bounded wait and Plan.
+	old := sr.st.Frontier
+	var next []int64
+	dec, err := t.get(share.KindDecision, w.part, e)
+	if err != nil {
+		return false, err
+	}
+	var getErr error
+	avail := func(q int, ep int64) bool {
+		r, err := t.get(share.KindDelta, q, ep)
+		if err != nil && getErr == nil {
+			getErr = err
+		}
+		return r != nil
+	}
+	start := time.Now()
+	if dec != nil {
+		if len(dec.Frontier) != sr.cfg.Partitions {
+			return false, fmt.Errorf("share: decision record of boundary %d has %d partitions, the input has %d", e, len(dec.Frontier), sr.cfg.Partitions)
+		}
+		next = dec.Frontier
+		for _, ref := range share.Due(old, next) {
+			for !avail(ref.Partition, ref.Epoch) {
+				if getErr != nil {
+					return false, getErr
+				}
+				ch := t.changed()
+				if avail(ref.Partition, ref.Epoch) {
+					break
+				}
+				select {
+				case <-ch:
+				case <-ctx.Done():
+					sr.broken = true
+					return false, nil
+				}
+			}
+		}
+	} else {
+		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
+		defer deadline.Stop()
+	wait:
+		for {
+			ch := t.changed()
+			waitFor := sr.cfg.WaitFor(e, old, avail)
+			if getErr != nil {
+				return false, getErr
+			}
+			if len(waitFor) == 0 {
+				break
+			}
+			select {
+			case <-ch:
+			case <-deadline.C:
+				w.p.sm.skips.Add(float64(len(waitFor)))
+				w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", waitFor, "max_wait", w.p.cfg.ShareMaxWait)
+				break wait
+			case <-ctx.Done():
+				sr.broken = true
+				return false, nil
+			}
+		}
+		var strict bool
+		next, strict = sr.cfg.Plan(e, old, avail)
+		if getErr != nil {
+			return false, getErr
+		}
+		if !strict {
+			d := &share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: next}
+			if !w.writeDecision(ctx, d) {
+				sr.broken = true
+				return false, nil
+			}
+		}
+	}
+	w.p.sm.wait.Observe(time.Since(start).Seconds())
+	// 3. Merge.
+	refs := share.Due(old, next)
+	for k, i := range sr.models {
+		in := make([]learner.SharedDelta, 0, len(refs))
+		for _, ref := range refs {
+			r, err := t.get(share.KindDelta, ref.Partition, ref.Epoch)
+			if err != nil {
+				return false, err
+			}
+			data, ok := findDelta(r, sr.names[k])
+			if !ok {
+				return false, fmt.Errorf("share: partition %d's delta of epoch %d has no model %s (is it configured the same on every instance?)", ref.Partition, ref.Epoch, sr.names[k])
+			}
+			in = append(in, learner.SharedDelta{Partition: ref.Partition, Epoch: ref.Epoch, Own: ref.Partition == w.part, Data: data})
+		}
+		if err := w.ms.models[i].l.(learner.Sharer).ShareMerge(in); err != nil {
+			return false, fmt.Errorf("model %s: merging the deltas of boundary %d: %w", sr.names[k], e, err)
+		}
+		w.p.sm.merged.Add(float64(len(in)))
+		sr.gStale[k].Set(float64(sr.cfg.Staleness(e, next)))
+	}
+	sr.st.Frontier = slices.Clone(next)
+	return true, nil
+}
+
+func findDelta(r *share.Record, model string) ([]byte, bool) {
+	for _, d := range r.Deltas {
+		if d.Model == model {
+			return d.Data, true
+		}
+	}
+	return nil, false
+}
+
+// writeDecision writes a decision record synchronously (acks=all),
+// retrying until it lands or ctx ends.
+func (w *worker) writeDecision(ctx context.Context, d *share.Record) bool {
+	t := w.p.tail
+	msg := kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}
+	for attempt := 0; ; attempt++ {
+		err := w.p.shareW.WriteMessages(ctx, msg)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		w.p.m.writeErrors.WithLabelValues("share").Inc()
+		w.log.Warn("writing a share decision failed; retrying", "attempt", attempt+1, "err", err)
+		sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+	}
+	w.p.sm.decisions.Inc()
+	t.put(d)
+	return true
+}
+
+// setupShareTopic creates the sync topic and its writer and starts the
+// tailer (Run calls it after setup).
+func (p *Pipeline) setupShareTopic(ctx context.Context) error {
+	cfg := p.cfg
+	if cfg.CreateTopics {
+		if _, err := kafkautil.EnsureTopic(ctx, p.client, kafkautil.TopicSpec{Name: cfg.ShareTopic, Partitions: 1, Configs: checkpoint.TopicConfigs(nil)}); err != nil {
+			return fmt.Errorf("share topic %s: %w", cfg.ShareTopic, err)
+		}
+	}
+	n, err := kafkautil.Partitions(ctx, p.client, cfg.ShareTopic)
+	if err != nil {
+		return fmt.Errorf("share topic %s: %w (create it with okstream topics create --share-topic, or run with topic creation enabled)", cfg.ShareTopic, err)
+	}
+	p.shareW = &kafka.Writer{
+		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 64,
+		BatchBytes: int64(recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.ShareTopic))), MaxAttempts: 4,
+		Transport: p.client.Transport,
+	}
+	p.tail = newTailer(p, n)
+	return nil
+}

@@ -1,0 +1,349 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"okstream/checkpoint"
+	"okstream/codec"
+	"okstream/internal/kafkatest"
+	"okstream/learner/rng"
+	"okstream/share"
+)
+
+// sharedModels: a shared FOGD and a per-partition NOGD.
+var sharedModels = []Model{
+	{Name: "champion", Spec: "fogd:sigma=0.7,budget=10,eta=0.05"},
+	{Name: "challenger", Spec: "nogd:sigma=0.7,budget=40,k=20"},
+}
+
+// labelledEvents are n labelled events (the simulator learns every event),
+// each keyed by its own index.
+func labelledEvents(n int, seed uint64) []kafka.Message {
+	msgs := make([]kafka.Message, n)
+	src := rng.New(seed)
+	for i := range msgs {
+		ev := circleEvent(src, i, fmt.Sprintf("user-%d", i), "")
+		b, err := codec.AppendEvent(nil, &ev)
+		if err != nil {
+			panic(err)
+		}
+		msgs[i] = kafka.Message{Key: []byte(ev.Key), Value: b}
+	}
+	return msgs
+}
+
+// produceRoundRobin writes msgs, message i to partition i mod parts (so the
+// partitions are balanced and no partition's stream ends early).
+func produceRoundRobin(t *testing.T, e *kafkatest.Env, topic string, msgs []kafka.Message) {
+	t.Helper()
+	w := e.Writer(topic)
+	w.Balancer = &kafka.RoundRobin{}
+	w.BatchSize = 1
+	defer w.Close()
+	for i := 0; i < len(msgs); i += 100 {
+		if err := w.WriteMessages(context.Background(), msgs[i:min(i+100, len(msgs))]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sharedConfig(e *kafkatest.Env, input, group, output string) Config {
+	cfg := testConfig(e, input, group, output)
+	cfg.Models = sharedModels
+	cfg.Share = []string{"champion"}
+	cfg.ShareEvery = 25
+	cfg.ShareLag = 1
+	cfg.ShareMaxWait = 3 * time.Second
+	cfg.ShareTopic = e.Name("sync")
+	return cfg
+}
+
+// simulate runs share.Simulate on the input topic's events, each in its
+// partition, in offset order.
+func simulate(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts int) *share.SimResult {
+	t.Helper()
+	recs := e.ReadAll(t, input)
+	sort.Slice(recs, func(i, j int) bool {
+		if recs[i].Partition != recs[j].Partition {
+			return recs[i].Partition < recs[j].Partition
+		}
+		return recs[i].Offset < recs[j].Offset
+	})
+	var events []share.Event
+	var assign []int
+	for _, r := range recs {
+		ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: cfg.Dim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, share.Event{X: ev.Dense(nil, cfg.Dim), Y: ev.Y})
+		assign = append(assign, r.Partition)
+	}
+	res, err := share.Simulate(cfg.Models[0].Spec, cfg.Dim, share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: parts},
+		events, func(i int) int { return assign[i] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// The consumer's shared models end, bit for bit, where the offline
+// simulator's do (same schedule code, strict schedule), and so do their
+// progressive statistics.
+func TestSharedModelsEqualTheSimulator(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	produceRoundRobin(t, e, input, labelledEvents(2400, 11))
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 90*time.Second, "the pipeline to process every event", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	sim := simulate(t, e, cfg, input, 3)
+	if len(sim.Decisions) != 0 {
+		t.Fatalf("the simulation left the strict schedule: %+v", sim.Decisions)
+	}
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := range 3 {
+		want, _ := sim.Models[p].MarshalBinary()
+		if !bytes.Equal(states[p][0], want) {
+			t.Fatalf("partition %d: the shared model differs from the simulator's", p)
+		}
+	}
+	stats := checkpointStats(t, e, cfg, 3)
+	var mistakes uint64
+	for _, m := range sim.Mistakes {
+		mistakes += m
+	}
+	if got := stats["champion"].Mistakes; got != mistakes {
+		t.Fatalf("%d mistakes, the simulator made %d", got, mistakes)
+	}
+	if r.p.sm == nil {
+		t.Fatal("no share metrics")
+	}
+	t.Logf("%d mistakes on 2400 events; %d merges in the simulation", mistakes, sim.Merges)
+}
+
+// Exact recovery with sharing on: killed at several points and restarted,
+// the final states equal an uninterrupted run's and every offset has its
+// (identical) prediction.
+func TestSharedExactRecoveryAfterKills(t *testing.T) {
+	recoveryAfterKills(t, func(e *kafkatest.Env, input string) { produceRoundRobin(t, e, input, labelledEvents(3000, 12)) },
+		sharedConfig, 170, []int{400, 1100, 1900, 2600})
+}
+
+// An idle partition stalls the others only for the maximum wait, once; the
+// boundaries that proceeded without it are recorded, and a replay applies
+// the recorded frontier even when the idle partition's deltas are there by
+// then (a re-decision would merge them and end elsewhere).
+func TestSharedIdlePartitionDecisionsReplayed(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	two := func(msgs []kafka.Message, parts ...int) {
+		w := e.Writer(input)
+		i := 0
+		w.Balancer = kafka.BalancerFunc(func(kafka.Message, ...int) int { i++; return parts[i%len(parts)] })
+		w.BatchSize = 1
+		defer w.Close()
+		if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two(labelledEvents(600, 13), 0, 1) // partition 2 idle
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.ShareMaxWait = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Run 1: partitions 0 and 1 skip partition 2 (decision records).
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "run 1", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := counterValue(r.p.sm.decisions); n < 2 {
+		t.Fatalf("%v decision records, want at least one per busy partition", n)
+	}
+	run1, _ := checkpointStates(t, e, cfg, 2)
+
+	// Partition 2 wakes up: its deltas reach the sync topic.
+	two(labelledEvents(300, 14), 2)
+	r = start(t, cfg)
+	ends = endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "partition 2", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// Partitions 0 and 1 replay from scratch: same states as run 1.
+	s, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range 2 {
+		id := checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: p}
+		if _, err := s.Reset(ctx, id, &checkpoint.Checkpoint{ID: id, NextOffset: 0, Payload: ResetPayload()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	r = start(t, cfg)
+	waitFor(t, 60*time.Second, "the replay", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	replay, _ := checkpointStates(t, e, cfg, 2)
+	for p := range 2 {
+		if !bytes.Equal(replay[p][0], run1[p][0]) {
+			t.Fatalf("partition %d: the replayed shared model differs from run 1's (the skip decisions were not applied)", p)
+		}
+	}
+}
+
+// Rebalance 1 → 3 → 1 instances with sharing on, while events arrive: the
+// shared models move with their partitions (a worker stopped inside a sync
+// point does not checkpoint; the next owner replays from the last
+// checkpoint), and the final states equal the simulator's bit for bit,
+// every offset predicted once.
+func TestSharedRebalanceOneThreeOne(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointEvery = 150
+	cfg.ShareMaxWait = time.Minute // longer than any rebalance: the strict schedule throughout
+	events := labelledEvents(3600, 15)
+	done := produceSlowly(t, e, input, events, &kafka.RoundRobin{})
+	a := start(t, cfg)
+	waitFor(t, 60*time.Second, "instance A to predict", func() bool { return a.p.m.predictionsCount() > 0 })
+	b := start(t, cfg)
+	c := start(t, cfg)
+	waitFor(t, 60*time.Second, "three instances to share the partitions", func() bool { return owned(b) > 0 && owned(c) > 0 && owned(a)+owned(b)+owned(c) == 3 })
+	waitFor(t, 60*time.Second, "B and C to predict", func() bool { return b.p.m.predictionsCount() > 0 && c.p.m.predictionsCount() > 0 })
+	if err := b.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(t)
+	<-done
+	ends := endOffsets(t, e, input)
+	waitFor(t, 90*time.Second, "A to take every partition back and catch up", func() bool { return owned(a) == 3 && caughtUp(ends, a) })
+	if err := a.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	sim := simulate(t, e, cfg, input, 3)
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := range 3 {
+		want, _ := sim.Models[p].MarshalBinary()
+		if !bytes.Equal(states[p][0], want) {
+			t.Fatalf("partition %d: the shared model after 1 → 3 → 1 instances differs from the simulator's", p)
+		}
+	}
+	if got := predictionsByOffset(t, e, cfg.Output); len(got) != len(events) {
+		t.Fatalf("%d offsets have predictions, want %d", len(got), len(events))
+	}
+	_, ta := a.p.Status()
+	if ta.Generations < 3 {
+		t.Fatalf("instance A saw %d generations, want ≥ 3", ta.Generations)
+	}
+}
+
+// --share is refused, with the reason and the learners that can share, for
+// a learner that does not implement learner.Sharer, a configuration that
+// cannot share, and an unknown model.
+func TestShareConfigRefusals(t *testing.T) {
+	for _, c := range []struct {
+		models []Model
+		share  string
+		want   []string
+	}{
+		{[]Model{{Name: "m", Spec: "nogd:budget=10"}}, "m", []string{"cannot be shared", "fogd", "auto are not shareable"}},
+		{[]Model{{Name: "m", Spec: "auto:base=fogd"}}, "m", []string{"cannot be shared"}},
+		{[]Model{{Name: "m", Spec: "linear"}}, "m", []string{"only loss=square"}},
+		{[]Model{{Name: "m", Spec: "fogd"}}, "m", []string{"cannot be shared", "sigma is left to the stream"}},
+		{[]Model{{Name: "m", Spec: "fogd:sigma=1"}}, "x", []string{"no model of that name"}},
+	} {
+		cfg := Config{Brokers: []string{"b:9092"}, Input: "in", Dim: 3, Models: c.models, Share: []string{c.share}}
+		err := cfg.Validate()
+		if err == nil {
+			t.Fatalf("%v --share %s: accepted", c.models, c.share)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("%v --share %s: %q does not say %q", c.models, c.share, err, w)
+			}
+		}
+	}
+	ok := Config{Brokers: []string{"b:9092"}, Input: "in", Dim: 3, Models: []Model{{Name: "m", Spec: "fogd:sigma=1,loss=square"}, {Name: "r", Spec: "linear:loss=square"}}, Share: []string{"m", "r"}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ok.ShareTopic != "okstream.checkpoints.share" || ok.ShareEvery != DefaultShareEvery || ok.ShareWindow != 2*(10000+1000)/16+4 {
+		t.Fatalf("defaults: topic %q, every %d, window %d", ok.ShareTopic, ok.ShareEvery, ok.ShareWindow)
+	}
+}
+
+// The sharing schedule's state is checkpointed with the models; a
+// checkpoint taken with another partition count is refused
+// (ErrPartitionsChanged), and one without a schedule (sharing just turned
+// on) starts it fresh.
+func TestShareStateInCheckpoint(t *testing.T) {
+	build := func(parts int, st *share.State) *modelSet {
+		ms, err := newModelSet(sharedModels, testDim, pendingLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts > 0 {
+			s := share.NewState(parts)
+			if st != nil {
+				s = st.Clone()
+			}
+			ms.share = &s
+		}
+		return ms
+	}
+	saved := share.State{Count: 77, Frontier: []int64{3, 2, 4}}
+	b, err := build(3, &saved).marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := build(3, nil)
+	if _, err := got.restore(b, false); err != nil {
+		t.Fatal(err)
+	}
+	if got.share.Count != 77 || !slices.Equal(got.share.Frontier, saved.Frontier) {
+		t.Fatalf("restored %+v, want %+v", *got.share, saved)
+	}
+	if _, err := build(4, nil).restore(b, false); !errors.Is(err, ErrPartitionsChanged) {
+		t.Fatalf("4 partitions restoring a checkpoint of 3: %v, want ErrPartitionsChanged", err)
+	}
+	old, err := build(0, nil).marshal() // no shared model
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := build(3, &saved)
+	if _, err := fresh.restore(old, false); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.share.Count != 0 || !slices.Equal(fresh.share.Frontier, []int64{-1, -1, -1}) {
+		t.Fatalf("sharing turned on: restored %+v, want a fresh schedule", *fresh.share)
+	}
+	pl, err := DescribePayload(b)
+	if err != nil || pl.Share == nil || pl.Share.Count != 77 {
+		t.Fatalf("DescribePayload: %+v, %v", pl.Share, err)
+	}
+}

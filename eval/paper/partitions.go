@@ -1,0 +1,387 @@
+package paper
+
+import (
+	"fmt"
+	"image/color"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"okstream/dataset"
+	"okstream/eval"
+	"okstream/learner"
+	"okstream/share"
+)
+
+// partitions: does sharing models across partitions (docs/sharing.md) keep
+// the accuracy of one partition as the partition count grows, and at what
+// throughput? One stream split into P partitions, each learnt by the real
+// consumer on the embedded broker (PartitionsPipeline, set by okstream's
+// command line), independent models against shared ones, with the offline
+// simulator (share.Simulate) as a cross-check of the shared runs.
+
+// PartitionsRun is one configuration of the partitions experiment.
+type PartitionsRun struct {
+	Spec       string
+	Dim        int
+	Partitions int
+	Share      bool
+	Every, Lag int64
+	// MaxWait is the sync points' bounded wait (see consumer.Config.ShareMaxWait).
+	MaxWait time.Duration
+	Events  []share.Event
+	Assign  []int // partition of each event
+}
+
+// PartitionsOutcome is what one pipeline run measured.
+type PartitionsOutcome struct {
+	Mistakes, Labeled uint64
+	Seconds           float64 // first partition restored → last event processed
+}
+
+// PartitionsPipeline runs a configuration through the real consumer; nil
+// (a test, or a build without it) runs the simulator only.
+var PartitionsPipeline func(r PartitionsRun) (PartitionsOutcome, error)
+
+// Schedule of the experiment (the consumer's defaults).
+const (
+	partitionsEvery = 16
+	partitionsLag   = 1
+)
+
+var partitionCounts = []int{1, 4, 16, 64}
+
+type partitionsLearner struct{ Label, Spec string }
+
+// partitionsLearners per stream: FOGD (η = 0.002), FORKS (B = 100) and NOGD
+// (k = 20) with docs/results.md's cod-rna σ; the shared columns of a learner
+// that does not implement learner.Sharer say so.
+var partitionsStreams = []struct {
+	Key, Title string
+	Learners   []partitionsLearner
+}{
+	{"cod-rna", "cod-rna (shuffled, round robin)", []partitionsLearner{
+		{"FOGD η=0.002", "fogd:budget=100,eta=0.002,sigma=8"},
+		{"FORKS B=100", "forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=128"},
+		{"NOGD k=20", "nogd:budget=100,k=20,eta=0.2,sigma=64"},
+	}},
+	{"kuairec", "KuaiRec (synthetic sample, time order, keyed by user)", []partitionsLearner{
+		{"FOGD σ=2", "fogd:budget=100,sigma=2"}, // forks-kuairec's σ for FOGD (hinge), η = 0.2
+	}},
+}
+
+type partitionsRow struct {
+	Stream, Learner, Spec string
+	P                     int
+	N                     int
+	Independent           float64 // mistake rate (%)
+	Shared                float64 // mistake rate (%); -1: not shareable
+	Simulated             float64 // the simulator's shared mistake rate (%)
+	Exact                 bool    // the pipeline's shared mistakes equal the simulator's
+	IndepRate, ShareRate  float64 // events/s through the pipeline (0: not run)
+	Pipeline              bool
+}
+
+type partitionsResult struct {
+	Experiment string
+	Every, Lag int64
+	Rows       []partitionsRow
+}
+
+func init() {
+	register(&Experiment{
+		ID:    "partitions",
+		Title: "Models shared across partitions: mistake rate and throughput against the partition count (issue 17)",
+		Paper: "okstream's own experiment (docs/sharing.md); merging: iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010; Zinkevich et al., NIPS 2010)",
+		Task:  "classification",
+		Runs:  1,
+		Intro: fmt.Sprintf(`One stream is split into P ∈ {1, 4, 16, 64} partitions of one input topic and run through the
+real consumer (okstream's pipeline on the embedded broker, one instance) twice: with independent
+models (each partition's copy learns its own events) and with the model shared (--share, S = %d
+records per epoch, lag L = %d). The mistake rate is progressive (every event scored before it is
+learnt) over all events of all partitions; events/s is the stream's events over the time from the
+first partition's restore to the last event processed (one 2-core machine shared with other work: ratios matter).
+"sim." is the offline simulator (share.Simulate) on the same split: equal to the pipeline's shared
+run when "exact" says so. cod-rna is shuffled once (seed 1) and dealt round robin; the KuaiRec
+stream (a SYNTHETIC sample in the KuaiRec 2.0 format, okstream kuairec-gen, label
+watch_ratio > 0.75) stays in time order with partition = user id mod P, so each partition holds
+its own users, as a topic keyed by user would.`, partitionsEvery, partitionsLag),
+		Discussion: `Reading the tables. Mistake rates are deterministic (the simulator reproduces the pipeline's
+shared runs to the mistake wherever "exact" says yes; the shared models' final states are checked
+bit for bit by consumer tests); events/s are one run each on a loaded 2-core machine and vary by
+±30 % from run to run.
+
+- cod-rna, FOGD: independent models lose 1.6 points from P = 1 to P = 16 (12.15 → 13.77 %) and
+  4.2 points at P = 64; shared ones lose 0.42 at P = 16 (12.57 %, inside the issue's 0.5-point
+  band) and 2.0 at P = 64, and at P = 4 they beat P = 1 (mixing averages four copies' steps, a
+  variance reduction that outweighs the delay). Summing the copies' steps instead of averaging
+  them was worse than independent models (docs/sharing.md).
+- FORKS and NOGD share with shared=true (their phase-1 buffer is merged, and every copy builds
+  its basis from the merged buffer; learner/sharebuf.go). FORKS shared stays at 12.75–12.82 % for
+  every P (independent: 13.30 → 17.87 %), so at P = 16 it is 0.55 point *below* P = 1
+  independent; NOGD shared gains little (13.45 % against 13.52 % at P = 16). The consumer's
+  shared runs of both equal the simulator's to the mistake.
+- KuaiRec keyed by user: here sharing does not help FOGD (η = 0.2) — it is 1–1.4 points worse than
+  independent models at P ≥ 4. Each partition holds its own users, so a partition's copy is
+  already specialised to them, and averaging in the other partitions' steps pulls it towards
+  the population; with the large step the stale mixed updates also cost more than on cod-rna. The
+  issue's "improves over independent models" is not met for this learner and stream.
+- Throughput: the events/s columns above are single runs on a machine shared with other jobs (the
+  independent runs alone vary several-fold between runs). Measured back to back, twice, in one
+  process before FOGD's faster sincos (cod-rna, P = 16): independent 217–234 k events/s, shared
+  (S = 16) 145–148 k (64 %), shared with S = 64 197–205 k (87 %, at 13.14 % mistakes in the
+  simulator instead of 12.57 %). Each sync point publishes a delta (6.4 KB for FOGD) and merges
+  P deltas: O(P·D/S) per event on top of the learner's own work, so the cheaper the learner, the
+  larger the share of sync points; the issue's 80 % is not met at the S = 16 that its 0.5-point
+  accuracy target needs (docs/sharing.md). KuaiRec's partitions end at different times and each
+  end costs the others one bounded wait (100 ms here; 1 s on cod-rna, where no partition ends
+  early), which dominates its shared events/s: a live stream's partitions do not end.`,
+		Custom: runPartitions,
+	})
+}
+
+func partitionsStream(key string, o Options) ([]share.Event, []uint64, int, error) {
+	if key == "kuairec" {
+		s, cleanup, err := kuairecData(Options{Seed: o.Seed})
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer cleanup()
+		ds, err := s.Dataset()
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		users := make([]uint64, len(s.Events))
+		for i := range s.Events {
+			users[i] = uint64(s.Events[i].User)
+		}
+		return toShareEvents(ds), users, ds.Dim, nil
+	}
+	path, opts, err := dataset.Resolve(key)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ds = ds.Permuted(dataset.Permutation(ds.Len(), o.Seed, 0))
+	return toShareEvents(ds), nil, ds.Dim, nil
+}
+
+func toShareEvents(ds *dataset.Dataset) []share.Event {
+	ev := make([]share.Event, ds.Len())
+	for i := range ev {
+		ev[i] = share.Event{X: ds.X[i], Y: ds.Y[i]}
+	}
+	return ev
+}
+
+func runPartitions(e *Experiment, o Options) (*Report, error) {
+	res := &partitionsResult{Experiment: e.ID, Every: partitionsEvery, Lag: partitionsLag}
+	for _, st := range partitionsStreams {
+		if !keep(o.Datasets, st.Key) {
+			continue
+		}
+		events, users, dim, err := partitionsStream(st.Key, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", e.ID, st.Key, err)
+		}
+		for _, lr := range st.Learners {
+			if _, err := learner.New(lr.Spec, dim); err != nil {
+				return nil, err
+			}
+			// The shared runs' spec: FORKS and NOGD share only with
+			// shared=true (their basis is then built from the merged
+			// buffer), FOGD as it is.
+			shareSpec, shareable := lr.Spec, false
+			for _, spec := range []string{lr.Spec, lr.Spec + ",shared=true"} {
+				if s, err := learner.New(spec, dim); err == nil {
+					if sh, ok := s.(learner.Sharer); ok {
+						if _, err := sh.ShareDelta(); err == nil {
+							shareSpec, shareable = spec, true
+							break
+						}
+					}
+				}
+			}
+			for _, P := range partitionCounts {
+				assign := make([]int, len(events))
+				for i := range assign {
+					if users != nil {
+						assign[i] = int(users[i] % uint64(P))
+					} else {
+						assign[i] = i % P
+					}
+				}
+				row := partitionsRow{Stream: st.Title, Learner: lr.Label, Spec: lr.Spec, P: P, N: len(events), Shared: -1, Simulated: -1}
+				run := PartitionsRun{Spec: lr.Spec, Dim: dim, Partitions: P, Every: partitionsEvery, Lag: partitionsLag, MaxWait: time.Second, Events: events, Assign: assign}
+				if users != nil {
+					// Keyed partitions end at different offsets, and each end
+					// costs the others one bounded wait.
+					run.MaxWait = 100 * time.Millisecond
+				}
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "%s: %s, %s, P = %d\n", e.ID, st.Key, lr.Label, P)
+				}
+				ind, err := partitionsOnce(run, &row.IndepRate)
+				if err != nil {
+					return nil, err
+				}
+				row.Independent = ind
+				row.Pipeline = PartitionsPipeline != nil
+				if shareable {
+					sim, err := share.Simulate(shareSpec, dim, share.Config{Every: partitionsEvery, Lag: partitionsLag, Partitions: P}, events, func(i int) int { return assign[i] })
+					if err != nil {
+						return nil, err
+					}
+					simM := sum(sim.Mistakes)
+					row.Simulated = 100 * float64(simM) / float64(len(events))
+					run.Share, run.Spec = true, shareSpec
+					if PartitionsPipeline != nil {
+						out, err := PartitionsPipeline(run)
+						if err != nil {
+							return nil, err
+						}
+						row.Shared = 100 * float64(out.Mistakes) / float64(len(events))
+						row.ShareRate = float64(len(events)) / out.Seconds
+						row.Exact = out.Mistakes == simM
+					} else {
+						row.Shared = row.Simulated
+						row.Exact = true
+					}
+				}
+				res.Rows = append(res.Rows, row)
+			}
+		}
+	}
+	body, err := partitionsBody(e, res, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Exp: e, Runs: 1, Seed: o.Seed, Body: body, Data: res}, nil
+}
+
+// partitionsOnce runs independent models (pipeline, or the simulator) and
+// returns the mistake rate (%), setting *rate to the events/s measured.
+func partitionsOnce(run PartitionsRun, rate *float64) (float64, error) {
+	if PartitionsPipeline != nil {
+		out, err := PartitionsPipeline(run)
+		if err != nil {
+			return 0, err
+		}
+		*rate = float64(len(run.Events)) / out.Seconds
+		return 100 * float64(out.Mistakes) / float64(len(run.Events)), nil
+	}
+	sim, err := share.Simulate(run.Spec, run.Dim, share.Config{Partitions: run.Partitions}, run.Events, func(i int) int { return run.Assign[i] })
+	if err != nil {
+		return 0, err
+	}
+	return 100 * float64(sum(sim.Mistakes)) / float64(len(run.Events)), nil
+}
+
+func sum(v []uint64) uint64 {
+	var s uint64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+func partitionsBody(e *Experiment, res *partitionsResult, o Options) (string, error) {
+	var b strings.Builder
+	pct := func(v float64) string {
+		if v < 0 {
+			return "not shareable"
+		}
+		return fmt.Sprintf("%.2f %%", v)
+	}
+	rate := func(v float64) string {
+		if v <= 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	var stream string
+	for i, r := range res.Rows {
+		if r.Stream != stream {
+			stream = r.Stream
+			fmt.Fprintf(&b, "\n### %s (n = %d)\n\n", stream, r.N)
+			b.WriteString("| learner | P | independent | shared | sim. | exact | events/s independent | events/s shared | shared/independent |\n|---|---|---|---|---|---|---|---|---|\n")
+		}
+		ratio := "–"
+		if r.IndepRate > 0 && r.ShareRate > 0 {
+			ratio = fmt.Sprintf("%.0f %%", 100*r.ShareRate/r.IndepRate)
+		}
+		exact := "–"
+		if r.Shared >= 0 && r.Pipeline {
+			exact = map[bool]string{true: "yes", false: "no"}[r.Exact]
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Learner, r.P, pct(r.Independent), pct(r.Shared), pct(r.Simulated), exact, rate(r.IndepRate), rate(r.ShareRate), ratio)
+		if i+1 == len(res.Rows) || res.Rows[i+1].Stream != stream {
+			name := fmt.Sprintf("partitions-%d.png", len(strings.Split(b.String(), "### "))-1)
+			link, err := o.writePlot(name, func(path string) error { return plotPartitions(res.Rows, stream, path) })
+			if err != nil {
+				return "", err
+			}
+			if link != "" {
+				fmt.Fprintf(&b, "\n![%s](%s)\n", stream, link)
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+func plotPartitions(rows []partitionsRow, stream, path string) error {
+	p := plot.New()
+	p.Title.Text = stream
+	p.X.Label.Text = "partitions P"
+	p.Y.Label.Text = "mistake rate (%)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top = true
+	colors := []color.Color{color.RGBA{R: 200, A: 255}, color.RGBA{B: 200, A: 255}, color.RGBA{G: 150, A: 255}}
+	var learners []string
+	for _, r := range rows {
+		if r.Stream == stream && (len(learners) == 0 || learners[len(learners)-1] != r.Learner) {
+			learners = append(learners, r.Learner)
+		}
+	}
+	for i, lr := range learners {
+		var ind, sh plotter.XYs
+		for _, r := range rows {
+			if r.Stream != stream || r.Learner != lr {
+				continue
+			}
+			ind = append(ind, plotter.XY{X: float64(r.P), Y: r.Independent})
+			if r.Shared >= 0 {
+				sh = append(sh, plotter.XY{X: float64(r.P), Y: r.Shared})
+			}
+		}
+		c := colors[i%len(colors)]
+		for _, s := range []struct {
+			xy    plotter.XYs
+			label string
+			dash  bool
+		}{{ind, lr + " independent", true}, {sh, lr + " shared", false}} {
+			if len(s.xy) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(s.xy)
+			if err != nil {
+				return err
+			}
+			l.Color = c
+			if s.dash {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(l)
+			p.Legend.Add(s.label, l)
+		}
+	}
+	p.Add(plotter.NewGrid())
+	return eval.SavePlot(p, path, 7, 4.5)
+}

@@ -1,0 +1,107 @@
+package learner
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+
+	"okstream/learner/state"
+)
+
+// The Sharer contract, for every contract spec whose learner implements it:
+// ShareDelta is deterministic and does not change predictions; a model
+// restored mid-period (its sync snapshot is in the state) gives the same
+// deltas and merges as the original; a delta that does not decode, or of
+// another spec, is refused with the model unchanged; Learn allocates
+// nothing after a merge.
+func TestSharerContract(t *testing.T) {
+	n := 0
+	for _, spec := range contractSpecs {
+		if l, _ := New(spec, 5); l != nil {
+			s, ok := l.(Sharer)
+			if !ok {
+				continue
+			}
+			if _, err := s.ShareDelta(); err != nil {
+				continue // a configuration that cannot share (e.g. linear classification)
+			}
+		}
+		n++
+		t.Run(spec, func(t *testing.T) {
+			xs, ys := stream(taskOf(t, spec), 600, 5, 4)
+			mk := func() (Learner, Sharer) { l, _ := New(spec, 5); return l, l.(Sharer) }
+			a, as := mk()
+			o, os := mk() // another partition's copy
+			var deltas [][]byte
+			for period := 0; period < 4; period++ {
+				for i := 100 * period; i < 100*period+100; i++ {
+					if i%2 == 0 {
+						a.Learn(xs[i], ys[i])
+					} else {
+						o.Learn(xs[i], ys[i])
+					}
+				}
+				// Mid-period: a restored copy must continue identically.
+				st, _ := a.MarshalBinary()
+				b, bs := mk()
+				if err := b.UnmarshalBinary(st); err != nil {
+					t.Fatal(err)
+				}
+				p0 := a.Predict(xs[0])
+				da, err := as.ShareDelta()
+				if err != nil {
+					t.Fatal(err)
+				}
+				db, _ := bs.ShareDelta()
+				da2, _ := as.ShareDelta()
+				if !bytes.Equal(da, db) || !bytes.Equal(da, da2) {
+					t.Fatalf("period %d: ShareDelta differs after a restore or a second call", period)
+				}
+				if math.Float64bits(a.Predict(xs[0])) != math.Float64bits(p0) {
+					t.Fatalf("period %d: ShareDelta changed a prediction", period)
+				}
+				do, _ := os.ShareDelta()
+				deltas = append(deltas, do)
+				in := []SharedDelta{{Partition: 0, Epoch: int64(period), Own: true, Data: da}, {Partition: 1, Epoch: int64(period), Data: do}}
+				for _, s := range []Sharer{as, bs} {
+					if err := s.ShareMerge(in); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.ShareMerge([]SharedDelta{{Partition: 0, Epoch: int64(period), Data: da}, {Partition: 1, Epoch: int64(period), Own: true, Data: do}}); err != nil {
+					t.Fatal(err)
+				}
+				sa, _ := a.MarshalBinary()
+				sb, _ := b.MarshalBinary()
+				if !bytes.Equal(sa, sb) {
+					t.Fatalf("period %d: merged states differ between the original and the restored copy", period)
+				}
+			}
+			// After a merge, a delta covers only what was learnt since.
+			if d, _ := as.ShareDelta(); bytes.Equal(d, deltas[0]) {
+				t.Fatal("the delta after a merge equals an old one")
+			}
+			// Refusals leave the model unchanged.
+			before, _ := a.MarshalBinary()
+			other, _ := New(spec, 6) // another dimension
+			od, _ := other.(Sharer).ShareDelta()
+			for i, bad := range [][]byte{nil, {1, 2, 3}, deltas[0][:len(deltas[0])-1], od} {
+				err := as.ShareMerge([]SharedDelta{{Partition: 1, Data: deltas[1]}, {Partition: 2, Data: bad}})
+				if !errors.Is(err, state.ErrCorrupt) {
+					t.Fatalf("bad delta %d: err %v, want one wrapping ErrCorrupt", i, err)
+				}
+				if after, _ := a.MarshalBinary(); !bytes.Equal(before, after) {
+					t.Fatalf("bad delta %d: a refused merge changed the model", i)
+				}
+			}
+			if allocs := testing.AllocsPerRun(50, func() { a.Learn(xs[1], ys[1]) }); allocs != 0 {
+				t.Fatalf("Learn allocates %v times after a merge", allocs)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no contract spec implements Sharer")
+	}
+	t.Logf("%d specs checked", n)
+}

@@ -1,0 +1,51 @@
+package share
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"okstream/dataset"
+)
+
+// TestExploreCodRNA prints the simulated mistake rate of shuffled cod-rna
+// split round robin into P partitions, for several epoch lengths S (S = 0:
+// independent models), with the learner spec in EXPLORE and the lag given
+// by the length of LAG (e.g. LAG=1): the numbers behind docs/sharing.md.
+// Skipped unless EXPLORE is set.
+func TestExploreCodRNA(t *testing.T) {
+	if os.Getenv("EXPLORE") == "" {
+		t.Skip()
+	}
+	path, opts, err := dataset.Resolve("cod-rna")
+	if err != nil {
+		t.Skip(err)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
+	ev := make([]Event, ds.Len())
+	for i := range ev {
+		ev[i] = Event{X: ds.X[i], Y: ds.Y[i]}
+	}
+	spec := os.Getenv("EXPLORE")
+	lag := int64(len(os.Getenv("LAG")))
+
+	for _, P := range []int{1, 4, 16, 64} {
+		line := fmt.Sprintf("P=%d", P)
+		for _, S := range []int64{0, 16, 32, 64, 128} {
+			r, err := Simulate(spec, ds.Dim, Config{Every: S, Lag: lag, Partitions: P}, ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m uint64
+			for _, v := range r.Mistakes {
+				m += v
+			}
+			line += fmt.Sprintf("  S=%d: %.2f%%", S, 100*float64(m)/float64(len(ev)))
+		}
+		fmt.Println(line)
+	}
+}

@@ -1,0 +1,174 @@
+package share
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"okstream/learner/state"
+)
+
+// Records exchanged through the sync topic (a compacted Kafka topic): a
+// Delta per partition and epoch, and a Decision per partition and boundary
+// where the frontier left the strict schedule. Both are keyed by slot
+// (epoch mod the window W), so the topic holds at most W records of each
+// kind per partition; a reader checks the epoch inside the record and
+// tells an older or newer one apart (see Key and Window).
+
+// Record kinds.
+const (
+	KindDelta    = 1
+	KindDecision = 2
+)
+
+const (
+	recordMagic   = 0x44534b4f // "OKSD"
+	recordVersion = 1
+)
+
+// ModelDelta is one shared model's ShareDelta output.
+type ModelDelta struct {
+	Model string
+	Data  []byte
+}
+
+// Record is a decoded sync-topic record.
+type Record struct {
+	Kind       int
+	Partition  int
+	Epoch      int64
+	Partitions int   // P when it was written
+	Offset     int64 // the writer's next input offset at the boundary (diagnostics, and a check of Decisions)
+	// Deltas (KindDelta), in the configured order of the shared models.
+	Deltas []ModelDelta
+	// Frontier (KindDecision): the frontier applied at the boundary.
+	Frontier []int64
+}
+
+// ErrRecord marks a sync record that does not decode.
+var ErrRecord = errors.New("share: malformed sync record")
+
+// Encode returns the record's bytes (deterministic).
+func (r *Record) Encode() []byte {
+	n := 64
+	for _, d := range r.Deltas {
+		n += len(d.Model) + len(d.Data) + 16
+	}
+	e := state.NewEncoder(n + 8*len(r.Frontier))
+	e.U32(recordMagic)
+	e.U32(recordVersion)
+	e.U8(uint8(r.Kind))
+	e.Int(r.Partition)
+	e.I64(r.Epoch)
+	e.Int(r.Partitions)
+	e.I64(r.Offset)
+	switch r.Kind {
+	case KindDelta:
+		e.U32(uint32(len(r.Deltas)))
+		for _, d := range r.Deltas {
+			e.String(d.Model)
+			e.Blob(d.Data)
+		}
+	case KindDecision:
+		e.U32(uint32(len(r.Frontier)))
+		for _, v := range r.Frontier {
+			e.I64(v)
+		}
+	}
+	return e.Bytes()
+}
+
+// maxPartitions bounds P in a decoded record (Kafka's own practical limit
+// is far lower).
+const maxPartitions = 1 << 16
+
+// Decode parses a record written by Encode. Untrusted bytes size nothing
+// before they are checked against the bytes present.
+func Decode(b []byte) (*Record, error) {
+	d := state.NewDecoder(b)
+	if d.U32() != recordMagic || d.U32() != recordVersion {
+		if d.Err() != nil {
+			return nil, fmt.Errorf("%w: %v", ErrRecord, d.Err())
+		}
+		return nil, fmt.Errorf("%w: not an okstream sync record of a version this build reads", ErrRecord)
+	}
+	r := &Record{Kind: int(d.U8())}
+	r.Partition = d.IntIn(0, maxPartitions-1, "partition")
+	r.Epoch = d.I64()
+	r.Partitions = d.IntIn(1, maxPartitions, "partitions")
+	r.Offset = d.I64()
+	switch r.Kind {
+	case KindDelta:
+		n := int(d.U32())
+		if d.Need(n, 8, "deltas") {
+			for i := 0; i < n && d.Err() == nil; i++ {
+				r.Deltas = append(r.Deltas, ModelDelta{Model: d.String(), Data: d.Blob()})
+			}
+		}
+	case KindDecision:
+		n := int(d.U32())
+		if d.Err() == nil && n != r.Partitions {
+			d.Fail("decision frontier of %d partitions in a record of %d", n, r.Partitions)
+		}
+		if d.Need(n, 8, "frontier") {
+			r.Frontier = make([]int64, n)
+			for i := range r.Frontier {
+				r.Frontier[i] = d.I64()
+			}
+		}
+	default:
+		d.Fail("unknown record kind %d", r.Kind)
+	}
+	if err := d.Done(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRecord, err)
+	}
+	if r.Epoch < 0 {
+		return nil, fmt.Errorf("%w: negative epoch %d", ErrRecord, r.Epoch)
+	}
+	return r, nil
+}
+
+// Peek reads an encoded record's kind, partition and epoch without decoding
+// the rest (ok false if b is not a record of this version; Decode checks
+// the whole).
+func Peek(b []byte) (kind, partition int, epoch int64, ok bool) {
+	if len(b) < 25 || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
+		return 0, 0, 0, false
+	}
+	p, e := int64(binary.LittleEndian.Uint64(b[9:])), int64(binary.LittleEndian.Uint64(b[17:]))
+	if p < 0 || p >= maxPartitions || e < 0 {
+		return 0, 0, 0, false
+	}
+	return int(b[8]), int(p), e, true
+}
+
+// SameHeader reports whether b, an encoded record, has r's kind, partition
+// and epoch (without decoding the rest): a reader that already holds r can
+// skip b, since a partition's record of one epoch is deterministic.
+func SameHeader(r *Record, b []byte) bool {
+	k, p, e, ok := Peek(b)
+	return ok && k == r.Kind && p == r.Partition && e == r.Epoch
+}
+
+// Key is the sync-topic key of partition p's record of the given kind for
+// epoch e: prefix/p/d/slot (deltas) or prefix/p/x/slot (decisions), slot =
+// e mod window. prefix names the pipeline (group and input topic).
+func Key(prefix string, kind, p int, e int64, window int64) string {
+	k := "d"
+	if kind == KindDecision {
+		k = "x"
+	}
+	return prefix + "/" + strconv.Itoa(p) + "/" + k + "/" + strconv.FormatInt(e%window, 10)
+}
+
+// Prefix is the key prefix of a pipeline's records.
+func Prefix(group, input string) string { return group + "/" + input }
+
+// Window is the least slot count W that keeps every record a recovering
+// partition needs: the epochs between the checkpoint it restores and the
+// furthest it had got (ckptEpochs: the runtime counts two checkpoint
+// intervals and two micro-batches, for a fallback to the older checkpoint),
+// what the others may have published past it while they waited for it
+// (L+1), and the lag behind its checkpoint (L), plus two.
+func Window(ckptEpochs, lag int64) int64 { return ckptEpochs + 2*lag + 2 }
