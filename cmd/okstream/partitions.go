@@ -20,6 +20,10 @@ import (
 // configuration through the real consumer on an embedded broker.
 func init() { paper.PartitionsPipeline = partitionsPipeline }
 
+// partitionsDebug, if set (a benchmark), sees each run's pipeline once it
+// has processed every event.
+var partitionsDebug func(*consumer.Pipeline)
+
 // partitionsPipeline produces the run's events into a fresh embedded
 // broker, partition by partition as Assign says, runs one pipeline
 // instance until every partition is processed, and returns the models'
@@ -107,6 +111,9 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 			return out, fmt.Errorf("pipeline stopped: %v", err)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+	if partitionsDebug != nil {
+		partitionsDebug(pl)
 	}
 	st, _ := pl.Status()
 	for _, s := range st {

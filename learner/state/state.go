@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Magic identifies an okstream learner state.
@@ -305,6 +306,9 @@ func (d *Decoder) F64s(dst []float64) []float64 {
 }
 
 // f64s reads n floats (the length prefix already read) into dst.
+// littleEndian: the machine stores a uint64 as the encoding does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 func (d *Decoder) f64s(dst []float64, n int) []float64 {
 	if !d.Need(n, 8, "float slice") {
 		return dst[:0]
@@ -314,6 +318,13 @@ func (d *Decoder) f64s(dst []float64, n int) []float64 {
 	}
 	dst = dst[:n]
 	b := d.take(8 * n) // Need has checked the bytes are there
+	if littleEndian && n > 0 {
+		// The encoding is the machine's own: one copy of the bits (the
+		// same values as the loop below; merging shared deltas decodes
+		// P of them per sync point, so this is on a hot path).
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 8*n), b)
+		return dst
+	}
 	for i := range dst {
 		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"okstream/consumer"
+	"okstream/dataset"
+	"okstream/eval/paper"
+	"okstream/share"
+)
+
+// BenchmarkShareRatio runs the partitions experiment's cod-rna FOGD
+// configuration (P = 16, S = 16, L = 1; the consumer on the embedded
+// broker) with independent and with shared models back to back in each
+// iteration, and reports both events/s and "shared/independent" (issue 17
+// asks ≥ 0.80). On a shared machine compare the ratio, not events/s:
+//
+//	go test ./cmd/okstream -run xxx -bench ShareRatio -benchtime 2x
+func BenchmarkShareRatio(b *testing.B) {
+	path, opts, err := dataset.Resolve("cod-rna")
+	if err != nil {
+		b.Skip(err)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		b.Skip(err)
+	}
+	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
+	const P = 16
+	events := make([]share.Event, ds.Len())
+	assign := make([]int, ds.Len())
+	for i := range events {
+		events[i], assign[i] = share.Event{X: ds.X[i], Y: ds.Y[i]}, i%P
+	}
+	run := paper.PartitionsRun{Spec: "fogd:budget=100,eta=0.002,sigma=8", Dim: ds.Dim, Partitions: P,
+		Every: 16, Lag: 1, MaxWait: time.Second, Events: events, Assign: assign}
+	var indep, shared, wait float64
+	var waits uint64
+	partitionsDebug = func(pl *consumer.Pipeline) {
+		mfs, _ := pl.Registry().Gather()
+		for _, mf := range mfs {
+			if mf.GetName() == "okstream_share_wait_seconds" {
+				h := mf.GetMetric()[0].GetHistogram()
+				wait += h.GetSampleSum()
+				waits += h.GetSampleCount()
+			}
+		}
+	}
+	defer func() { partitionsDebug = nil }()
+	only := os.Getenv("SHARE_ONLY") != ""
+	for i := 0; i < b.N; i++ {
+		for _, sh := range []bool{false, true} {
+			if only && !sh {
+				continue
+			}
+			run.Share = sh
+			out, err := partitionsPipeline(run)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if sh {
+				shared += out.Seconds
+			} else {
+				indep += out.Seconds
+			}
+		}
+	}
+	n := float64(len(events) * b.N)
+	b.ReportMetric(n/indep, "indep-events/s")
+	b.ReportMetric(n/shared, "shared-events/s")
+	b.ReportMetric(indep/shared, "shared/indep")
+	if waits > 0 {
+		b.ReportMetric(wait/float64(b.N), "wait-s/run")
+		b.ReportMetric(float64(waits)/float64(b.N), "boundaries/run")
+	}
+	b.ReportMetric(0, "ns/op")
+}
