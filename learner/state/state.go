@@ -128,6 +128,29 @@ func (e *Encoder) F64s(v []float64) {
 	}
 }
 
+// F32sDiff appends the length-prefixed slice of a[i] − b[i] (b nil: a[i])
+// rounded to float32 (round to nearest even; half the bytes of F64s, with a
+// relative rounding error of at most 2⁻²⁴). A difference that is NaN or
+// does not fit a float32 (±Inf after rounding) is counted as non-finite.
+// Decoder.F32sN reads it back. Lossy: for data whose every reader applies
+// the decoded (rounded) values, such as a shared model's delta.
+func (e *Encoder) F32sDiff(a, b []float64) {
+	e.U32(uint32(len(a)))
+	for i, x := range a {
+		if b != nil {
+			x -= b[i]
+		}
+		f := math.Float32bits(float32(x))
+		if f&0x7f800000 == 0x7f800000 {
+			e.nonFinite++
+			if e.sink != nil {
+				*e.sink++
+			}
+		}
+		e.buf = binary.LittleEndian.AppendUint32(e.buf, f)
+	}
+}
+
 // Ints appends a length-prefixed int slice.
 func (e *Encoder) Ints(v []int) {
 	e.U32(uint32(len(v)))
@@ -305,10 +328,10 @@ func (d *Decoder) F64s(dst []float64) []float64 {
 	return d.f64s(dst, n)
 }
 
-// f64s reads n floats (the length prefix already read) into dst.
 // littleEndian: the machine stores a uint64 as the encoding does.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// f64s reads n floats (the length prefix already read) into dst.
 func (d *Decoder) f64s(dst []float64, n int) []float64 {
 	if !d.Need(n, 8, "float slice") {
 		return dst[:0]
@@ -343,6 +366,47 @@ func (d *Decoder) F64sN(dst []float64, n int) []float64 {
 		return dst[:0]
 	}
 	return d.f64s(dst, n)
+}
+
+// F32sN reads what Encoder.F32sDiff wrote: a float32 slice that must have
+// exactly n elements, widened (exactly) to float64 into dst.
+func (d *Decoder) F32sN(dst []float64, n int) []float64 {
+	b := d.F32sRawN(n)
+	if b == nil {
+		return dst[:0]
+	}
+	if cap(dst) < n {
+		dst = make([]float64, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = F32At(b, i)
+	}
+	return dst
+}
+
+// F32sRawN checks that a slice written by Encoder.F32sDiff with exactly n
+// elements follows and returns its 4·n encoded bytes (a view of the input,
+// read with F32At), nil after an error; for a reader that consumes the
+// values once, without a float64 copy.
+func (d *Decoder) F32sRawN(n int) []byte {
+	got := d.length()
+	if d.err != nil {
+		return nil
+	}
+	if got != n {
+		d.Fail("slice has %d elements, want %d", got, n)
+		return nil
+	}
+	if !d.Need(n, 4, "float32 slice") {
+		return nil
+	}
+	return d.take(4 * n)
+}
+
+// F32At is element i of F32sRawN's bytes, widened (exactly) to float64.
+func F32At(b []byte, i int) float64 {
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 }
 
 // Ints reads an int slice.
