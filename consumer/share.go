@@ -186,6 +186,9 @@ type tailer struct {
 	recs   map[slot]*share.Record
 	pos    []int64       // next offset per sync-topic partition
 	notify chan struct{} // closed and replaced when something arrives
+
+	mixMu sync.Mutex
+	mixes map[string]mixEntry // see mix
 }
 
 func newTailer(p *Pipeline, parts int) *tailer {
@@ -252,6 +255,56 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		t.notify = make(chan struct{})
 		t.mu.Unlock()
 	}
+}
+
+// mix returns the model's mixing term for the deltas of refs (see
+// learner.Mixer), computed by the first of this process's copies to merge
+// them and shared read-only with the others: on the strict schedule every
+// partition merges the same refs at boundary e, so the O(P·D) sum is done
+// once per instance and epoch instead of once per partition. The refs
+// name deterministic deltas, so the term is the same whoever computes it.
+// Past mixKeep entries, those more than mixKeep/4 epochs before e are
+// dropped (a partition that lags further recomputes its term: a miss costs
+// time, never exactness).
+func (t *tailer) mix(model string, e int64, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
+	var kb strings.Builder
+	kb.WriteString(model)
+	for _, r := range refs {
+		fmt.Fprintf(&kb, "/%d:%d", r.Partition, r.Epoch)
+	}
+	key := kb.String()
+	t.mixMu.Lock()
+	m, ok := t.mixes[key]
+	t.mixMu.Unlock()
+	if ok {
+		return m.mix, nil
+	}
+	v, err := mx.ShareMix(in)
+	if err != nil {
+		return nil, err
+	}
+	t.mixMu.Lock()
+	defer t.mixMu.Unlock()
+	if t.mixes == nil {
+		t.mixes = map[string]mixEntry{}
+	}
+	if len(t.mixes) >= mixKeep {
+		for k, old := range t.mixes {
+			if old.epoch < e-mixKeep/4 {
+				delete(t.mixes, k)
+			}
+		}
+	}
+	t.mixes[key] = mixEntry{epoch: e, mix: v}
+	return v, nil
+}
+
+const mixKeep = 64
+
+// mixEntry is a cached mixing term and the boundary that computed it.
+type mixEntry struct {
+	epoch int64
+	mix   []float64
 }
 
 // slot identifies a sync-topic key of this pipeline (see share.Key)
@@ -600,7 +653,16 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			}
 			in = append(in, learner.SharedDelta{Partition: ref.Partition, Epoch: ref.Epoch, Own: ref.Partition == w.part, Data: data})
 		}
-		if err := w.ms.models[i].l.(learner.Sharer).ShareMerge(in); err != nil {
+		var err error
+		if mx, ok := w.ms.models[i].l.(learner.Mixer); ok {
+			var mix []float64
+			if mix, err = t.mix(sr.names[k], e, refs, mx, in); err == nil {
+				err = mx.ShareApply(in, mix)
+			}
+		} else {
+			err = w.ms.models[i].l.(learner.Sharer).ShareMerge(in)
+		}
+		if err != nil {
 			return false, fmt.Errorf("model %s: merging the deltas of boundary %d: %w", sr.names[k], e, err)
 		}
 		w.p.sm.merged.Add(float64(len(in)))

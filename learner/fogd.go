@@ -158,6 +158,16 @@ func (l *FOGD) ShareDelta() ([]byte, error) { return l.sh.delta(&l.base, l.w), n
 // vecShare.merge for why an average and not a sum).
 func (l *FOGD) ShareMerge(deltas []SharedDelta) error { return l.sh.merge(&l.base, l.w, deltas) }
 
+// ShareMix (Mixer) is (1/k) Σ_q d_q, summed in the order given from zero.
+func (l *FOGD) ShareMix(deltas []SharedDelta) ([]float64, error) {
+	return l.sh.mixSum(&l.base, len(l.w), deltas, nil)
+}
+
+// ShareApply (Mixer) is ShareMerge with ShareMix's result precomputed.
+func (l *FOGD) ShareApply(deltas []SharedDelta, mix []float64) error {
+	return l.sh.mixApply(&l.base, l.w, deltas, mix)
+}
+
 // Info reports the configured budget B (the spec's budget, which sets the
 // default D = 4B) as the budget, so that tables compare it with the other
 // learners' budgets, and the D random frequencies as the use.

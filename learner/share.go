@@ -53,6 +53,25 @@ type Sharer interface {
 	ShareMerge(deltas []SharedDelta) error
 }
 
+// Mixer is a Sharer whose merge is parameter mixing, v ← v − Σ own + M with
+// M a function of the deltas alone (FOGD: M = (1/k) Σ d over the k
+// partitions present). Every copy merging the same deltas needs the same
+// M, so a runtime with several of a model's copies in one process computes
+// it once per sync point (ShareMix) and hands it, read-only, to each copy
+// (ShareApply): the merge then costs O(D) per copy instead of O(P·D).
+// ShareApply(deltas, ShareMix(deltas)) is ShareMerge(deltas), bit for bit.
+type Mixer interface {
+	Sharer
+	// ShareMix returns M for the deltas (which it checks as ShareMerge
+	// does). It does not change the model and may run on any copy of the
+	// same spec; the result must not be modified.
+	ShareMix(deltas []SharedDelta) ([]float64, error)
+	// ShareApply merges with a precomputed M (from ShareMix of the same
+	// deltas): the own deltas are decoded from deltas, the others only
+	// through M.
+	ShareApply(deltas []SharedDelta, mix []float64) error
+}
+
 // SharedDelta is one partition's ShareDelta output, as delivered to
 // ShareMerge.
 type SharedDelta struct {

@@ -22,11 +22,11 @@ import (
 // sharing off) restores to the same model, and its encoding is unchanged.
 type vecShare struct {
 	// mean: parameter mixing (see merge) rather than a sum.
-	mean   bool
-	snap   []float64 // the vector at the last sync; nil until shared
-	shared bool
-	bufs   [][]float64 // merge scratch: the decoded deltas
-	raw    [][]byte    // mix scratch: the deltas' encoded floats
+	mean    bool
+	snap    []float64 // the vector at the last sync; nil until shared
+	shared  bool
+	bufs    [][]float64 // merge scratch: the decoded deltas
+	scratch []float64   // mix's M
 }
 
 // delta encodes v − snap under b's header (so that a delta of another spec
@@ -131,41 +131,77 @@ func deltaErr(b *base, sd SharedDelta, d *state.Decoder) error {
 	return fmt.Errorf("learner %s: shared delta of partition %d, epoch %d: %w", b.name, sd.Partition, sd.Epoch, err)
 }
 
-// mix is merge's mean mode: w ← w − Σ own + (1/k) Σ all, k the partitions
-// present, reading each float32 delta straight from its bytes (every delta
-// is checked before v changes). Per element the operations and their order
-// are those of decoding first and then adding.
+// mix is merge's mean mode: w ← w − Σ own + M, M = (1/k) Σ all, k the
+// partitions present (mixSum, then mixApply).
 func (s *vecShare) mix(b *base, v []float64, deltas []SharedDelta) error {
-	raw := s.raw[:0]
+	m, err := s.mixSum(b, len(v), deltas, s.scratch)
+	if err != nil {
+		return err
+	}
+	s.scratch = m
+	return s.mixApply(b, v, deltas, m)
+}
+
+// mixSum computes M = (1/k) Σ d over the deltas, in their order, starting
+// from zero, reading each float32 delta straight from its bytes, into dst's
+// storage (every delta is checked first).
+func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) ([]float64, error) {
+	raw := make([][]byte, 0, len(deltas))
 	for _, sd := range deltas {
+		d := state.NewDecoder(sd.Data)
+		d.Header(b.name, b.spec, b.dim)
+		x := d.F32sRawN(n)
+		if err := deltaErr(b, sd, d); err != nil {
+			return nil, err
+		}
+		raw = append(raw, x)
+	}
+	k := 0
+	for i, sd := range deltas {
+		if !slices.ContainsFunc(deltas[:i], func(o SharedDelta) bool { return o.Partition == sd.Partition }) {
+			k++
+		}
+	}
+	scale := 1 / float64(max(1, k))
+	if cap(dst) < n {
+		dst = make([]float64, n)
+	}
+	m := dst[:n]
+	clear(m)
+	for _, x := range raw {
+		for j := range m {
+			m[j] += scale * state.F32At(x, j)
+		}
+	}
+	return m, nil
+}
+
+// mixApply sets v ← v − Σ own + m and takes the new snapshot.
+func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []float64) error {
+	if len(m) != len(v) {
+		return fmt.Errorf("learner %s: a mix of %d values for %d weights", b.name, len(m), len(v))
+	}
+	var own [][]byte // checked before v changes
+	for _, sd := range deltas {
+		if !sd.Own {
+			continue
+		}
 		d := state.NewDecoder(sd.Data)
 		d.Header(b.name, b.spec, b.dim)
 		x := d.F32sRawN(len(v))
 		if err := deltaErr(b, sd, d); err != nil {
 			return err
 		}
-		raw = append(raw, x)
+		own = append(own, x)
 	}
-	s.raw = raw[:0]
-	k := 0
-	for i, sd := range deltas {
-		if !slices.ContainsFunc(deltas[:i], func(o SharedDelta) bool { return o.Partition == sd.Partition }) {
-			k++
-		}
-		if sd.Own {
-			x := raw[i]
-			for j := range v {
-				v[j] -= state.F32At(x, j)
-			}
-		}
-	}
-	scale := 1 / float64(max(1, k))
-	for _, x := range raw {
+	for _, x := range own {
 		for j := range v {
-			v[j] += scale * state.F32At(x, j)
+			v[j] -= state.F32At(x, j)
 		}
 	}
-	clear(raw)
+	for j := range v {
+		v[j] += m[j]
+	}
 	s.snapshot(v)
 	return nil
 }
