@@ -128,7 +128,12 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
   independent models at P ≥ 4. Each partition holds its own users, so a partition's copy is
   already specialised to them, and averaging in the other partitions' steps pulls it towards
   the population; with the large step the stale mixed updates also cost more than on cod-rna. The
-  issue's "improves over independent models" is not met for this learner and stream. Where
+  issue's "improves over independent models" is not met for this learner and stream. A smaller
+  mixing weight β (w ← w − β·d_own + β·(1/k) Σ_q d_q; 1 here) only moves towards independent
+  models (simulator, P = 4 / 16: β = 0.5 28.37 / 28.67 %, β = 0.25 28.23 / 28.59 %, against
+  28.25 / 28.57 % independent) and costs cod-rna what sharing gains (P = 16: 12.80 % at β = 0.75,
+  13.07 % at β = 0.5), so the default stays β = 1. FORKS and NOGD shared do not help here
+  either: with forks-kuairec's σ they are near chance on this sample (about 45–46 %). Where
   "exact" says no, a bounded wait (100 ms) expired where the simulator's schedule expects
   none, presumably a partition slowed by the loaded machine, and the run went on with
   decision records, as in production; which waits expire depends on the load.
