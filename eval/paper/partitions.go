@@ -140,7 +140,7 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
 - Throughput: the events/s columns above are single runs on a machine shared with other jobs (the
   independent runs alone vary several-fold between runs). Measured back to back in one process
   (BenchmarkShareRatio in cmd/okstream: cod-rna, FOGD, P = 16, S = 16), shared/independent
-  events/s went from 0.55–0.56 to 0.69–0.74 with float32 deltas (3.2 KB for FOGD instead of
+  events/s went from 0.55–0.57 to 0.69–0.75 with float32 deltas (3.2 KB for FOGD instead of
   6.4 KB), float slices decoded with one copy, and the mixing term computed once per instance
   and sync point instead of once per partition (docs/sharing.md). The shared runs use as much
   CPU per second as the independent ones or more, so the cost is work, not partitions idling in
