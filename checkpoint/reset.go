@@ -15,9 +15,11 @@ import (
 // with a null value) for each of id's keys present on the topic (both
 // slots' manifests and chunks), so that Load finds no checkpoint and
 // compaction removes the records. It returns the number of tombstones
-// written. If fresh is not nil (its ID must be id), it is then saved as
-// id's only checkpoint, so that a restore resumes at fresh.NextOffset with
-// fresh.Payload.
+// written. If fresh is not nil (its ID must be id), it is saved first and
+// becomes id's only checkpoint (the tombstones spare the keys it wrote),
+// so that a restore resumes at fresh.NextOffset with fresh.Payload; a
+// restore that runs while Reset does sees the old slots or the fresh
+// checkpoint, never no checkpoint at all.
 //
 // Reset is an operator's tool for a partition whose checkpoints are all
 // damaged (ErrNoValidCheckpoint): the runtime does not start such a
@@ -48,9 +50,27 @@ func (s *Store) Reset(ctx context.Context, id ID, fresh *Checkpoint) (tombstones
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint %s: reading %s/%d: %w", id, s.cfg.Topic, part, err)
 	}
+	// With a fresh checkpoint, save it first and then tombstone every
+	// older key it did not overwrite: a failed partition that retries its
+	// restore concurrently then finds either the old (invalid) slots or
+	// the fresh checkpoint, never an empty store — which it would take as
+	// a partition without checkpoints and start with fresh models at the
+	// group's offset instead of at fresh.NextOffset.
+	keep := func(string) bool { return false }
+	if fresh != nil {
+		st, err := s.Save(ctx, *fresh)
+		if err != nil {
+			return 0, err
+		}
+		slot, chunks := fresh.Epoch.Slot(), st.Records-1
+		keep = func(k string) bool {
+			sl, i, _ := belongs(k, id)
+			return sl == slot && i < chunks // its manifest (i = −1) and chunks
+		}
+	}
 	keys := make([]string, 0, len(live))
 	for k, present := range live {
-		if present {
+		if present && !keep(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -62,11 +82,6 @@ func (s *Store) Reset(ctx context.Context, id ID, fresh *Checkpoint) (tombstones
 	if len(msgs) > 0 {
 		if err := s.writer.WriteMessages(ctx, msgs...); err != nil {
 			return 0, fmt.Errorf("checkpoint %s: writing %d tombstones: %w", id, len(msgs), err)
-		}
-	}
-	if fresh != nil {
-		if _, err := s.Save(ctx, *fresh); err != nil {
-			return len(msgs), err
 		}
 	}
 	return len(msgs), nil
