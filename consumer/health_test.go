@@ -238,13 +238,17 @@ func TestLagTracksProcessing(t *testing.T) {
 		pause   = make(chan struct{})
 		paused  = make(chan int64, 1)
 		pauseAt = int64(-1)
+		hooked  = int64(-1) // the highest next the hook has finished with
 	)
+	var unpause sync.Once
+	release := func() { unpause.Do(func() { close(pause) }) }
 	cfg.afterBatch = func(part int, next int64) {
 		mu.Lock()
 		pp, at := p, pauseAt
 		mu.Unlock()
 		lag, ok := gauge(t, pp, "okstream_consumer_lag_records", map[string]string{"partition": "0"})
 		mu.Lock()
+		hooked = max(hooked, next)
 		if next <= end {
 			seen[lag] = true
 			if !ok || lag != float64(end-next) {
@@ -268,16 +272,30 @@ func TestLagTracksProcessing(t *testing.T) {
 	p = pp
 	mu.Unlock()
 	r := startPipeline(t, pp)
-	waitFor(t, 90*time.Second, "the backlog", func() bool { return caughtUp(map[int]int64{0: end}, r) })
+	// A failed assertion must not leave the worker parked in the hook, or
+	// the pipeline could not stop. Cleanups run last-registered first, so
+	// this one runs before startPipeline's.
+	t.Cleanup(release)
+	// Wait for the hook, not for Status: Status shows the batch's offset
+	// before the hook of that batch has run.
+	waitFor(t, 90*time.Second, "the backlog", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return hooked >= end
+	})
 	mu.Lock()
-	if len(errs) > 0 {
-		t.Fatalf("%d wrong lag readings, e.g. %s", len(errs), errs[0])
-	}
-	if len(seen) < n/cfg.BatchSize {
-		t.Fatalf("the lag took %d values over %d micro-batches", len(seen), n/cfg.BatchSize)
+	nerr, firstErr, nseen := len(errs), "", len(seen)
+	if nerr > 0 {
+		firstErr = errs[0]
 	}
 	pauseAt = end
 	mu.Unlock()
+	if nerr > 0 {
+		t.Fatalf("%d wrong lag readings, e.g. %s", nerr, firstErr)
+	}
+	if nseen < n/cfg.BatchSize {
+		t.Fatalf("the lag took %d values over %d micro-batches", nseen, n/cfg.BatchSize)
+	}
 
 	// Pause the worker after its next micro-batch; produce more meanwhile.
 	e.Produce(t, input, genEvents(150, 42, "m")...)
@@ -288,7 +306,7 @@ func TestLagTracksProcessing(t *testing.T) {
 		lag, _ := gauge(t, pp, "okstream_consumer_lag_records", map[string]string{"partition": "0"})
 		return lag == float64(end2-next)
 	})
-	close(pause)
+	release()
 	waitFor(t, 60*time.Second, "the rest", func() bool { return caughtUp(map[int]int64{0: end2}, r) })
 	waitFor(t, 10*time.Second, "lag 0", func() bool {
 		lag, _ := gauge(t, pp, "okstream_consumer_lag_records", map[string]string{"partition": "0"})
