@@ -144,7 +144,10 @@ func newLinear(p *Params, dim int) (Learner, error) {
 	eta := p.Float("eta", 0.5, Positive)
 	rls := loss == Square && p.Enum("solver", "refit", "refit", "rls") == "rls"
 	lambda := p.Float("lambda", map[bool]float64{false: 1e-3, true: 1}[rls], Positive)
-	nf := p.Int("features", 0, InRange(0, 1<<12))
+	var nf int
+	if p.Has("features") { // absent: the canonical spec of the plain model is unchanged
+		nf = p.Int("features", 0, InRange(0, 1<<12))
+	}
 	var sigma float64
 	var seed uint64
 	if nf > 0 {
