@@ -99,7 +99,7 @@ func init() {
 			{Name: "loss", Default: "logistic", Doc: "logistic, hinge, squared_hinge (NAG) or square (ridge regression)"},
 			{Name: "eta", Default: "0.5", Doc: "NAG rate η (the step of coordinate j is η·√(t/N)/(s_j·√Σg_j²), see the learner's comment)", When: "classification loss"},
 			{Name: "solver", Default: "refit", Doc: "refit: ridge with the scale-invariant penalty, refactorised every event (O(d³)); rls: recursive least squares with penalty λ·I (O(d²); for standardised inputs, as auto's linear member)", When: "loss=square"},
-			{Name: "features", Default: "0", Doc: "0: the raw features; D > 0: fit on D random Fourier features of the Gaussian kernel of width sigma (2D-dim map, ‖z‖ = 1; with solver=rls: online kernel ridge in the features' span, O(D²) per event)"},
+			{Name: "features", Default: "0", Doc: "0: the raw features; D > 0: fit on D random Fourier features of the Gaussian kernel of width sigma (2D-dim map, ‖z‖ = 1; with solver=rls: online kernel ridge in the features' span, O(D²) per event)", When: "given (absent: raw features)"},
 			{Name: "sigma", Default: "1", Doc: "Gaussian kernel width of the Fourier map", When: "features > 0"},
 			{Name: "seed", Default: "1", Doc: "seed of the Fourier frequencies (regenerated, not stored)", When: "features > 0"},
 			{Name: "lambda", Default: "0.001 (solver=rls: 1)", Doc: "ridge penalty relative to each coordinate's energy Σx_j² (scale-invariant; solver=rls: the fixed penalty λ‖w‖²)", When: "loss=square"},
