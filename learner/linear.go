@@ -153,6 +153,10 @@ func newLinear(p *Params, dim int) (Learner, error) {
 	if nf > 0 {
 		sigma = p.Float("sigma", 1, Positive)
 		seed = p.Uint64("seed", 1)
+	} else if p.Has("seed") {
+		// Accepted without features (the harnesses give every learner a
+		// seed); the raw-feature model draws nothing from it.
+		seed = p.Uint64("seed", 1)
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
