@@ -2,6 +2,7 @@ package learner
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -72,9 +73,17 @@ func TestAutoLinearMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := l.(*Auto)
-	lin := len(a.members) - 1
-	if a.names[lin] != "linear" || a.specs[lin]["solver"] != "rls" {
-		t.Fatalf("last member %s %v, want the linear member (rls)", a.names[lin], a.specs[lin])
+	lin := slices.Index(a.names, "linear") // then the kernel ridge members (features=D)
+	if lin < 0 || a.specs[lin]["solver"] != "rls" || a.specs[lin]["features"] != "" {
+		t.Fatalf("member %d: %v, want the linear member (rls)", lin, a.specs)
+	}
+	for i := lin + 1; i < len(a.names); i++ {
+		if a.names[i] != "linear" || a.specs[i]["features"] == "" {
+			t.Fatalf("member %d after the linear member: %s %v, want a kernel ridge member", i, a.names[i], a.specs[i])
+		}
+	}
+	if lin+1+len(autoRidgeSigmas) != len(a.names) {
+		t.Fatalf("%d members after the linear member, want %d kernel ridge members", len(a.names)-lin-1, len(autoRidgeSigmas))
 	}
 	var lhat float64
 	for i := range xs {

@@ -50,7 +50,8 @@ var fuzzSpecs = []string{
 	"linear",
 	"linear:loss=square",
 	"linear:loss=square,solver=rls,lambda=0.5",
-	"auto:base=fogd,loss=square,budget=4,octaves=1,halving=8,warmup=5",
+	"linear:loss=square,solver=rls,features=4,sigma=2,seed=3",
+	"auto:base=fogd,loss=square,budget=4,octaves=1,halving=8,warmup=5,ridge_features=3",
 	"auto:base=nogd,budget=4,octaves=1,etas=1,halving=8,warmup=5,linear=false",
 }
 

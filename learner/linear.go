@@ -57,6 +57,19 @@ package learner
 // not a finite positive number (P no longer positive definite after
 // round-off) is skipped.
 //
+// Random Fourier features (features=D > 0): the input is first mapped
+// through the seeded random Fourier map of the Gaussian kernel of width
+// sigma (package kernel's Fourier, Rahimi & Recht 2007, scale 1/√D so that
+// ‖z(x)‖ = 1 and z(x)ᵀz(y) ≈ κ(x, y)), and the model above is fitted on
+// x̃ = (z(x), 1): d is then 2D. With loss=square and solver=rls this is
+// online kernel ridge regression in the span of the D features (the
+// Kernel-AWV idea of Jézéquel, Gaillard & Rudi, COLT 2019, on a random
+// rather than a Nyström basis): its regret against the best predictor
+// θᵀz(·) of that span is the RLS bound above with d = 2D+1 and X² = 2,
+// O(D·Y²·ln(1 + T/(λD))), at O(D²) per event and 8·(2D+1)² bytes. The
+// frequencies are regenerated from seed (not stored); the map costs O(dD)
+// per event and allocates nothing.
+//
 // Cost per event: O(d) for classification; O(d²) to accumulate G and
 // O(d³/3) to refactor for regression (d = 40: about 25k flops), so the
 // refit form is for low-dimensional streams (solver=rls: O(d²)). State: w,
@@ -71,6 +84,7 @@ import (
 	"fmt"
 	"math"
 
+	"okstream/learner/kernel"
 	"okstream/learner/linalg"
 
 	"okstream/learner/state"
@@ -85,6 +99,9 @@ func init() {
 			{Name: "loss", Default: "logistic", Doc: "logistic, hinge, squared_hinge (NAG) or square (ridge regression)"},
 			{Name: "eta", Default: "0.5", Doc: "NAG rate η (the step of coordinate j is η·√(t/N)/(s_j·√Σg_j²), see the learner's comment)", When: "classification loss"},
 			{Name: "solver", Default: "refit", Doc: "refit: ridge with the scale-invariant penalty, refactorised every event (O(d³)); rls: recursive least squares with penalty λ·I (O(d²); for standardised inputs, as auto's linear member)", When: "loss=square"},
+			{Name: "features", Default: "0", Doc: "0: the raw features; D > 0: fit on D random Fourier features of the Gaussian kernel of width sigma (2D-dim map, ‖z‖ = 1; with solver=rls: online kernel ridge in the features' span, O(D²) per event)", When: "given (absent: raw features)"},
+			{Name: "sigma", Default: "1", Doc: "Gaussian kernel width of the Fourier map", When: "features > 0"},
+			{Name: "seed", Default: "1", Doc: "seed of the Fourier frequencies (regenerated, not stored)", When: "features > 0"},
 			{Name: "lambda", Default: "0.001 (solver=rls: 1)", Doc: "ridge penalty relative to each coordinate's energy Σx_j² (scale-invariant; solver=rls: the fixed penalty λ‖w‖²)", When: "loss=square"},
 		},
 		New: newLinear,
@@ -119,6 +136,7 @@ type Linear struct {
 	a      []float64 // scratch: the scaled system
 	r      []float64 // scratch
 	chol   *linalg.Cholesky
+	rff    *kernel.Fourier // features > 0: the input map (nil: raw features)
 }
 
 func newLinear(p *Params, dim int) (Learner, error) {
@@ -126,12 +144,34 @@ func newLinear(p *Params, dim int) (Learner, error) {
 	eta := p.Float("eta", 0.5, Positive)
 	rls := loss == Square && p.Enum("solver", "refit", "refit", "rls") == "rls"
 	lambda := p.Float("lambda", map[bool]float64{false: 1e-3, true: 1}[rls], Positive)
+	var nf int
+	if p.Has("features") { // absent: the canonical spec of the plain model is unchanged
+		nf = p.Int("features", 0, InRange(0, 1<<12))
+	}
+	var sigma float64
+	var seed uint64
+	if nf > 0 {
+		sigma = p.Float("sigma", 1, Positive)
+		seed = p.Uint64("seed", 1)
+	} else if p.Has("seed") {
+		// Accepted without features (the harnesses give every learner a
+		// seed); the raw-feature model draws nothing from it.
+		seed = p.Uint64("seed", 1)
+	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	n := dim + 1
+	var rff *kernel.Fourier
+	if nf > 0 {
+		var err error
+		if rff, err = kernel.NewFourier(kernel.Gaussian, sigma, dim, nf, 1/math.Sqrt(float64(nf)), seed); err != nil {
+			return nil, err
+		}
+		n = 2*nf + 1
+	}
 	l := &Linear{base: newBase(p, dim, loss.Task()), loss: loss, eta: eta, lambda: lambda, n: n,
-		w: make([]float64, n), xt: make([]float64, n)}
+		w: make([]float64, n), xt: make([]float64, n), rff: rff}
 	switch {
 	case loss == Square && rls:
 		l.pinv, l.r = make([]float64, n*n), make([]float64, n)
@@ -151,7 +191,11 @@ func newLinear(p *Params, dim int) (Learner, error) {
 
 func (l *Linear) extend(x []float64) []float64 {
 	l.checkDim(x)
-	copy(l.xt, x)
+	if l.rff != nil {
+		l.rff.Map(l.xt[:l.n-1], x)
+	} else {
+		copy(l.xt, x)
+	}
 	l.xt[l.n-1] = 1
 	return l.xt
 }

@@ -180,8 +180,8 @@ func rawSpec(spec string) string {
 	if err != nil || kv["sigma"] != "" || name == "auto" {
 		return spec
 	}
-	if k := kv["kernel"]; k == "polynomial" || k == "linear" {
-		return spec
+	if k := kv["kernel"]; k == "polynomial" || k == "linear" || (name == "linear" && kv["features"] == "") {
+		return spec // no kernel (linear: σ only with features)
 	}
 	r := Describe(name)
 	if r == nil || !slices.ContainsFunc(r.Params, func(p ParamDoc) bool { return p.Name == "sigma" }) {

@@ -157,14 +157,14 @@ in standardised units (with λ = 1 inside auto, elevators was 8.77e-6 instead of
 slow-step members (η = 0.002 is FOGD's best grid point on every classification file) on little
 evidence, and with the linear member the short files no longer need it.
 
-Not met. The default ` + "`okstream run`" + ` configuration on regression (auto:base=fogd,loss=square) is
-+21 % from the best learner of docs/results.md on cpusmall (31.96 against NONS-ALD's 0.00269 on
-[0, 1] labels in ald-table3, 26.4 in these units; the issue's band is 15 %). cpusmall's MSE is
-dominated by the 3.6 % of events whose label is about 0 (a separate regime), learnt slowly by
-first-order members; its spread over permutations (20 to 46) is larger than the gap. A bank of
-NONS-ALD members reached about 25 on 3 permutations, but only with its label bound U = Y = 5 on
-the standardised labels (36, 27 and 35 with 3, 10 and 20), a value a stream does not give, so it
-is not the default.
+Regression also gets two second-order kernel members: online kernel ridge (linear:solver=rls,
+lambda=1) on 128 Gaussian random Fourier features at σ̂ and σ̂/2, whose regret is bounded against
+the best predictor in the features' span. With them the default ` + "`okstream run`" + ` configuration on
+regression (auto:base=fogd,loss=square) gets cpusmall to 23.7, below NONS-ALD's 26.4 (0.00269 on
+[0, 1] labels in ald-table3); without them it was 31.96 (+21 %): cpusmall's MSE is dominated by
+the 3.6 % of events whose label is about 0, learnt slowly by first-order members. Their cost: the
+default regression model's time per event grows 3–11× (O(D²) per member) and its state to
+0.5–1 MiB; ` + "`auto:...,ridge_features=0`" + ` removes them.
 
 What changed before (issue 13). (1) The standardiser no longer updates its
 statistics after the warm-up: NOGD and FORKS store examples in scaled coordinates, and running
