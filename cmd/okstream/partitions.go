@@ -27,7 +27,8 @@ var partitionsDebug func(*consumer.Pipeline)
 // partitionsPipeline produces the run's events into a fresh embedded
 // broker, partition by partition as Assign says, runs one pipeline
 // instance until every partition is processed, and returns the models'
-// progressive statistics and the processing time.
+// progressive statistics (mistakes, and each partition's squared-error
+// sum) and the processing time.
 func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) {
 	var out paper.PartitionsOutcome
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(500*time.Millisecond))
@@ -116,9 +117,11 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 		partitionsDebug(pl)
 	}
 	st, _ := pl.Status()
+	out.SqErr = make([]float64, r.Partitions)
 	for _, s := range st {
 		out.Mistakes += s.Models["m"].Mistakes
 		out.Labeled += s.Models["m"].Labeled
+		out.SqErr[s.Partition] += s.Models["m"].SqErr
 	}
 	out.Seconds = last.Sub(first).Seconds()
 	stop()

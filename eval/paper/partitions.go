@@ -3,6 +3,7 @@ package paper
 import (
 	"fmt"
 	"image/color"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,8 @@ import (
 )
 
 // partitions: does sharing models across partitions (docs/sharing.md) keep
-// the accuracy of one partition as the partition count grows, and at what
-// throughput? One stream split into P partitions, each learnt by the real
+// the accuracy (mistake rate, or MSE for regression) of one partition as
+// the partition count grows, and at what throughput? One stream split into P partitions, each learnt by the real
 // consumer on the embedded broker (PartitionsPipeline, set by okstream's
 // command line), independent models against shared ones, with the offline
 // simulator (share.Simulate) as a cross-check of the shared runs.
@@ -39,7 +40,10 @@ type PartitionsRun struct {
 // PartitionsOutcome is what one pipeline run measured.
 type PartitionsOutcome struct {
 	Mistakes, Labeled uint64
-	Seconds           float64 // first partition restored → last event processed
+	// SqErr[p] is partition p's progressive Σ (score − y)² (consumer.Stats
+	// SqErr), summed in p's offset order as share.Simulate sums it.
+	SqErr   []float64
+	Seconds float64 // first partition restored → last event processed
 }
 
 // PartitionsPipeline runs a configuration through the real consumer; nil
@@ -54,22 +58,37 @@ const (
 
 var partitionCounts = []int{1, 4, 16, 64}
 
-type partitionsLearner struct{ Label, Spec string }
+type partitionsLearner struct {
+	Label, Spec string
+	// SpecFor, if set, gives the spec for a stream of n events (a setting
+	// whose step size depends on the horizon) instead of Spec.
+	SpecFor func(n int) string
+}
 
-// partitionsLearners per stream: FOGD (η = 0.002), FORKS (B = 100) and NOGD
-// (k = 20) with docs/results.md's cod-rna σ; the shared columns of a learner
-// that does not implement learner.Sharer say so.
+// partitionsStreams lists the streams and their learners. cod-rna: FOGD
+// (η = 0.002), FORKS (B = 100) and NOGD (k = 20) with docs/results.md's
+// cod-rna σ. casp (regression): FOGD with the PKAWV paper's casp setting
+// (§4: σ = 1 on x, y scaled to [−1, 1], 1000 random frequencies,
+// η = 1/√n; the pkawv-casp experiment's row, not tuned here) and ridge
+// regression (linear:loss=square, its defaults: auto-vs-grid's online
+// linear baseline), whose Sharer merges the ridge statistics exactly. The
+// shared columns of a learner that does not implement learner.Sharer say so.
 var partitionsStreams = []struct {
 	Key, Title string
+	Regression bool // MSE instead of the mistake rate
 	Learners   []partitionsLearner
 }{
-	{"cod-rna", "cod-rna (shuffled, round robin)", []partitionsLearner{
-		{"FOGD η=0.002", "fogd:budget=100,eta=0.002,sigma=8"},
-		{"FORKS B=100", "forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=128"},
-		{"NOGD k=20", "nogd:budget=100,k=20,eta=0.2,sigma=64"},
+	{Key: "cod-rna", Title: "cod-rna (shuffled, round robin)", Learners: []partitionsLearner{
+		{Label: "FOGD η=0.002", Spec: "fogd:budget=100,eta=0.002,sigma=8"},
+		{Label: "FORKS B=100", Spec: "forks:budget=100,buffer=200,sp=100,sm=20,k=10,blocks=1,theta=0.3,sigma=128"},
+		{Label: "NOGD k=20", Spec: "nogd:budget=100,k=20,eta=0.2,sigma=64"},
 	}},
-	{"kuairec", "KuaiRec (synthetic sample, time order, keyed by user)", []partitionsLearner{
-		{"FOGD σ=2", "fogd:budget=100,sigma=2"}, // forks-kuairec's σ for FOGD (hinge), η = 0.2
+	{Key: "kuairec", Title: "KuaiRec (synthetic sample, time order, keyed by user)", Learners: []partitionsLearner{
+		{Label: "FOGD σ=2", Spec: "fogd:budget=100,sigma=2"}, // forks-kuairec's σ for FOGD (hinge), η = 0.2
+	}},
+	{Key: "casp", Title: "casp (regression, x and y scaled to [−1, 1], shuffled, round robin)", Regression: true, Learners: []partitionsLearner{
+		{Label: "FOGD σ=1 (square loss)", SpecFor: pkawvCaspFOGD},
+		{Label: "linear (ridge)", Spec: "linear:loss=square"},
 	}},
 }
 
@@ -77,12 +96,18 @@ type partitionsRow struct {
 	Stream, Learner, Spec string
 	P                     int
 	N                     int
-	Independent           float64 // mistake rate (%)
-	Shared                float64 // mistake rate (%); -1: not shareable
-	Simulated             float64 // the simulator's shared mistake rate (%)
-	Exact                 bool    // the pipeline's shared mistakes equal the simulator's
-	IndepRate, ShareRate  float64 // events/s through the pipeline (0: not run)
-	Pipeline              bool
+	// Regression rows hold MSEs (on the scaled y) where the others hold
+	// mistake rates (%); Mean is then the mean predictor's MSE.
+	Regression  bool
+	Mean        float64
+	Independent float64 // mistake rate (%) or MSE
+	Shared      float64 // mistake rate (%) or MSE; -1: not shareable
+	Simulated   float64 // the simulator's shared mistake rate (%) or MSE
+	// Exact: the pipeline's shared mistakes equal the simulator's
+	// (regression: every partition's squared-error sum, bit for bit).
+	Exact                bool
+	IndepRate, ShareRate float64 // events/s through the pipeline (0: not run)
+	Pipeline             bool
 }
 
 type partitionsResult struct {
@@ -94,21 +119,30 @@ type partitionsResult struct {
 func init() {
 	register(&Experiment{
 		ID:    "partitions",
-		Title: "Models shared across partitions: mistake rate and throughput against the partition count (issue 17)",
+		Title: "Models shared across partitions: mistake rate, MSE and throughput against the partition count (issue 17)",
 		Paper: "okstream's own experiment (docs/sharing.md); merging: iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010; Zinkevich et al., NIPS 2010)",
 		Task:  "classification",
 		Runs:  1,
 		Intro: fmt.Sprintf(`One stream is split into P ∈ {1, 4, 16, 64} partitions of one input topic and run through the
 real consumer (okstream's pipeline on the embedded broker, one instance) twice: with independent
 models (each partition's copy learns its own events) and with the model shared (--share, S = %d
-records per epoch, lag L = %d). The mistake rate is progressive (every event scored before it is
-learnt) over all events of all partitions; events/s is the stream's events over the time from the
+records per epoch, lag L = %d). The mistake rate (MSE for the regression stream) is progressive
+(every event scored before it is learnt) over all events of all partitions; events/s is the stream's events over the time from the
 first partition's restore to the last event processed (one 2-core machine shared with other work: ratios matter).
 "sim." is the offline simulator (share.Simulate) on the same split: equal to the pipeline's shared
 run when "exact" says so. cod-rna is shuffled once (seed 1) and dealt round robin; the KuaiRec
 stream (a SYNTHETIC sample in the KuaiRec 2.0 format, okstream kuairec-gen, label
 watch_ratio > 0.75) stays in time order with partition = user id mod P, so each partition holds
-its own users, as a topic keyed by user would.`, partitionsEvery, partitionsLag),
+its own users, as a topic keyed by user would. casp (regression, target RMSD) is shuffled and dealt
+as cod-rna; its raw features span wildly different scales, and the self-tuning scale=standard
+keeps per-partition statistics that cannot be shared, so x and y are min–max scaled to [−1, 1]
+over the whole file, as the PKAWV paper (and the pkawv-casp section) does; the MSE is on that
+scaled y. Its learners: FOGD with the PKAWV paper's casp setting (σ = 1, 1000 random
+frequencies, η = 1/√n, square loss), and ridge regression (linear:loss=square, λ = 10⁻³, refit
+every event), whose shared copies merge the ridge statistics exactly (every copy fits the
+events of all partitions merged so far). "mean" is the MSE of the overall mean of the file's
+scaled y (its variance: the constant predictor, as in auto-vs-grid); "exact" compares every
+partition's squared-error sum with the simulator's, bit for bit.`, partitionsEvery, partitionsLag),
 		Discussion: `Reading the tables. Mistake rates are deterministic (the simulator reproduces the pipeline's
 shared runs to the mistake wherever "exact" says yes; the shared models' final states are checked
 bit for bit by consumer tests); events/s are one run each on a loaded 2-core machine and vary by
@@ -152,33 +186,50 @@ bit for bit by consumer tests); events/s are one run each on a loaded 2-core mac
 	})
 }
 
-func partitionsStream(key string, o Options) ([]share.Event, []uint64, int, error) {
+// partitionsData is one stream of the experiment.
+type partitionsData struct {
+	Events []share.Event
+	Users  []uint64 // keyed streams: each event's key (nil: round robin)
+	Dim    int
+	Mean   float64 // regression: the mean predictor's MSE (the labels' variance)
+}
+
+func partitionsStream(key string, o Options) (*partitionsData, error) {
 	if key == "kuairec" {
 		s, cleanup, err := kuairecData(Options{Seed: o.Seed})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
 		defer cleanup()
 		ds, err := s.Dataset()
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
 		users := make([]uint64, len(s.Events))
 		for i := range s.Events {
 			users[i] = uint64(s.Events[i].User)
 		}
-		return toShareEvents(ds), users, ds.Dim, nil
+		return &partitionsData{Events: toShareEvents(ds), Users: users, Dim: ds.Dim}, nil
 	}
-	path, opts, err := dataset.Resolve(key)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		return nil, nil, 0, err
+	var ds *dataset.Dataset
+	var mean float64
+	if key == "casp" {
+		var err error
+		if ds, _, err = caspScaled(); err != nil {
+			return nil, err
+		}
+		mean = constantPredictor(ds, "regression")
+	} else {
+		path, opts, err := dataset.Resolve(key)
+		if err != nil {
+			return nil, err
+		}
+		if ds, err = dataset.Load(path, opts); err != nil {
+			return nil, err
+		}
 	}
 	ds = ds.Permuted(dataset.Permutation(ds.Len(), o.Seed, 0))
-	return toShareEvents(ds), nil, ds.Dim, nil
+	return &partitionsData{Events: toShareEvents(ds), Dim: ds.Dim, Mean: mean}, nil
 }
 
 func toShareEvents(ds *dataset.Dataset) []share.Event {
@@ -195,23 +246,28 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 		if !keep(o.Datasets, st.Key) {
 			continue
 		}
-		events, users, dim, err := partitionsStream(st.Key, o)
+		data, err := partitionsStream(st.Key, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", e.ID, st.Key, err)
 		}
+		events, users, dim := data.Events, data.Users, data.Dim
 		for _, lr := range st.Learners {
-			if _, err := learner.New(lr.Spec, dim); err != nil {
+			spec := lr.Spec
+			if lr.SpecFor != nil {
+				spec = lr.SpecFor(len(events))
+			}
+			if _, err := learner.New(spec, dim); err != nil {
 				return nil, err
 			}
 			// The shared runs' spec: FORKS and NOGD share only with
 			// shared=true (their basis is then built from the merged
-			// buffer), FOGD as it is.
-			shareSpec, shareable := lr.Spec, false
-			for _, spec := range []string{lr.Spec, lr.Spec + ",shared=true"} {
-				if s, err := learner.New(spec, dim); err == nil {
+			// buffer), FOGD and linear as they are.
+			shareSpec, shareable := spec, false
+			for _, cand := range []string{spec, spec + ",shared=true"} {
+				if s, err := learner.New(cand, dim); err == nil {
 					if sh, ok := s.(learner.Sharer); ok {
 						if _, err := sh.ShareDelta(); err == nil {
-							shareSpec, shareable = spec, true
+							shareSpec, shareable = cand, true
 							break
 						}
 					}
@@ -226,8 +282,8 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 						assign[i] = i % P
 					}
 				}
-				row := partitionsRow{Stream: st.Title, Learner: lr.Label, Spec: lr.Spec, P: P, N: len(events), Shared: -1, Simulated: -1}
-				run := PartitionsRun{Spec: lr.Spec, Dim: dim, Partitions: P, Every: partitionsEvery, Lag: partitionsLag, MaxWait: time.Second, Events: events, Assign: assign}
+				row := partitionsRow{Stream: st.Title, Learner: lr.Label, Spec: spec, P: P, N: len(events), Regression: st.Regression, Mean: data.Mean, Shared: -1, Simulated: -1}
+				run := PartitionsRun{Spec: spec, Dim: dim, Partitions: P, Every: partitionsEvery, Lag: partitionsLag, MaxWait: time.Second, Events: events, Assign: assign}
 				if users != nil {
 					// Keyed partitions end at different offsets, and each end
 					// costs the others one bounded wait.
@@ -236,7 +292,7 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 				if o.Progress != nil {
 					fmt.Fprintf(o.Progress, "%s: %s, %s, P = %d\n", e.ID, st.Key, lr.Label, P)
 				}
-				ind, err := partitionsOnce(run, &row.IndepRate)
+				ind, err := partitionsOnce(run, st.Regression, &row.IndepRate)
 				if err != nil {
 					return nil, err
 				}
@@ -248,16 +304,25 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 						return nil, err
 					}
 					simM := sum(sim.Mistakes)
-					row.Simulated = 100 * float64(simM) / float64(len(events))
+					row.Simulated = partitionsScore(st.Regression, simM, sim.SqErr, len(events))
 					run.Share, run.Spec = true, shareSpec
 					if PartitionsPipeline != nil {
 						out, err := PartitionsPipeline(run)
 						if err != nil {
 							return nil, err
 						}
-						row.Shared = 100 * float64(out.Mistakes) / float64(len(events))
+						row.Shared = partitionsScore(st.Regression, out.Mistakes, out.SqErr, len(events))
 						row.ShareRate = float64(len(events)) / out.Seconds
+						// Regression: per partition, because each
+						// partition's sum runs in its offset order in
+						// both (the consumer's Stats and the simulator),
+						// so equal scores give bit-identical sums; the
+						// totals are then summed in partition order by
+						// partitionsScore for both.
 						row.Exact = out.Mistakes == simM
+						if st.Regression {
+							row.Exact = slices.Equal(out.SqErr, sim.SqErr)
+						}
 					} else {
 						row.Shared = row.Simulated
 						row.Exact = true
@@ -275,21 +340,36 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 }
 
 // partitionsOnce runs independent models (pipeline, or the simulator) and
-// returns the mistake rate (%), setting *rate to the events/s measured.
-func partitionsOnce(run PartitionsRun, rate *float64) (float64, error) {
+// returns the mistake rate (%) or, for regression, the MSE, setting *rate
+// to the events/s measured.
+func partitionsOnce(run PartitionsRun, regression bool, rate *float64) (float64, error) {
 	if PartitionsPipeline != nil {
 		out, err := PartitionsPipeline(run)
 		if err != nil {
 			return 0, err
 		}
 		*rate = float64(len(run.Events)) / out.Seconds
-		return 100 * float64(out.Mistakes) / float64(len(run.Events)), nil
+		return partitionsScore(regression, out.Mistakes, out.SqErr, len(run.Events)), nil
 	}
 	sim, err := share.Simulate(run.Spec, run.Dim, share.Config{Partitions: run.Partitions}, run.Events, func(i int) int { return run.Assign[i] })
 	if err != nil {
 		return 0, err
 	}
-	return 100 * float64(sum(sim.Mistakes)) / float64(len(run.Events)), nil
+	return partitionsScore(regression, sum(sim.Mistakes), sim.SqErr, len(run.Events)), nil
+}
+
+// partitionsScore is a run's progressive error over its n events: the
+// mistake rate in % or, for regression, the MSE Σ_p sqErr[p] / n (the
+// partitions' sums added in partition order).
+func partitionsScore(regression bool, mistakes uint64, sqErr []float64, n int) float64 {
+	if !regression {
+		return 100 * float64(mistakes) / float64(n)
+	}
+	var s float64
+	for _, v := range sqErr {
+		s += v
+	}
+	return s / float64(n)
 }
 
 func sum(v []uint64) uint64 {
@@ -302,9 +382,12 @@ func sum(v []uint64) uint64 {
 
 func partitionsBody(e *Experiment, res *partitionsResult, o Options) (string, error) {
 	var b strings.Builder
-	pct := func(v float64) string {
-		if v < 0 {
+	cell := func(r partitionsRow, v float64) string {
+		switch {
+		case v < 0:
 			return "not shareable"
+		case r.Regression:
+			return fmt.Sprintf("%.5f", v)
 		}
 		return fmt.Sprintf("%.2f %%", v)
 	}
@@ -319,7 +402,11 @@ func partitionsBody(e *Experiment, res *partitionsResult, o Options) (string, er
 		if r.Stream != stream {
 			stream = r.Stream
 			fmt.Fprintf(&b, "\n### %s (n = %d)\n\n", stream, r.N)
-			b.WriteString("| learner | P | independent | shared | sim. | exact | events/s independent | events/s shared | shared/independent |\n|---|---|---|---|---|---|---|---|---|\n")
+			if r.Regression {
+				b.WriteString("| learner | P | MSE independent | MSE shared | MSE sim. | mean | exact | events/s independent | events/s shared | shared/independent |\n|---|---|---|---|---|---|---|---|---|---|\n")
+			} else {
+				b.WriteString("| learner | P | independent | shared | sim. | exact | events/s independent | events/s shared | shared/independent |\n|---|---|---|---|---|---|---|---|---|\n")
+			}
 		}
 		ratio := "–"
 		if r.IndepRate > 0 && r.ShareRate > 0 {
@@ -329,7 +416,11 @@ func partitionsBody(e *Experiment, res *partitionsResult, o Options) (string, er
 		if r.Shared >= 0 && r.Pipeline {
 			exact = map[bool]string{true: "yes", false: "no"}[r.Exact]
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Learner, r.P, pct(r.Independent), pct(r.Shared), pct(r.Simulated), exact, rate(r.IndepRate), rate(r.ShareRate), ratio)
+		mean := ""
+		if r.Regression {
+			mean = fmt.Sprintf(" %.5f |", r.Mean)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |%s %s | %s | %s | %s |\n", r.Learner, r.P, cell(r, r.Independent), cell(r, r.Shared), cell(r, r.Simulated), mean, exact, rate(r.IndepRate), rate(r.ShareRate), ratio)
 		if i+1 == len(res.Rows) || res.Rows[i+1].Stream != stream {
 			name := fmt.Sprintf("partitions-%d.png", len(strings.Split(b.String(), "### "))-1)
 			link, err := o.writePlot(name, func(path string) error { return plotPartitions(res.Rows, stream, path) })
@@ -349,6 +440,13 @@ func plotPartitions(rows []partitionsRow, stream, path string) error {
 	p.Title.Text = stream
 	p.X.Label.Text = "partitions P"
 	p.Y.Label.Text = "mistake rate (%)"
+	var mean float64 // regression: the mean predictor's MSE
+	for _, r := range rows {
+		if r.Stream == stream && r.Regression {
+			p.Y.Label.Text = "MSE (scaled y)"
+			mean = r.Mean
+		}
+	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
@@ -390,6 +488,16 @@ func plotPartitions(rows []partitionsRow, stream, path string) error {
 			p.Add(l)
 			p.Legend.Add(s.label, l)
 		}
+	}
+	if mean > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(partitionCounts[0]), Y: mean}, {X: float64(partitionCounts[len(partitionCounts)-1]), Y: mean}})
+		if err != nil {
+			return err
+		}
+		l.Color = color.Gray{Y: 120}
+		l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add("mean predictor", l)
 	}
 	p.Add(plotter.NewGrid())
 	return eval.SavePlot(p, path, 7, 4.5)

@@ -107,12 +107,19 @@ func pkawvCaspAlgos(n int) []pkawvCaspAlgo {
 			Note: "unbounded: exact Algorithm 2 (offline replay); the reference's KORS draws are NumPy's (175 points)"},
 		{Label: "PKAWV-Nyström, service defaults", Spec: "pkawv:basis=nystrom,sigma=1,lambda=1",
 			Note: "max_points = 500, max_history = 20,000: the dictionary freezes after 20,000 events"},
-		{Label: "FOGD", Spec: fmt.Sprintf("fogd:loss=square,sigma=1,features=1000,normalize=true,eta=%s", learner.FormatNumber(1/math.Sqrt(float64(n)))),
+		{Label: "FOGD", Spec: pkawvCaspFOGD(n),
 			Ref:  map[int]float64{45730: 0.25014},
 			Note: "1000 frequencies (2000 features), η = 1/√n, ŷ = wᵀz/√D (the reference's (1/D)wᵀz with w rescaled)"},
 		{Label: "PROS-N-KONS", Spec: "pros-n-kons:loss=square,sigma=1,alpha=1,c=1,gamma=1,beta=1,eps=0.5",
 			Note: "C = 1, α = 1, KORS μ = 1, β = 1, ε = 0.5 (the paper's KORS settings); KORS weights 1/√p"},
 	}
+}
+
+// pkawvCaspFOGD is the paper's FOGD setting on casp (§4) for a stream of n
+// events: σ = 1, 1000 random frequencies (2000 features), η = 1/√n, square
+// loss, ŷ = wᵀz/√D. The partitions experiment uses it too.
+func pkawvCaspFOGD(n int) string {
+	return fmt.Sprintf("fogd:loss=square,sigma=1,features=1000,normalize=true,eta=%s", learner.FormatNumber(1/math.Sqrt(float64(n))))
 }
 
 func init() {
@@ -229,6 +236,18 @@ func pkawvCaspRun(ds *dataset.Dataset, algos []pkawvCaspAlgo, bar *progress.Bar)
 // pkawvCaspData loads casp as the experiment uses it: scaled, then in the
 // authors' order.
 func pkawvCaspData() (*dataset.Dataset, dataset.Scale, error) {
+	ds, sc, err := caspScaled()
+	if err != nil {
+		return nil, dataset.Scale{}, err
+	}
+	return ds.Permuted(NumPyPermutation(ds.Len(), 0)), sc, nil
+}
+
+// caspScaled loads casp in file order with x and y min–max scaled to
+// [−1, 1] over the whole file (minmax11+y11), as the PKAWV paper scales it
+// (§4: "we scaled x in [−1, 1]^d and y in [−1, 1]"). It fails if the file
+// is missing or malformed.
+func caspScaled() (*dataset.Dataset, dataset.Scale, error) {
 	path, opts, err := dataset.Resolve("casp")
 	if err != nil {
 		return nil, dataset.Scale{}, err
@@ -242,7 +261,7 @@ func pkawvCaspData() (*dataset.Dataset, dataset.Scale, error) {
 		return nil, dataset.Scale{}, err
 	}
 	ds.ApplyScale(sc)
-	return ds.Permuted(NumPyPermutation(ds.Len(), 0)), sc, nil
+	return ds, sc, nil
 }
 
 func runPKAWVCasp(e *Experiment, o Options) (*Report, error) {
