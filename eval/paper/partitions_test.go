@@ -1,6 +1,7 @@
 package paper
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -112,5 +113,33 @@ func TestPartitionsRegressionStream(t *testing.T) {
 	}
 	if v := m2 / float64(len(d.Events)); math.Abs(v-d.Mean) > 1e-12*v || d.Mean <= 0 {
 		t.Errorf("mean predictor's MSE %v, want the labels' variance %v", d.Mean, v)
+	}
+}
+
+// --rerender rebuilds the same body from the raw results, and refuses the
+// results of another experiment.
+func TestPartitionsRerender(t *testing.T) {
+	res := &partitionsResult{Experiment: "partitions", Every: 16, Lag: 1, Rows: []partitionsRow{
+		{Stream: "reg", Learner: "B", P: 1, N: 10, Regression: true, Mean: 0.33956, Independent: 0.25, Shared: 0.24, Simulated: 0.24, Exact: true, Pipeline: true},
+		{Stream: "reg", Learner: "B", P: 4, N: 10, Regression: true, Mean: 0.33956, Independent: 0.27, Shared: 0.26, Simulated: 0.26, Exact: true, Pipeline: true},
+	}}
+	e := &Experiment{ID: "partitions"}
+	want, err := partitionsBody(e, res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rerenderPartitions(e, raw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Body != want {
+		t.Errorf("re-rendered body\n%s\nwant\n%s", rep.Body, want)
+	}
+	if _, err := rerenderPartitions(&Experiment{ID: "auto-vs-grid"}, raw, Options{}); err == nil {
+		t.Error("re-rendered the partitions results as auto-vs-grid's")
 	}
 }
