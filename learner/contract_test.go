@@ -57,6 +57,7 @@ func init() {
 	addContractSpecs(
 		"fogd:sigma=0.7,budget=20",
 		"fogd:sigma=0.7,budget=20,loss=square",
+		"fogd:sigma=0.7,budget=20,mix=own",
 		"fogd:kernel=laplacian,sigma=1,budget=10,loss=logistic",
 		"nogd:sigma=0.7,budget=30,k=20",
 		"nogd:sigma=0.7,budget=30,loss=square,horizon=600",

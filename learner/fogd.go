@@ -28,6 +28,10 @@ package learner
 //     state: checkpoints hold only w (2D floats) and the counter.
 //   - Besides the Gaussian kernel (the paper's), Laplacian and Cauchy kernels
 //     are available through their spectral densities.
+//   - Sharing across partitions (not in the paper; docs/sharing.md): the
+//     copies mix their weight changes at sync points (iterative parameter
+//     mixing), or with mix=own keep their own steps and add the others'
+//     average, for partitions keyed by user or another entity.
 
 import (
 	"math"
@@ -48,6 +52,7 @@ func init() {
 			docEta, docHorz, docLoss,
 			{Name: "normalize", Default: "true for square loss, else false", Doc: "scale features by 1/√D (ALD paper) instead of 1 (LSOKL/FORKS paper)"},
 			docSeed,
+			{Name: "mix", Default: "mean", Doc: "with --share: mean (iterative parameter mixing; partitions hold the same distribution, e.g. round robin or hashed keys) or own (keep the own steps, add the others' average; partitions keyed by user or another entity)"},
 		},
 		New: newFOGD,
 	})
@@ -74,6 +79,7 @@ func newFOGD(p *Params, dim int) (Learner, error) {
 	eta := readEta(p, loss)
 	norm := p.Bool("normalize", loss == Square)
 	seed := p.Uint64("seed", 1)
+	mix := p.Enum("mix", "mean", "mean", "own")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -94,7 +100,7 @@ func newFOGD(p *Params, dim int) (Learner, error) {
 		rff:    rff,
 		w:      make([]float64, 2*nf),
 		z:      make([]float64, 2*nf),
-		sh:     vecShare{mean: true},
+		sh:     vecShare{mean: true, own: mix == "own"},
 	}, nil
 }
 
@@ -155,7 +161,9 @@ func (l *FOGD) ShareDelta() ([]byte, error) { return l.sh.delta(&l.base, l.w), n
 // point: w ← w − d_own + (1/k) Σ_q d_q over the k partitions present, i.e.
 // the own steps count fully until they are merged and then, like every
 // partition's, with weight 1/k (iterative parameter mixing; see
-// vecShare.merge for why an average and not a sum).
+// vecShare.merge for why an average and not a sum). With mix=own, w ← w +
+// (1/k) Σ_{q≠own} d_q: the own steps keep their full weight (for partitions
+// keyed by user or another entity; docs/sharing.md, "Keyed partitions").
 func (l *FOGD) ShareMerge(deltas []SharedDelta) error { return l.sh.merge(&l.base, l.w, deltas) }
 
 // ShareMix (Mixer) is (1/k) Σ_q d_q, summed in the order given from zero.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"okstream/learner/state"
@@ -115,4 +116,44 @@ func TestSharerContract(t *testing.T) {
 		t.Fatal("no contract spec implements Sharer")
 	}
 	t.Logf("%d specs checked", n)
+}
+
+// TestFOGDMixOwn checks what mix=own merges against mix=mean on the same
+// two copies: with mean, each copy ends at the average of the deltas
+// (w = (d_a + d_o)/2 from a zero start); with own, the own steps keep
+// their full weight and the other's are halved (w_a = d_a + d_o/2), up to
+// the deltas' float32 rounding.
+func TestFOGDMixOwn(t *testing.T) {
+	xs, ys := stream(Classification, 200, 4, 9)
+	for _, mix := range []string{"mean", "own"} {
+		mk := func() *FOGD { l, _ := New("fogd:sigma=1,budget=10,mix="+mix, 4); return l.(*FOGD) }
+		a, o := mk(), mk()
+		for i := range xs {
+			if i%2 == 0 {
+				a.Learn(xs[i], ys[i])
+			} else {
+				o.Learn(xs[i], ys[i])
+			}
+		}
+		wa, wo := slices.Clone(a.w), slices.Clone(o.w)
+		da, _ := a.ShareDelta()
+		do, _ := o.ShareDelta()
+		if err := a.ShareMerge([]SharedDelta{{Partition: 0, Own: true, Data: da}, {Partition: 1, Data: do}}); err != nil {
+			t.Fatal(err)
+		}
+		moved := 0.0
+		for j := range wa {
+			want := (wa[j] + wo[j]) / 2
+			if mix == "own" {
+				want = wa[j] + wo[j]/2
+			}
+			if d := math.Abs(a.w[j] - want); d > 1e-6*(1+math.Abs(want)) {
+				t.Fatalf("mix=%s: w[%d] = %v after the merge, want %v", mix, j, a.w[j], want)
+			}
+			moved += math.Abs(wo[j])
+		}
+		if moved == 0 {
+			t.Fatal("the other copy learnt nothing: the test cannot tell the modes apart")
+		}
+	}
 }

@@ -22,7 +22,14 @@ import (
 // sharing off) restores to the same model, and its encoding is unchanged.
 type vecShare struct {
 	// mean: parameter mixing (see merge) rather than a sum.
-	mean    bool
+	mean bool
+	// own (with mean): keep the own steps at full weight and add the
+	// average of the others' (w ← w + (1/k) Σ_{q≠p} d_q) instead of
+	// replacing them by the average of all. For partitions that hold
+	// different populations (a topic keyed by user): a partition's own
+	// recent steps are the most relevant to its next events, and mixing
+	// scales them by 1/k at every sync point. See merge.
+	own     bool
 	snap    []float64 // the vector at the last sync; nil until shared
 	shared  bool
 	bufs    [][]float64 // merge scratch: the decoded deltas
@@ -81,6 +88,14 @@ func (s *vecShare) delta(b *base, v []float64) []byte {
 //     the steps with a delay of up to (L+1)·S·P events, and on shuffled
 //     cod-rna (FOGD, η = 0.002) it was worse than independent models at
 //     P = 16 (docs/sharing.md).
+//   - mean with own (personalised mixing): v ← v − (1/k) Σ_{own} d + (1/k)
+//     Σ_all d, i.e. v + (1/k) Σ_{non-own} d: each copy keeps its own steps
+//     and adds the others' average. On partitions keyed by an entity (a
+//     KuaiRec replay keyed by user) plain mixing was worse than independent
+//     models and this better than both; on round-robin partitions (shuffled
+//     cod-rna) it is worse than plain mixing (docs/sharing.md, "Keyed
+//     partitions"). The mixing term M = (1/k) Σ_all d is the same, so
+//     Mixer's shared M serves both.
 func (s *vecShare) merge(b *base, v []float64, deltas []SharedDelta) error {
 	for len(s.bufs) < len(deltas) {
 		s.bufs = append(s.bufs, nil)
@@ -156,13 +171,7 @@ func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) (
 		}
 		raw = append(raw, x)
 	}
-	k := 0
-	for i, sd := range deltas {
-		if !slices.ContainsFunc(deltas[:i], func(o SharedDelta) bool { return o.Partition == sd.Partition }) {
-			k++
-		}
-	}
-	scale := 1 / float64(max(1, k))
+	scale := 1 / float64(max(1, partitionsPresent(deltas)))
 	if cap(dst) < n {
 		dst = make([]float64, n)
 	}
@@ -176,7 +185,21 @@ func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) (
 	return m, nil
 }
 
-// mixApply sets v ← v − Σ own + m and takes the new snapshot.
+// partitionsPresent is the number k of distinct partitions among deltas.
+func partitionsPresent(deltas []SharedDelta) int {
+	k := 0
+	for i, sd := range deltas {
+		if !slices.ContainsFunc(deltas[:i], func(o SharedDelta) bool { return o.Partition == sd.Partition }) {
+			k++
+		}
+	}
+	return k
+}
+
+// mixApply sets v ← v − c·Σ own + m and takes the new snapshot: c = 1
+// (parameter mixing: the own steps end with weight 1/k like everyone's), or
+// with own, c = 1/k (the own steps keep weight 1, the others' are averaged;
+// see vecShare.own).
 func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []float64) error {
 	if len(m) != len(v) {
 		return fmt.Errorf("learner %s: a mix of %d values for %d weights", b.name, len(m), len(v))
@@ -194,9 +217,13 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 		}
 		own = append(own, x)
 	}
+	c := 1.0
+	if s.own {
+		c = 1 / float64(max(1, partitionsPresent(deltas)))
+	}
 	for _, x := range own {
 		for j := range v {
-			v[j] -= state.F32At(x, j)
+			v[j] -= c * state.F32At(x, j)
 		}
 	}
 	for j := range v {

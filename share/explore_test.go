@@ -3,6 +3,7 @@ package share
 import (
 	"fmt"
 	"os"
+	"sort"
 	"testing"
 
 	"okstream/dataset"
@@ -12,6 +13,9 @@ import (
 // split round robin into P partitions, for several epoch lengths S (S = 0:
 // independent models), with the learner spec in EXPLORE and the lag given
 // by the length of LAG (e.g. LAG=1): the numbers behind docs/sharing.md.
+// With KEYED=f (a digit), partitions are keyed by feature f instead: the
+// events with the smallest values of x_f go to partition 0, and so on, in
+// P equal ranges of ranks (partitions that hold different populations).
 // Skipped unless EXPLORE is set.
 func TestExploreCodRNA(t *testing.T) {
 	if os.Getenv("EXPLORE") == "" {
@@ -36,7 +40,21 @@ func TestExploreCodRNA(t *testing.T) {
 	for _, P := range []int{1, 4, 16, 64} {
 		line := fmt.Sprintf("P=%d", P)
 		for _, S := range []int64{0, 16, 32, 64, 128} {
-			r, err := Simulate(spec, ds.Dim, Config{Every: S, Lag: lag, Partitions: P}, ev, nil)
+			var assign func(int) int
+			if f := os.Getenv("KEYED"); f != "" {
+				fi := int(f[0] - '0')
+				idx := make([]int, len(ev))
+				for i := range idx {
+					idx[i] = i
+				}
+				sort.SliceStable(idx, func(a, b int) bool { return ev[idx[a]].X[fi] < ev[idx[b]].X[fi] })
+				part := make([]int, len(ev))
+				for r, i := range idx {
+					part[i] = r * P / len(ev)
+				}
+				assign = func(i int) int { return part[i] }
+			}
+			r, err := Simulate(spec, ds.Dim, Config{Every: S, Lag: lag, Partitions: P}, ev, assign)
 			if err != nil {
 				t.Fatal(err)
 			}
