@@ -52,7 +52,7 @@ func init() {
 			docEta, docHorz, docLoss,
 			{Name: "normalize", Default: "true for square loss, else false", Doc: "scale features by 1/√D (ALD paper) instead of 1 (LSOKL/FORKS paper)"},
 			docSeed,
-			{Name: "mix", Default: "mean", Doc: "with --share: mean (iterative parameter mixing; partitions hold the same distribution, e.g. round robin or hashed keys) or own (keep the own steps, add the others' average; partitions keyed by user or another entity)"},
+			{Name: "mix", Default: "mean", Doc: "with --share: mean (iterative parameter mixing; partitions hold the same distribution, e.g. round robin or hashed keys) or own (keep the own steps, add the others' average; partitions keyed by user or another entity)", When: "given (absent: mean)"},
 		},
 		New: newFOGD,
 	})
@@ -79,7 +79,10 @@ func newFOGD(p *Params, dim int) (Learner, error) {
 	eta := readEta(p, loss)
 	norm := p.Bool("normalize", loss == Square)
 	seed := p.Uint64("seed", 1)
-	mix := p.Enum("mix", "mean", "mean", "own")
+	mix := "mean"
+	if p.Has("mix") { // absent: the canonical spec (and the states' header) of a plain FOGD is unchanged
+		mix = p.Enum("mix", "mean", "mean", "own")
+	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
