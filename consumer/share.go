@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -185,7 +187,10 @@ type tailer struct {
 	mu     sync.RWMutex
 	recs   map[slot]*share.Record
 	pos    []int64       // next offset per sync-topic partition
-	notify chan struct{} // closed and replaced when something arrives
+	notify chan struct{} // closed and replaced at every fetch (caughtUp)
+	// arrivals: for a slot someone awaits, the channel closed when a
+	// record lands in it.
+	arrivals map[slot]chan struct{}
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -193,7 +198,8 @@ type tailer struct {
 
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
-		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{})}
+		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{}),
+		arrivals: map[slot]chan struct{}{}}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -209,12 +215,64 @@ func (t *tailer) run(ctx context.Context) {
 func (t *tailer) follow(ctx context.Context, part int) {
 	cfg := t.p.cfg
 	pos := int64(0)
+	var (
+		key   []byte // reused: keys are only compared
+		hdr   [share.PeekLen]byte
+		fresh []*share.Record
+	)
+	// Each record's key and first bytes are read first: a record already
+	// held (this process's own, put at once) is skipped without copying or
+	// decoding its value.
+	read := func(r *kafka.Record) error {
+		pos = r.Offset + 1
+		if r.Key == nil || r.Value == nil {
+			return nil
+		}
+		key = slices.Grow(key[:0], r.Key.Len())[:r.Key.Len()]
+		if _, err := io.ReadFull(r.Key, key); err != nil {
+			return err
+		}
+		if len(key) <= len(t.prefix) || string(key[:len(t.prefix)]) != t.prefix || key[len(t.prefix)] != '/' {
+			return nil
+		}
+		n := r.Value.Len()
+		if n < share.PeekLen {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			return nil
+		}
+		if _, err := io.ReadFull(r.Value, hdr[:]); err != nil {
+			return err
+		}
+		kind, part, epoch, ok := share.Peek(hdr[:])
+		if !ok {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			return nil
+		}
+		if t.holds(kind, part, epoch) {
+			return nil // already held (e.g. written by this process: put)
+		}
+		v := make([]byte, n)
+		copy(v, hdr[:])
+		if _, err := io.ReadFull(r.Value, v[share.PeekLen:]); err != nil {
+			return err
+		}
+		rec, err := share.Decode(v)
+		if err != nil || string(key) != share.Key(t.prefix, kind, part, epoch, t.window) {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(key), "err", err)
+			return nil
+		}
+		fresh = append(fresh, rec)
+		return nil
+	}
 	for ctx.Err() == nil {
-		recs, _, err := kafkautil.FetchBatch(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, nil)
+		fresh = fresh[:0]
+		from := pos
+		_, err := kafkautil.FetchFunc(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, read)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			pos = from // read again from the failed fetch's start
 			if errors.Is(err, kafka.OffsetOutOfRange) {
 				if first, _, err := kafkautil.Offsets(ctx, t.p.client, cfg.ShareTopic, part); err == nil && first > pos {
 					pos = first
@@ -225,35 +283,66 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
-		if len(recs) > 0 {
-			pos = recs[len(recs)-1].Offset + 1
-		}
 		t.mu.Lock()
-		for i := range recs {
-			r := &recs[i]
-			if !strings.HasPrefix(string(r.Key), t.prefix+"/") || r.Value == nil {
-				continue
+		for _, rec := range fresh {
+			if old := t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)]; old == nil || old.Kind != rec.Kind || old.Epoch != rec.Epoch {
+				t.storeLocked(rec)
 			}
-			kind, part, epoch, ok := share.Peek(r.Value)
-			if !ok {
-				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key))
-				continue
-			}
-			s := t.slot(kind, part, epoch)
-			if old := t.recs[s]; old != nil && old.Kind == kind && old.Epoch == epoch {
-				continue // already held (e.g. written by this process: put)
-			}
-			rec, err := share.Decode(r.Value)
-			if err != nil || string(r.Key) != share.Key(t.prefix, kind, part, epoch, t.window) {
-				cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(r.Key), "err", err)
-				continue
-			}
-			t.recs[s] = rec
 		}
 		t.pos[part] = pos
 		close(t.notify) // also on an empty fetch: caughtUp watches pos
 		t.notify = make(chan struct{})
 		t.mu.Unlock()
+		clear(fresh)
+	}
+}
+
+// holds reports whether the tailer holds the record of the kind, partition
+// and epoch.
+func (t *tailer) holds(kind, part int, epoch int64) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	old := t.recs[t.slot(kind, part, epoch)]
+	return old != nil && old.Kind == kind && old.Epoch == epoch
+}
+
+// storeLocked keeps rec in its slot and wakes those waiting for that slot
+// (see await). t.mu is held.
+func (t *tailer) storeLocked(rec *share.Record) {
+	s := t.slot(rec.Kind, rec.Partition, rec.Epoch)
+	t.recs[s] = rec
+	if ch, ok := t.arrivals[s]; ok {
+		close(ch)
+		delete(t.arrivals, s)
+	}
+}
+
+// await waits until partition q's record of the kind for epoch e is held
+// (true), or until stop fires or ctx ends (false). It wakes only when a
+// record lands in that record's slot, not at every arrival. The error is
+// get's (errOverwritten).
+func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, e int64) (bool, error) {
+	s := t.slot(kind, q, e)
+	for {
+		t.mu.Lock()
+		r, err := t.getLocked(kind, q, e)
+		if err != nil || r != nil {
+			t.mu.Unlock()
+			return r != nil, err
+		}
+		ch, ok := t.arrivals[s]
+		if !ok {
+			ch = make(chan struct{})
+			t.arrivals[s] = ch
+		}
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-stop:
+			return false, nil
+		case <-ctx.Done():
+			return false, nil
+		}
 	}
 }
 
@@ -267,12 +356,15 @@ func (t *tailer) follow(ctx context.Context, part int) {
 // dropped (a partition that lags further recomputes its term: a miss costs
 // time, never exactness).
 func (t *tailer) mix(model string, e int64, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
-	var kb strings.Builder
-	kb.WriteString(model)
+	kb := make([]byte, 0, len(model)+12*len(refs))
+	kb = append(kb, model...)
 	for _, r := range refs {
-		fmt.Fprintf(&kb, "/%d:%d", r.Partition, r.Epoch)
+		kb = append(kb, '/')
+		kb = strconv.AppendInt(kb, int64(r.Partition), 10)
+		kb = append(kb, ':')
+		kb = strconv.AppendInt(kb, r.Epoch, 10)
 	}
-	key := kb.String()
+	key := string(kb)
 	t.mixMu.Lock()
 	m, ok := t.mixes[key]
 	t.mixMu.Unlock()
@@ -321,9 +413,7 @@ func (t *tailer) slot(kind, partition int, epoch int64) slot {
 // put records what this process wrote itself (available at once).
 func (t *tailer) put(rec *share.Record) {
 	t.mu.Lock()
-	t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)] = rec
-	close(t.notify)
-	t.notify = make(chan struct{})
+	t.storeLocked(rec)
 	t.mu.Unlock()
 }
 
@@ -584,45 +674,44 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		}
 		next = dec.Frontier
 		for _, ref := range share.Due(old, next) {
-			for !avail(ref.Partition, ref.Epoch) {
-				if getErr != nil {
-					return false, getErr
-				}
-				ch := t.changed()
-				if avail(ref.Partition, ref.Epoch) {
-					break
-				}
-				select {
-				case <-ch:
-				case <-ctx.Done():
-					sr.broken = true
-					return false, nil
-				}
+			found, err := t.await(ctx, nil, share.KindDelta, ref.Partition, ref.Epoch)
+			if err != nil {
+				return false, err
 			}
-		}
-	} else {
-		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
-		defer deadline.Stop()
-	wait:
-		for {
-			ch := t.changed()
-			waitFor := sr.cfg.WaitFor(e, old, avail)
-			if getErr != nil {
-				return false, getErr
-			}
-			if len(waitFor) == 0 {
-				break
-			}
-			select {
-			case <-ch:
-			case <-deadline.C:
-				w.p.sm.skips.Add(float64(len(waitFor)))
-				w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", waitFor, "max_wait", w.p.cfg.ShareMaxWait)
-				break wait
-			case <-ctx.Done():
+			if !found {
 				sr.broken = true
 				return false, nil
 			}
+		}
+	} else {
+		// Each partition waited for is awaited in turn (a delta never
+		// goes away once held: the list only shrinks), woken only by
+		// arrivals in its slot.
+		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
+		defer deadline.Stop()
+		waitFor := sr.cfg.WaitFor(e, old, avail)
+		if getErr != nil {
+			return false, getErr
+		}
+		for _, q := range waitFor {
+			found, err := t.await(ctx, deadline.C, share.KindDelta, q, e-sr.cfg.Lag)
+			if err != nil {
+				return false, err
+			}
+			if found {
+				continue
+			}
+			if ctx.Err() != nil {
+				sr.broken = true
+				return false, nil
+			}
+			missing := sr.cfg.WaitFor(e, old, avail)
+			if getErr != nil {
+				return false, getErr
+			}
+			w.p.sm.skips.Add(float64(len(missing)))
+			w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", missing, "max_wait", w.p.cfg.ShareMaxWait)
+			break
 		}
 		var strict bool
 		next, strict = sr.cfg.Plan(e, old, avail)
