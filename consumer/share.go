@@ -184,8 +184,10 @@ type tailer struct {
 	prefix string
 	window int64
 
-	mu     sync.RWMutex
-	recs   map[slot]*share.Record
+	mu sync.RWMutex
+	// recs[kind−1][q][e mod window]: partition q's latest record of the
+	// kind in that slot (grown as partitions appear).
+	recs   [2][][]*share.Record
 	pos    []int64       // next offset per sync-topic partition
 	notify chan struct{} // closed and replaced at every fetch (caughtUp)
 	// arrivals: for a slot someone awaits, the channel closed when a
@@ -198,7 +200,7 @@ type tailer struct {
 
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
-		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{}),
+		pos: make([]int64, parts), notify: make(chan struct{}),
 		arrivals: map[slot]chan struct{}{}}
 }
 
@@ -285,7 +287,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		t.mu.Lock()
 		for _, rec := range fresh {
-			if old := t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)]; old == nil || old.Kind != rec.Kind || old.Epoch != rec.Epoch {
+			if old := t.heldLocked(rec.Kind, rec.Partition, rec.Epoch); old == nil || old.Epoch != rec.Epoch {
 				t.storeLocked(rec)
 			}
 		}
@@ -302,15 +304,36 @@ func (t *tailer) follow(ctx context.Context, part int) {
 func (t *tailer) holds(kind, part int, epoch int64) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	old := t.recs[t.slot(kind, part, epoch)]
-	return old != nil && old.Kind == kind && old.Epoch == epoch
+	old := t.heldLocked(kind, part, epoch)
+	return old != nil && old.Epoch == epoch
+}
+
+// heldLocked returns the record in the slot of partition q's record of the
+// kind for epoch e (of that epoch or another sharing its slot), nil if
+// none. t.mu is held.
+func (t *tailer) heldLocked(kind, q int, e int64) *share.Record {
+	if kind != share.KindDelta && kind != share.KindDecision {
+		return nil
+	}
+	if byPart := t.recs[kind-1]; q < len(byPart) && byPart[q] != nil {
+		return byPart[q][e%t.window]
+	}
+	return nil
 }
 
 // storeLocked keeps rec in its slot and wakes those waiting for that slot
 // (see await). t.mu is held.
 func (t *tailer) storeLocked(rec *share.Record) {
 	s := t.slot(rec.Kind, rec.Partition, rec.Epoch)
-	t.recs[s] = rec
+	byPart := t.recs[rec.Kind-1]
+	if rec.Partition >= len(byPart) {
+		byPart = append(byPart, make([][]*share.Record, rec.Partition+1-len(byPart))...)
+		t.recs[rec.Kind-1] = byPart
+	}
+	if byPart[rec.Partition] == nil {
+		byPart[rec.Partition] = make([]*share.Record, t.window)
+	}
+	byPart[rec.Partition][s.slot] = rec
 	if ch, ok := t.arrivals[s]; ok {
 		close(ch)
 		delete(t.arrivals, s)
@@ -431,7 +454,7 @@ func (t *tailer) get(kind, q int, e int64) (*share.Record, error) {
 }
 
 func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
-	r := t.recs[t.slot(kind, q, e)]
+	r := t.heldLocked(kind, q, e)
 	switch {
 	case r == nil || r.Epoch < e:
 		return nil, nil
@@ -659,9 +682,10 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// avail runs with t.mu read-locked (around a whole WaitFor or Plan).
 	var getErr error
 	avail := func(q int, ep int64) bool {
-		r, err := t.get(share.KindDelta, q, ep)
+		r, err := t.getLocked(share.KindDelta, q, ep)
 		if err != nil && getErr == nil {
 			getErr = err
 		}
@@ -689,7 +713,9 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		// arrivals in its slot.
 		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
 		defer deadline.Stop()
+		t.mu.RLock()
 		waitFor := sr.cfg.WaitFor(e, old, avail)
+		t.mu.RUnlock()
 		if getErr != nil {
 			return false, getErr
 		}
@@ -705,7 +731,9 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 				sr.broken = true
 				return false, nil
 			}
+			t.mu.RLock()
 			missing := sr.cfg.WaitFor(e, old, avail)
+			t.mu.RUnlock()
 			if getErr != nil {
 				return false, getErr
 			}
@@ -714,7 +742,9 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			break
 		}
 		var strict bool
+		t.mu.RLock()
 		next, strict = sr.cfg.Plan(e, old, avail)
+		t.mu.RUnlock()
 		if getErr != nil {
 			return false, getErr
 		}
@@ -729,14 +759,22 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	w.p.sm.wait.Observe(time.Since(start).Seconds())
 	// 3. Merge.
 	refs := share.Due(old, next)
+	recs := make([]*share.Record, len(refs))
+	t.mu.RLock()
+	for j, ref := range refs {
+		if recs[j], err = t.getLocked(share.KindDelta, ref.Partition, ref.Epoch); err == nil && recs[j] == nil {
+			err = fmt.Errorf("share: partition %d's delta of epoch %d, due at boundary %d, is not held", ref.Partition, ref.Epoch, e)
+		}
+		if err != nil {
+			t.mu.RUnlock()
+			return false, err
+		}
+	}
+	t.mu.RUnlock()
 	for k, i := range sr.models {
 		in := make([]learner.SharedDelta, 0, len(refs))
-		for _, ref := range refs {
-			r, err := t.get(share.KindDelta, ref.Partition, ref.Epoch)
-			if err != nil {
-				return false, err
-			}
-			data, ok := findDelta(r, sr.names[k])
+		for j, ref := range refs {
+			data, ok := findDelta(recs[j], sr.names[k])
 			if !ok {
 				return false, fmt.Errorf("share: partition %d's delta of epoch %d has no model %s (is it configured the same on every instance?)", ref.Partition, ref.Epoch, sr.names[k])
 			}
