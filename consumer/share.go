@@ -193,6 +193,14 @@ type tailer struct {
 	// arrivals: for a slot someone awaits, the channel closed when a
 	// record lands in it.
 	arrivals map[slot]chan struct{}
+	// The tailer reads only while a record could come from elsewhere:
+	// local[q] counts this process's workers of input partition q past
+	// their catch-up (nLocal the partitions with one), catching the
+	// catch-ups under way; wake is closed and replaced when they change.
+	local    []int
+	nLocal   int
+	catching int
+	wake     chan struct{}
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -201,7 +209,7 @@ type tailer struct {
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
 		pos: make([]int64, parts), notify: make(chan struct{}),
-		arrivals: map[slot]chan struct{}{}}
+		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), wake: make(chan struct{})}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -267,6 +275,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		return nil
 	}
 	for ctx.Err() == nil {
+		if !t.needed(ctx) {
+			return
+		}
 		fresh = fresh[:0]
 		from := pos
 		_, err := kafkautil.FetchFunc(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, read)
@@ -297,6 +308,66 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		t.mu.Unlock()
 		clear(fresh)
 	}
+}
+
+// needed waits until the sync topic must be read, and reports false if ctx
+// ended first. It must be read while a worker catches up (caughtUp), and
+// while some input partition has no worker of this process past its catch
+// up: that partition's records come from another process (or from a
+// previous owner). When every partition has one, every record written
+// from then on is this process's own, held at once (put), and what a
+// replay needs from before was read by its catch-up (a checkpoint is only
+// taken once the deltas it covers are acknowledged): the tailer pauses,
+// and resumes from where it stopped (reading back its own records without
+// copying them) as soon as a partition leaves or a worker catches up.
+func (t *tailer) needed(ctx context.Context) bool {
+	for {
+		t.mu.Lock()
+		ok, ch := t.catching > 0 || t.nLocal < len(t.local), t.wake
+		t.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// joined and left count a worker of input partition q in and out of the
+// partitions this process serves (see needed); catchUp counts a catch-up
+// in (+1) and out (−1).
+func (t *tailer) joined(q int) { t.local1(q, 1) }
+func (t *tailer) left(q int)   { t.local1(q, -1) }
+
+func (t *tailer) local1(q, d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q >= len(t.local) {
+		return
+	}
+	t.local[q] += d
+	switch {
+	case d > 0 && t.local[q] == 1:
+		t.nLocal++
+	case d < 0 && t.local[q] == 0:
+		t.nLocal--
+	}
+	t.signalLocked()
+}
+
+func (t *tailer) catchUp(d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.catching += d
+	t.signalLocked()
+}
+
+func (t *tailer) signalLocked() {
+	close(t.wake)
+	t.wake = make(chan struct{})
 }
 
 // holds reports whether the tailer holds the record of the kind, partition
@@ -483,6 +554,8 @@ func (t *tailer) changed() <-chan struct{} {
 // before the call (so that a restored partition sees its own decision
 // records before it replays its boundaries).
 func (t *tailer) caughtUp(ctx context.Context) error {
+	t.catchUp(1)
+	defer t.catchUp(-1)
 	ends := make([]int64, len(t.pos))
 	for part := range ends {
 		for {
