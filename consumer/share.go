@@ -187,7 +187,7 @@ type tailer struct {
 	mu sync.RWMutex
 	// recs[kind−1][q][e mod window]: partition q's latest record of the
 	// kind in that slot (grown as partitions appear).
-	recs   [2][][]*share.Record
+	recs   [2][][]held
 	pos    []int64       // next offset per sync-topic partition
 	notify chan struct{} // closed and replaced at every fetch (caughtUp)
 	// arrivals: for a slot someone awaits, the channel closed when a
@@ -258,8 +258,8 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
 			return nil
 		}
-		if t.holds(kind, part, epoch) {
-			return nil // already held (e.g. written by this process: put)
+		if t.skip(kind, part, epoch) {
+			return nil // e.g. written by this process (put)
 		}
 		v := make([]byte, n)
 		copy(v, hdr[:])
@@ -298,8 +298,8 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		t.mu.Lock()
 		for _, rec := range fresh {
-			if old := t.heldLocked(rec.Kind, rec.Partition, rec.Epoch); old == nil || old.Epoch != rec.Epoch {
-				t.storeLocked(rec)
+			if !t.skipLocked(rec.Kind, rec.Partition, rec.Epoch) {
+				t.storeLocked(rec, false)
 			}
 		}
 		t.pos[part] = pos
@@ -370,41 +370,54 @@ func (t *tailer) signalLocked() {
 	t.wake = make(chan struct{})
 }
 
-// holds reports whether the tailer holds the record of the kind, partition
-// and epoch.
-func (t *tailer) holds(kind, part int, epoch int64) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	old := t.heldLocked(kind, part, epoch)
-	return old != nil && old.Epoch == epoch
+// held is a slot's record, and whether this process wrote it (put).
+type held struct {
+	rec *share.Record
+	own bool
 }
 
-// heldLocked returns the record in the slot of partition q's record of the
-// kind for epoch e (of that epoch or another sharing its slot), nil if
-// none. t.mu is held.
-func (t *tailer) heldLocked(kind, q int, e int64) *share.Record {
+// skip reports whether a record of the kind, partition and epoch read from
+// the sync topic is to be skipped: the tailer holds it already, or holds a
+// newer one of its slot that this process wrote itself (an older one read
+// back, e.g. after a pause, must not hide it). Otherwise the last read
+// wins, as in the topic.
+func (t *tailer) skip(kind, part int, epoch int64) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.skipLocked(kind, part, epoch)
+}
+
+func (t *tailer) skipLocked(kind, part int, epoch int64) bool {
+	h := t.heldLocked(kind, part, epoch)
+	return h.rec != nil && (h.rec.Epoch == epoch || h.own && h.rec.Epoch > epoch)
+}
+
+// heldLocked returns the slot of partition q's record of the kind for
+// epoch e (its record may be of that epoch or another sharing the slot;
+// nil if none). t.mu is held.
+func (t *tailer) heldLocked(kind, q int, e int64) held {
 	if kind != share.KindDelta && kind != share.KindDecision {
-		return nil
+		return held{}
 	}
 	if byPart := t.recs[kind-1]; q < len(byPart) && byPart[q] != nil {
 		return byPart[q][e%t.window]
 	}
-	return nil
+	return held{}
 }
 
-// storeLocked keeps rec in its slot and wakes those waiting for that slot
-// (see await). t.mu is held.
-func (t *tailer) storeLocked(rec *share.Record) {
+// storeLocked keeps rec (own: written by this process) in its slot and
+// wakes those waiting for that slot (see await). t.mu is held.
+func (t *tailer) storeLocked(rec *share.Record, own bool) {
 	s := t.slot(rec.Kind, rec.Partition, rec.Epoch)
 	byPart := t.recs[rec.Kind-1]
 	if rec.Partition >= len(byPart) {
-		byPart = append(byPart, make([][]*share.Record, rec.Partition+1-len(byPart))...)
+		byPart = append(byPart, make([][]held, rec.Partition+1-len(byPart))...)
 		t.recs[rec.Kind-1] = byPart
 	}
 	if byPart[rec.Partition] == nil {
-		byPart[rec.Partition] = make([]*share.Record, t.window)
+		byPart[rec.Partition] = make([]held, t.window)
 	}
-	byPart[rec.Partition][s.slot] = rec
+	byPart[rec.Partition][s.slot] = held{rec, own}
 	if ch, ok := t.arrivals[s]; ok {
 		close(ch)
 		delete(t.arrivals, s)
@@ -507,7 +520,7 @@ func (t *tailer) slot(kind, partition int, epoch int64) slot {
 // put records what this process wrote itself (available at once).
 func (t *tailer) put(rec *share.Record) {
 	t.mu.Lock()
-	t.storeLocked(rec)
+	t.storeLocked(rec, true)
 	t.mu.Unlock()
 }
 
@@ -525,7 +538,7 @@ func (t *tailer) get(kind, q int, e int64) (*share.Record, error) {
 }
 
 func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
-	r := t.heldLocked(kind, q, e)
+	r := t.heldLocked(kind, q, e).rec
 	switch {
 	case r == nil || r.Epoch < e:
 		return nil, nil
@@ -781,9 +794,8 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			}
 		}
 	} else {
-		// Each partition waited for is awaited in turn (a delta never
-		// goes away once held: the list only shrinks), woken only by
-		// arrivals in its slot.
+		// Each partition waited for is awaited in turn, woken only by
+		// arrivals in its slot (Plan then rechecks them all).
 		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
 		defer deadline.Stop()
 		t.mu.RLock()
