@@ -796,13 +796,16 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	} else {
 		// Each partition waited for is awaited in turn, woken only by
 		// arrivals in its slot (Plan then rechecks them all).
-		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
-		defer deadline.Stop()
 		t.mu.RLock()
 		waitFor := sr.cfg.WaitFor(e, old, avail)
 		t.mu.RUnlock()
 		if getErr != nil {
 			return false, getErr
+		}
+		var deadline *time.Timer
+		if len(waitFor) > 0 {
+			deadline = time.NewTimer(w.p.cfg.ShareMaxWait)
+			defer deadline.Stop()
 		}
 		for _, q := range waitFor {
 			found, err := t.await(ctx, deadline.C, share.KindDelta, q, e-sr.cfg.Lag)
