@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -182,10 +184,23 @@ type tailer struct {
 	prefix string
 	window int64
 
-	mu     sync.RWMutex
-	recs   map[slot]*share.Record
+	mu sync.RWMutex
+	// recs[kind−1][q][e mod window]: partition q's latest record of the
+	// kind in that slot (grown as partitions appear).
+	recs   [2][][]held
 	pos    []int64       // next offset per sync-topic partition
-	notify chan struct{} // closed and replaced when something arrives
+	notify chan struct{} // closed and replaced at every fetch (caughtUp)
+	// arrivals: for a slot someone awaits, the channel closed when a
+	// record lands in it.
+	arrivals map[slot]chan struct{}
+	// The tailer reads only while a record could come from elsewhere:
+	// local[q] counts this process's workers of input partition q past
+	// their catch-up (nLocal the partitions with one), catching the
+	// catch-ups under way; wake is closed and replaced when they change.
+	local    []int
+	nLocal   int
+	catching int
+	wake     chan struct{}
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -193,7 +208,8 @@ type tailer struct {
 
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
-		recs: map[slot]*share.Record{}, pos: make([]int64, parts), notify: make(chan struct{})}
+		pos: make([]int64, parts), notify: make(chan struct{}),
+		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), wake: make(chan struct{})}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -209,12 +225,67 @@ func (t *tailer) run(ctx context.Context) {
 func (t *tailer) follow(ctx context.Context, part int) {
 	cfg := t.p.cfg
 	pos := int64(0)
+	var (
+		key   []byte // reused: keys are only compared
+		hdr   [share.PeekLen]byte
+		fresh []*share.Record
+	)
+	// Each record's key and first bytes are read first: a record already
+	// held (this process's own, put at once) is skipped without copying or
+	// decoding its value.
+	read := func(r *kafka.Record) error {
+		pos = r.Offset + 1
+		if r.Key == nil || r.Value == nil {
+			return nil
+		}
+		key = slices.Grow(key[:0], r.Key.Len())[:r.Key.Len()]
+		if _, err := io.ReadFull(r.Key, key); err != nil {
+			return err
+		}
+		if len(key) <= len(t.prefix) || string(key[:len(t.prefix)]) != t.prefix || key[len(t.prefix)] != '/' {
+			return nil
+		}
+		n := r.Value.Len()
+		if n < share.PeekLen {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			return nil
+		}
+		if _, err := io.ReadFull(r.Value, hdr[:]); err != nil {
+			return err
+		}
+		kind, part, epoch, ok := share.Peek(hdr[:])
+		if !ok {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			return nil
+		}
+		if t.skip(kind, part, epoch) {
+			return nil // e.g. written by this process (put)
+		}
+		v := make([]byte, n)
+		copy(v, hdr[:])
+		if _, err := io.ReadFull(r.Value, v[share.PeekLen:]); err != nil {
+			return err
+		}
+		rec, err := share.Decode(v)
+		if err != nil || string(key) != share.Key(t.prefix, kind, part, epoch, t.window) {
+			cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(key), "err", err)
+			return nil
+		}
+		fresh = append(fresh, rec)
+		return nil
+	}
 	for ctx.Err() == nil {
-		recs, _, err := kafkautil.FetchBatch(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, nil)
+		if !t.needed(ctx) {
+			return
+		}
+		fresh = fresh[:0]
+		from := pos
+		_, err := kafkautil.FetchFunc(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, read)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			pos = from // read again from the failed fetch's start
 			if errors.Is(err, kafka.OffsetOutOfRange) {
 				if first, _, err := kafkautil.Offsets(ctx, t.p.client, cfg.ShareTopic, part); err == nil && first > pos {
 					pos = first
@@ -225,35 +296,160 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
-		if len(recs) > 0 {
-			pos = recs[len(recs)-1].Offset + 1
-		}
 		t.mu.Lock()
-		for i := range recs {
-			r := &recs[i]
-			if !strings.HasPrefix(string(r.Key), t.prefix+"/") || r.Value == nil {
-				continue
+		for _, rec := range fresh {
+			if !t.skipLocked(rec.Kind, rec.Partition, rec.Epoch) {
+				t.storeLocked(rec, false)
 			}
-			kind, part, epoch, ok := share.Peek(r.Value)
-			if !ok {
-				cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(r.Key))
-				continue
-			}
-			s := t.slot(kind, part, epoch)
-			if old := t.recs[s]; old != nil && old.Kind == kind && old.Epoch == epoch {
-				continue // already held (e.g. written by this process: put)
-			}
-			rec, err := share.Decode(r.Value)
-			if err != nil || string(r.Key) != share.Key(t.prefix, kind, part, epoch, t.window) {
-				cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(r.Key), "err", err)
-				continue
-			}
-			t.recs[s] = rec
 		}
 		t.pos[part] = pos
 		close(t.notify) // also on an empty fetch: caughtUp watches pos
 		t.notify = make(chan struct{})
 		t.mu.Unlock()
+		clear(fresh)
+	}
+}
+
+// needed waits until the sync topic must be read, and reports false if ctx
+// ended first. It must be read while a worker catches up (caughtUp), and
+// while some input partition has no worker of this process past its catch
+// up: that partition's records come from another process (or from a
+// previous owner). When every partition has one, every record written
+// from then on is this process's own, held at once (put), and what a
+// replay needs from before was read by its catch-up (a checkpoint is only
+// taken once the deltas it covers are acknowledged): the tailer pauses,
+// and resumes from where it stopped (reading back its own records without
+// copying them) as soon as a partition leaves or a worker catches up.
+func (t *tailer) needed(ctx context.Context) bool {
+	for {
+		t.mu.Lock()
+		ok, ch := t.catching > 0 || t.nLocal < len(t.local), t.wake
+		t.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// joined and left count a worker of input partition q in and out of the
+// partitions this process serves (see needed); catchUp counts a catch-up
+// in (+1) and out (−1).
+func (t *tailer) joined(q int) { t.local1(q, 1) }
+func (t *tailer) left(q int)   { t.local1(q, -1) }
+
+func (t *tailer) local1(q, d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q >= len(t.local) {
+		return
+	}
+	t.local[q] += d
+	switch {
+	case d > 0 && t.local[q] == 1:
+		t.nLocal++
+	case d < 0 && t.local[q] == 0:
+		t.nLocal--
+	}
+	t.signalLocked()
+}
+
+func (t *tailer) catchUp(d int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.catching += d
+	t.signalLocked()
+}
+
+func (t *tailer) signalLocked() {
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+// held is a slot's record, and whether this process wrote it (put).
+type held struct {
+	rec *share.Record
+	own bool
+}
+
+// skip reports whether a record of the kind, partition and epoch read from
+// the sync topic is to be skipped: the tailer holds it already, or holds a
+// newer one of its slot that this process wrote itself (an older one read
+// back, e.g. after a pause, must not hide it). Otherwise the last read
+// wins, as in the topic.
+func (t *tailer) skip(kind, part int, epoch int64) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.skipLocked(kind, part, epoch)
+}
+
+func (t *tailer) skipLocked(kind, part int, epoch int64) bool {
+	h := t.heldLocked(kind, part, epoch)
+	return h.rec != nil && (h.rec.Epoch == epoch || h.own && h.rec.Epoch > epoch)
+}
+
+// heldLocked returns the slot of partition q's record of the kind for
+// epoch e (its record may be of that epoch or another sharing the slot;
+// nil if none). t.mu is held.
+func (t *tailer) heldLocked(kind, q int, e int64) held {
+	if kind != share.KindDelta && kind != share.KindDecision {
+		return held{}
+	}
+	if byPart := t.recs[kind-1]; q < len(byPart) && byPart[q] != nil {
+		return byPart[q][e%t.window]
+	}
+	return held{}
+}
+
+// storeLocked keeps rec (own: written by this process) in its slot and
+// wakes those waiting for that slot (see await). t.mu is held.
+func (t *tailer) storeLocked(rec *share.Record, own bool) {
+	s := t.slot(rec.Kind, rec.Partition, rec.Epoch)
+	byPart := t.recs[rec.Kind-1]
+	if rec.Partition >= len(byPart) {
+		byPart = append(byPart, make([][]held, rec.Partition+1-len(byPart))...)
+		t.recs[rec.Kind-1] = byPart
+	}
+	if byPart[rec.Partition] == nil {
+		byPart[rec.Partition] = make([]held, t.window)
+	}
+	byPart[rec.Partition][s.slot] = held{rec, own}
+	if ch, ok := t.arrivals[s]; ok {
+		close(ch)
+		delete(t.arrivals, s)
+	}
+}
+
+// await waits until partition q's record of the kind for epoch e is held
+// (true), or until stop fires or ctx ends (false). It wakes only when a
+// record lands in that record's slot, not at every arrival. The error is
+// get's (errOverwritten).
+func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, e int64) (bool, error) {
+	s := t.slot(kind, q, e)
+	for {
+		t.mu.Lock()
+		r, err := t.getLocked(kind, q, e)
+		if err != nil || r != nil {
+			t.mu.Unlock()
+			return r != nil, err
+		}
+		ch, ok := t.arrivals[s]
+		if !ok {
+			ch = make(chan struct{})
+			t.arrivals[s] = ch
+		}
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-stop:
+			return false, nil
+		case <-ctx.Done():
+			return false, nil
+		}
 	}
 }
 
@@ -267,12 +463,15 @@ func (t *tailer) follow(ctx context.Context, part int) {
 // dropped (a partition that lags further recomputes its term: a miss costs
 // time, never exactness).
 func (t *tailer) mix(model string, e int64, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
-	var kb strings.Builder
-	kb.WriteString(model)
+	kb := make([]byte, 0, len(model)+12*len(refs))
+	kb = append(kb, model...)
 	for _, r := range refs {
-		fmt.Fprintf(&kb, "/%d:%d", r.Partition, r.Epoch)
+		kb = append(kb, '/')
+		kb = strconv.AppendInt(kb, int64(r.Partition), 10)
+		kb = append(kb, ':')
+		kb = strconv.AppendInt(kb, r.Epoch, 10)
 	}
-	key := kb.String()
+	key := string(kb)
 	t.mixMu.Lock()
 	m, ok := t.mixes[key]
 	t.mixMu.Unlock()
@@ -321,9 +520,7 @@ func (t *tailer) slot(kind, partition int, epoch int64) slot {
 // put records what this process wrote itself (available at once).
 func (t *tailer) put(rec *share.Record) {
 	t.mu.Lock()
-	t.recs[t.slot(rec.Kind, rec.Partition, rec.Epoch)] = rec
-	close(t.notify)
-	t.notify = make(chan struct{})
+	t.storeLocked(rec, true)
 	t.mu.Unlock()
 }
 
@@ -341,7 +538,7 @@ func (t *tailer) get(kind, q int, e int64) (*share.Record, error) {
 }
 
 func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
-	r := t.recs[t.slot(kind, q, e)]
+	r := t.heldLocked(kind, q, e).rec
 	switch {
 	case r == nil || r.Epoch < e:
 		return nil, nil
@@ -370,6 +567,8 @@ func (t *tailer) changed() <-chan struct{} {
 // before the call (so that a restored partition sees its own decision
 // records before it replays its boundaries).
 func (t *tailer) caughtUp(ctx context.Context) error {
+	t.catchUp(1)
+	defer t.catchUp(-1)
 	ends := make([]int64, len(t.pos))
 	for part := range ends {
 		for {
@@ -569,9 +768,10 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// avail runs with t.mu read-locked (around a whole WaitFor or Plan).
 	var getErr error
 	avail := func(q int, ep int64) bool {
-		r, err := t.get(share.KindDelta, q, ep)
+		r, err := t.getLocked(share.KindDelta, q, ep)
 		if err != nil && getErr == nil {
 			getErr = err
 		}
@@ -584,48 +784,55 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		}
 		next = dec.Frontier
 		for _, ref := range share.Due(old, next) {
-			for !avail(ref.Partition, ref.Epoch) {
-				if getErr != nil {
-					return false, getErr
-				}
-				ch := t.changed()
-				if avail(ref.Partition, ref.Epoch) {
-					break
-				}
-				select {
-				case <-ch:
-				case <-ctx.Done():
-					sr.broken = true
-					return false, nil
-				}
+			found, err := t.await(ctx, nil, share.KindDelta, ref.Partition, ref.Epoch)
+			if err != nil {
+				return false, err
 			}
-		}
-	} else {
-		deadline := time.NewTimer(w.p.cfg.ShareMaxWait)
-		defer deadline.Stop()
-	wait:
-		for {
-			ch := t.changed()
-			waitFor := sr.cfg.WaitFor(e, old, avail)
-			if getErr != nil {
-				return false, getErr
-			}
-			if len(waitFor) == 0 {
-				break
-			}
-			select {
-			case <-ch:
-			case <-deadline.C:
-				w.p.sm.skips.Add(float64(len(waitFor)))
-				w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", waitFor, "max_wait", w.p.cfg.ShareMaxWait)
-				break wait
-			case <-ctx.Done():
+			if !found {
 				sr.broken = true
 				return false, nil
 			}
 		}
+	} else {
+		// Each partition waited for is awaited in turn, woken only by
+		// arrivals in its slot (Plan then rechecks them all).
+		t.mu.RLock()
+		waitFor := sr.cfg.WaitFor(e, old, avail)
+		t.mu.RUnlock()
+		if getErr != nil {
+			return false, getErr
+		}
+		var deadline *time.Timer
+		if len(waitFor) > 0 {
+			deadline = time.NewTimer(w.p.cfg.ShareMaxWait)
+			defer deadline.Stop()
+		}
+		for _, q := range waitFor {
+			found, err := t.await(ctx, deadline.C, share.KindDelta, q, e-sr.cfg.Lag)
+			if err != nil {
+				return false, err
+			}
+			if found {
+				continue
+			}
+			if ctx.Err() != nil {
+				sr.broken = true
+				return false, nil
+			}
+			t.mu.RLock()
+			missing := sr.cfg.WaitFor(e, old, avail)
+			t.mu.RUnlock()
+			if getErr != nil {
+				return false, getErr
+			}
+			w.p.sm.skips.Add(float64(len(missing)))
+			w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", missing, "max_wait", w.p.cfg.ShareMaxWait)
+			break
+		}
 		var strict bool
+		t.mu.RLock()
 		next, strict = sr.cfg.Plan(e, old, avail)
+		t.mu.RUnlock()
 		if getErr != nil {
 			return false, getErr
 		}
@@ -640,14 +847,22 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	w.p.sm.wait.Observe(time.Since(start).Seconds())
 	// 3. Merge.
 	refs := share.Due(old, next)
+	recs := make([]*share.Record, len(refs))
+	t.mu.RLock()
+	for j, ref := range refs {
+		if recs[j], err = t.getLocked(share.KindDelta, ref.Partition, ref.Epoch); err == nil && recs[j] == nil {
+			err = fmt.Errorf("share: partition %d's delta of epoch %d, due at boundary %d, is not held", ref.Partition, ref.Epoch, e)
+		}
+		if err != nil {
+			t.mu.RUnlock()
+			return false, err
+		}
+	}
+	t.mu.RUnlock()
 	for k, i := range sr.models {
 		in := make([]learner.SharedDelta, 0, len(refs))
-		for _, ref := range refs {
-			r, err := t.get(share.KindDelta, ref.Partition, ref.Epoch)
-			if err != nil {
-				return false, err
-			}
-			data, ok := findDelta(r, sr.names[k])
+		for j, ref := range refs {
+			data, ok := findDelta(recs[j], sr.names[k])
 			if !ok {
 				return false, fmt.Errorf("share: partition %d's delta of epoch %d has no model %s (is it configured the same on every instance?)", ref.Partition, ref.Epoch, sr.names[k])
 			}

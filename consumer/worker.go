@@ -210,6 +210,8 @@ func (w *worker) run(ctx context.Context) error {
 		if err := w.p.tail.caughtUp(ctx); err != nil {
 			return nil
 		}
+		w.p.tail.joined(w.part)
+		defer w.p.tail.left(w.part)
 	}
 	w.p.partReady(w.part, true)
 	defer w.p.partReady(w.part, false)

@@ -129,11 +129,14 @@ func Decode(b []byte) (*Record, error) {
 	return r, nil
 }
 
-// Peek reads an encoded record's kind, partition and epoch without decoding
-// the rest (ok false if b is not a record of this version; Decode checks
-// the whole).
+// PeekLen is how many leading bytes of an encoded record Peek reads.
+const PeekLen = 25
+
+// Peek reads an encoded record's kind, partition and epoch from its first
+// PeekLen bytes, without decoding the rest (ok false if b is not a record
+// of this version; Decode checks the whole).
 func Peek(b []byte) (kind, partition int, epoch int64, ok bool) {
-	if len(b) < 25 || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
+	if len(b) < PeekLen || binary.LittleEndian.Uint32(b) != recordMagic || binary.LittleEndian.Uint32(b[4:]) != recordVersion {
 		return 0, 0, 0, false
 	}
 	p, e := int64(binary.LittleEndian.Uint64(b[9:])), int64(binary.LittleEndian.Uint64(b[17:]))

@@ -203,39 +203,64 @@ type Record struct {
 // are referenced, and are never overwritten, but keeping one alive keeps
 // its block alive. Passing the previous call's slice as dst[:0] reuses it.
 func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record) ([]Record, int64, error) {
-	resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: from, MinBytes: 1, MaxBytes: int64(maxBytes), MaxWait: maxWait})
-	if err != nil {
-		return dst, 0, err
-	}
-	if resp.Error != nil {
-		return dst, resp.HighWatermark, resp.Error
-	}
 	var arena []byte
-	for {
-		r, err := resp.Records.ReadRecord()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return dst, resp.HighWatermark, fmt.Errorf("reading %s/%d at %d: %w", topic, partition, from, err)
-		}
-		if r.Offset < from {
-			continue
-		}
+	hw, err := FetchFunc(ctx, c, topic, partition, from, maxBytes, maxWait, func(r *kafka.Record) error {
 		rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
+		var err error
 		if r.Key != nil {
 			if rec.Key, arena, err = readInto(arena, r.Key); err != nil {
-				return dst, resp.HighWatermark, err
+				return err
 			}
 		}
 		if r.Value != nil {
 			if rec.Value, arena, err = readInto(arena, r.Value); err != nil {
-				return dst, resp.HighWatermark, err
+				return err
 			}
 		}
 		dst = append(dst, rec)
+		return nil
+	})
+	return dst, hw, err
+}
+
+// FetchFunc fetches the records of one partition from offset on (at most
+// maxBytes, waiting at most maxWait for the first one) and calls f with
+// each of those with offset ≥ from, in offset order, stopping at f's first
+// error. r's Key and Value (nil for null) are readers over the fetch
+// response, valid only until f returns: FetchFunc closes them then, which
+// hands the response's buffers back to kafka-go's pool once every record's
+// are closed. f may leave a value unread (or read part of it) to skip
+// copying what it does not need. It returns the partition's high watermark
+// and the fetch error (e.g. kafka.OffsetOutOfRange), a read error, or f's.
+func FetchFunc(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, f func(r *kafka.Record) error) (int64, error) {
+	resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: from, MinBytes: 1, MaxBytes: int64(maxBytes), MaxWait: maxWait})
+	if err != nil {
+		return 0, err
 	}
-	return dst, resp.HighWatermark, nil
+	if resp.Error != nil {
+		return resp.HighWatermark, resp.Error
+	}
+	for {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return resp.HighWatermark, nil
+			}
+			return resp.HighWatermark, fmt.Errorf("reading %s/%d at %d: %w", topic, partition, from, err)
+		}
+		if r.Offset >= from {
+			err = f(r)
+		}
+		if r.Key != nil {
+			r.Key.Close()
+		}
+		if r.Value != nil {
+			r.Value.Close()
+		}
+		if err != nil {
+			return resp.HighWatermark, err
+		}
+	}
 }
 
 // fetchBlock is the size of the blocks FetchBatch copies keys and values

@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -136,6 +137,9 @@ func (e *Encoder) F64s(v []float64) {
 // the decoded (rounded) values, such as a shared model's delta.
 func (e *Encoder) F32sDiff(a, b []float64) {
 	e.U32(uint32(len(a)))
+	n := len(e.buf)
+	e.buf = slices.Grow(e.buf, 4*len(a))[:n+4*len(a)]
+	out := e.buf[n:]
 	for i, x := range a {
 		if b != nil {
 			x -= b[i]
@@ -147,7 +151,7 @@ func (e *Encoder) F32sDiff(a, b []float64) {
 				*e.sink++
 			}
 		}
-		e.buf = binary.LittleEndian.AppendUint32(e.buf, f)
+		binary.LittleEndian.PutUint32(out[4*i:], f)
 	}
 }
 

@@ -1,0 +1,112 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"okstream/share"
+)
+
+// newTestTailer is a tailer over P input partitions with window W, without
+// a pipeline (for its bookkeeping alone).
+func newTestTailer(parts int, window int64) *tailer {
+	return &tailer{prefix: "g/in", window: window, notify: make(chan struct{}),
+		arrivals: map[slot]chan struct{}{}, local: make([]int, parts), wake: make(chan struct{})}
+}
+
+func delta(q int, e int64) *share.Record {
+	return &share.Record{Kind: share.KindDelta, Partition: q, Epoch: e, Partitions: 2}
+}
+
+// A record read back is skipped when held, or when the slot holds a newer
+// one this process wrote; otherwise the last read wins (as in the topic).
+func TestTailerSkipsWhatItHolds(t *testing.T) {
+	tl := newTestTailer(2, 4)
+	if tl.skip(share.KindDelta, 0, 1) {
+		t.Fatal("an empty slot skips")
+	}
+	tl.put(delta(0, 5)) // own, slot 1
+	if !tl.skip(share.KindDelta, 0, 5) || !tl.skip(share.KindDelta, 0, 1) {
+		t.Fatal("an own record, or an older one of its slot, is not skipped")
+	}
+	if tl.skip(share.KindDelta, 0, 9) || tl.skip(share.KindDecision, 0, 5) || tl.skip(share.KindDelta, 1, 5) {
+		t.Fatal("a newer epoch, another kind or another partition is skipped")
+	}
+	tl.mu.Lock()
+	tl.storeLocked(delta(1, 6), false) // read back, slot 2
+	tl.mu.Unlock()
+	if !tl.skip(share.KindDelta, 1, 6) || tl.skip(share.KindDelta, 1, 2) {
+		t.Fatal("a read record must hide only itself: an older one read after it wins")
+	}
+	if _, err := tl.get(share.KindDelta, 0, 1); !errors.Is(err, errOverwritten) {
+		t.Fatalf("get of an overwritten epoch: %v", err)
+	}
+	if r, err := tl.get(share.KindDelta, 0, 5); err != nil || r == nil {
+		t.Fatalf("get of a held epoch: %v %v", r, err)
+	}
+}
+
+// The tailer reads while a catch-up is under way or a partition has no
+// local worker, and pauses otherwise.
+func TestTailerPausesWhileEveryPartitionIsLocal(t *testing.T) {
+	tl := newTestTailer(2, 4)
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // needed returns false at once instead of pausing
+	if !tl.needed(done) {
+		t.Fatal("no local partition: the tailer must read")
+	}
+	tl.joined(0)
+	tl.joined(0) // a revoked worker still draining, and its successor
+	if !tl.needed(done) {
+		t.Fatal("partition 1 not local: the tailer must read")
+	}
+	tl.joined(1)
+	if tl.needed(done) {
+		t.Fatal("every partition local: the tailer must pause")
+	}
+	tl.catchUp(1)
+	if !tl.needed(done) {
+		t.Fatal("a catch-up under way: the tailer must read")
+	}
+	tl.catchUp(-1)
+	tl.left(0)
+	if tl.needed(done) {
+		t.Fatal("partition 0 still has a worker: the tailer must pause")
+	}
+	// A paused tailer resumes when a partition leaves.
+	ch := make(chan bool)
+	go func() { ch <- tl.needed(context.Background()) }()
+	tl.left(1)
+	if !<-ch {
+		t.Fatal("the paused tailer did not resume when a partition left")
+	}
+}
+
+// await returns when the record lands in its slot, and reports an
+// overwritten one.
+func TestTailerAwait(t *testing.T) {
+	tl := newTestTailer(2, 4)
+	got := make(chan error, 1)
+	go func() {
+		found, err := tl.await(context.Background(), nil, share.KindDelta, 1, 3)
+		if err == nil && !found {
+			err = errors.New("not found")
+		}
+		got <- err
+	}()
+	tl.put(delta(0, 3)) // another partition's: no wake-up for it
+	tl.put(delta(1, 3))
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	tl.put(delta(1, 7))
+	if _, err := tl.await(context.Background(), nil, share.KindDelta, 1, 3); !errors.Is(err, errOverwritten) {
+		t.Fatalf("await of an overwritten epoch: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if found, err := tl.await(ctx, nil, share.KindDelta, 0, 8); found || err != nil {
+		t.Fatalf("await after ctx ended: %v %v", found, err)
+	}
+}
