@@ -119,10 +119,10 @@ func TestSharerContract(t *testing.T) {
 }
 
 // TestFOGDMixOwn checks what mix=own merges against mix=mean on the same
-// two copies: with mean, each copy ends at the average of the deltas
-// (w = (d_a + d_o)/2 from a zero start); with own, the own steps keep
-// their full weight and the other's are halved (w_a = d_a + d_o/2), up to
-// the deltas' float32 rounding.
+// two copies, in terms of the deltas' decoded (8-bit) values D_a, D_o:
+// with mean, w_a ← w_a − D_a + (D_a + D_o)/2; with own, w_a ← w_a + D_o/2.
+// It also checks the codes against the weights they encode (within half a
+// quantisation step).
 func TestFOGDMixOwn(t *testing.T) {
 	xs, ys := stream(Classification, 200, 4, 9)
 	for _, mix := range []string{"mean", "own"} {
@@ -138,16 +138,26 @@ func TestFOGDMixOwn(t *testing.T) {
 		wa, wo := slices.Clone(a.w), slices.Clone(o.w)
 		da, _ := a.ShareDelta()
 		do, _ := o.ShareDelta()
-		if err := a.ShareMerge([]SharedDelta{{Partition: 0, Own: true, Data: da}, {Partition: 1, Data: do}}); err != nil {
+		in := []SharedDelta{{Partition: 0, Own: true, Data: da}, {Partition: 1, Data: do}}
+		qa, err := decodeQ8(&a.base, in[0], len(wa))
+		if err != nil {
+			t.Fatal(err)
+		}
+		qo, _ := decodeQ8(&a.base, in[1], len(wa))
+		if err := a.ShareMerge(in); err != nil {
 			t.Fatal(err)
 		}
 		moved := 0.0
 		for j := range wa {
-			want := (wa[j] + wo[j]) / 2
-			if mix == "own" {
-				want = wa[j] + wo[j]/2
+			Da, Do := state.Dequant8(qa.codes[j], qa.scale), state.Dequant8(qo.codes[j], qo.scale)
+			if math.Abs(Do-wo[j]) > qo.scale/2*(1+1e-12) || math.Abs(Da-wa[j]) > qa.scale/2*(1+1e-12) {
+				t.Fatalf("mix=%s: code %d decodes to %v / %v for weights %v / %v (scales %v / %v)", mix, j, Da, Do, wa[j], wo[j], qa.scale, qo.scale)
 			}
-			if d := math.Abs(a.w[j] - want); d > 1e-6*(1+math.Abs(want)) {
+			want := wa[j] - Da + (Da+Do)/2
+			if mix == "own" {
+				want = wa[j] + Do/2
+			}
+			if d := math.Abs(a.w[j] - want); d > 1e-12*(1+math.Abs(want)) {
 				t.Fatalf("mix=%s: w[%d] = %v after the merge, want %v", mix, j, a.w[j], want)
 			}
 			moved += math.Abs(wo[j])
@@ -155,5 +165,59 @@ func TestFOGDMixOwn(t *testing.T) {
 		if moved == 0 {
 			t.Fatal("the other copy learnt nothing: the test cannot tell the modes apart")
 		}
+	}
+}
+
+// TestFOGDShareErrorFeedback checks that quantising the deltas loses
+// nothing, only delays it: copy A learns, copy B never does and only
+// merges, for many sync periods. B then holds (1/2) Σ of what A sent, and
+// what A sent plus A's unsent residual is everything A learnt: 2·w_B +
+// res_A = Σ A's steps. Without the residual carried to the next delta
+// (error feedback), the quantisation errors of every period would be lost
+// to B and the identity fails.
+func TestFOGDShareErrorFeedback(t *testing.T) {
+	xs, ys := stream(Classification, 2000, 4, 11)
+	mk := func() *FOGD { l, _ := New("fogd:sigma=1,budget=10", 4); return l.(*FOGD) }
+	a, b := mk(), mk()
+	learnt := make([]float64, len(a.w))
+	var prevA, prevB []byte
+	for period := 0; period < 100; period++ {
+		for i := 20 * period; i < 20*period+20; i++ {
+			a.Learn(xs[i], ys[i])
+		}
+		for j := range learnt { // A's steps since its last sync
+			learnt[j] += a.w[j]
+			if a.sh.shared {
+				learnt[j] -= a.sh.snap[j]
+			}
+		}
+		da, _ := a.ShareDelta()
+		db, _ := b.ShareDelta()
+		var inA, inB []SharedDelta // lag 1: the previous period's deltas
+		if prevA != nil {
+			inA = []SharedDelta{{Partition: 0, Own: true, Data: prevA}, {Partition: 1, Data: prevB}}
+			inB = []SharedDelta{{Partition: 0, Data: prevA}, {Partition: 1, Own: true, Data: prevB}}
+		}
+		if err := a.ShareMerge(inA); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ShareMerge(inB); err != nil {
+			t.Fatal(err)
+		}
+		prevA, prevB = da, db
+	}
+	// The last deltas are not merged yet: B lacks them, A holds them in w.
+	last, _ := decodeQ8(&a.base, SharedDelta{Data: prevA}, len(a.w))
+	worst := 0.0
+	for j := range learnt {
+		sent := 2*b.w[j] + state.Dequant8(last.codes[j], last.scale)
+		got := sent + a.sh.res[j]
+		worst = max(worst, math.Abs(got-learnt[j])/(1+math.Abs(learnt[j])))
+	}
+	if worst > 1e-9 {
+		t.Fatalf("2·w_B + last delta + res_A differs from A's steps by %.3g (relative): quantisation lost what A learnt", worst)
+	}
+	if slices.Max(a.sh.res) == 0 && slices.Min(a.sh.res) == 0 {
+		t.Fatal("no residual: the test does not exercise the quantisation")
 	}
 }

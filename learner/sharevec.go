@@ -29,33 +29,49 @@ type vecShare struct {
 	// different populations (a topic keyed by user): a partition's own
 	// recent steps are the most relevant to its next events, and mixing
 	// scales them by 1/k at every sync point. See merge.
-	own     bool
-	snap    []float64 // the vector at the last sync; nil until shared
-	shared  bool
+	own    bool
+	snap   []float64 // the vector at the last sync; nil until shared
+	shared bool
+	// res (mean mode): the part of the own published deltas that their
+	// 8-bit codes did not carry, added to the next delta (error feedback;
+	// see delta). nil until the first merge (zero).
+	res     []float64
 	bufs    [][]float64 // merge scratch: the decoded deltas
 	scratch []float64   // mix's M
+	dbuf    []float64   // scratch: the delta before quantisation
+	qbuf    []byte      // scratch: its codes
+	// The last delta's codes (qbuf, scale qscale) are still those of the
+	// current state while qok and b.updates == qupd (delta sets them; a
+	// merge or a restore clears qok): the merge that follows a delta at a
+	// sync point then need not quantise again.
+	qok    bool
+	qupd   uint64
+	qscale float64
 }
 
 // delta encodes v − snap under b's header (so that a delta of another spec
 // or dimension is refused by the receiver).
 //
-// With mean (parameter mixing) the delta is rounded to float32: half the
-// bytes on the sync topic, which dominated the cost of a sync point
-// (issue 17: FOGD B = 100 at S = 16 wrote 6.4 KB per 16 events). Every copy,
-// the producing one included, merges the same rounded values (merge decodes
-// its own delta from the bytes too), so the copies stay deterministic and
-// the simulator equal to the pipeline; the rounding residual of the own
-// delta (relative 2⁻²⁴) stays in the own copy only. Statistics (the sum
+// With mean (parameter mixing) the delta is d = v − snap + res quantised
+// to 8 bits with one scale (state.Q8s: an eighth of the float64 bytes; the
+// sync topic's bytes were most of a sync point's cost, issue 17), with
+// error feedback: what the codes do not carry, res = d − dequant(codes),
+// stays in the own copy at full weight and is added to the next delta, so
+// nothing learnt is lost, only delayed by a sync period (Seide, Fu, Droppo,
+// Li & Yu, "1-bit stochastic gradient descent…", Interspeech 2014;
+// Karimireddy, Rebjock, Stich & Jaggi, "Error feedback fixes SignSGD…",
+// ICML 2019). Every copy, the producing one included, merges the decoded
+// values (merge decodes its own delta from the bytes too), so the copies
+// stay deterministic and the simulator equal to the pipeline. res is
+// updated at the merge that follows the delta at the same sync point
+// (ShareDelta changes nothing), from the same state. Statistics (the sum
 // mode) stay exact float64s: their merge promises the exact fit.
 func (s *vecShare) delta(b *base, v []float64) []byte {
 	if s.mean {
-		e := state.NewEncoder(4*len(v) + 64 + len(b.spec))
+		e := state.NewEncoder(len(v) + 72 + len(b.spec))
 		e.Header(b.name, b.spec, b.dim)
-		var snap []float64
-		if s.shared {
-			snap = s.snap
-		}
-		e.F32sDiff(v, snap)
+		s.quantise(b, v)
+		e.Q8Codes(s.qscale, s.qbuf[:len(v)])
 		return e.Bytes()
 	}
 	e := state.NewEncoder(8*len(v) + 64 + len(b.spec))
@@ -157,16 +173,60 @@ func (s *vecShare) mix(b *base, v []float64, deltas []SharedDelta) error {
 	return s.mixApply(b, v, deltas, m)
 }
 
+// pending is the mean mode's delta before quantisation, v − snap + res
+// (snap and res zero before the first merge), in s.dbuf.
+func (s *vecShare) pending(v []float64) []float64 {
+	if cap(s.dbuf) < len(v) {
+		s.dbuf = make([]float64, len(v))
+	}
+	d := s.dbuf[:len(v)]
+	copy(d, v)
+	if s.shared {
+		for i, x := range s.snap {
+			d[i] -= x
+		}
+	}
+	for i, x := range s.res {
+		d[i] += x
+	}
+	return d
+}
+
+// quantise sets qbuf and qscale to the codes of the current delta
+// (pending(v)), unless they are still valid (see qok).
+func (s *vecShare) quantise(b *base, v []float64) {
+	if s.qok && s.qupd == b.updates && len(s.qbuf) == len(v) {
+		return
+	}
+	if len(s.qbuf) != len(v) {
+		s.qbuf = make([]byte, len(v))
+	}
+	s.qscale = state.Quantize8(s.pending(v), s.qbuf)
+	s.qok, s.qupd = true, b.updates
+}
+
+// q8 is one delta's 8-bit codes and scale.
+type q8 struct {
+	scale float64
+	codes []byte
+}
+
+// decodeQ8 checks a mean-mode delta of n values and returns its codes.
+func decodeQ8(b *base, sd SharedDelta, n int) (q8, error) {
+	d := state.NewDecoder(sd.Data)
+	d.Header(b.name, b.spec, b.dim)
+	sc, codes := d.Q8sRawN(n)
+	return q8{sc, codes}, deltaErr(b, sd, d)
+}
+
 // mixSum computes M = (1/k) Σ d over the deltas, in their order, starting
-// from zero, reading each float32 delta straight from its bytes, into dst's
+// from zero, reading each 8-bit delta straight from its bytes, into dst's
 // storage (every delta is checked first).
 func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) ([]float64, error) {
-	raw := make([][]byte, 0, len(deltas))
+	raw := make([]q8, 0, len(deltas))
 	for _, sd := range deltas {
-		d := state.NewDecoder(sd.Data)
-		d.Header(b.name, b.spec, b.dim)
-		x := d.F32sRawN(n)
-		if err := deltaErr(b, sd, d); err != nil {
+		x, err := decodeQ8(b, sd, n)
+		if err != nil {
 			return nil, err
 		}
 		raw = append(raw, x)
@@ -178,8 +238,8 @@ func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) (
 	m := dst[:n]
 	clear(m)
 	for _, x := range raw {
-		for j := range m {
-			m[j] += scale * state.F32At(x, j)
+		for j, q := range x.codes {
+			m[j] += float64(scale * state.Dequant8(q, x.scale))
 		}
 	}
 	return m, nil
@@ -204,26 +264,35 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 	if len(m) != len(v) {
 		return fmt.Errorf("learner %s: a mix of %d values for %d weights", b.name, len(m), len(v))
 	}
-	var own [][]byte // checked before v changes
+	var own []q8 // checked before v changes
 	for _, sd := range deltas {
 		if !sd.Own {
 			continue
 		}
-		d := state.NewDecoder(sd.Data)
-		d.Header(b.name, b.spec, b.dim)
-		x := d.F32sRawN(len(v))
-		if err := deltaErr(b, sd, d); err != nil {
+		x, err := decodeQ8(b, sd, len(v))
+		if err != nil {
 			return err
 		}
 		own = append(own, x)
 	}
+	// Error feedback: the delta published at this sync point (from this
+	// same state, just before) leaves res = d − dequant(codes) unsent.
+	s.quantise(b, v)
+	d := s.pending(v)
+	if len(s.res) != len(d) {
+		s.res = make([]float64, len(d))
+	}
+	for j, q := range s.qbuf {
+		s.res[j] = d[j] - state.Dequant8(q, s.qscale)
+	}
+	s.qok = false
 	c := 1.0
 	if s.own {
 		c = 1 / float64(max(1, partitionsPresent(deltas)))
 	}
 	for _, x := range own {
-		for j := range v {
-			v[j] -= c * state.F32At(x, j)
+		for j, q := range x.codes {
+			v[j] -= float64(c * state.Dequant8(q, x.scale))
 		}
 	}
 	for j := range v {
@@ -233,12 +302,20 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 	return nil
 }
 
-// encode appends the snapshot to a state, if the model has merged.
+// encode appends the snapshot to a state, if the model has merged, and in
+// mean mode the unsent residual (marker 2; marker 1: snapshot only).
 func (s *vecShare) encode(e *state.Encoder) {
-	if s.shared {
-		e.U8(1)
-		e.F64s(s.snap)
+	if !s.shared {
+		return
 	}
+	if s.res != nil {
+		e.U8(2)
+		e.F64s(s.snap)
+		e.F64s(s.res)
+		return
+	}
+	e.U8(1)
+	e.F64s(s.snap)
 }
 
 // decode reads what encode wrote (nothing, for a model that never merged)
@@ -247,16 +324,23 @@ func decodeVecShare(d *state.Decoder, n int) vecShare {
 	if d.Remaining() == 0 {
 		return vecShare{}
 	}
-	if d.U8() != 1 && d.Err() == nil {
+	mark := d.U8()
+	if mark != 1 && mark != 2 && d.Err() == nil {
 		d.Fail("shared snapshot marker")
 	}
 	snap := d.F64sN(nil, n)
-	return vecShare{snap: snap, shared: d.Err() == nil}
+	var res []float64
+	if mark == 2 {
+		res = d.F64sN(nil, n)
+	}
+	return vecShare{snap: snap, res: res, shared: d.Err() == nil}
 }
 
 // set installs a decoded snapshot, reusing s's memory.
 func (s *vecShare) set(o vecShare) {
 	s.shared = o.shared
+	s.res = nil
+	s.qok = false
 	if !o.shared {
 		return
 	}
@@ -264,4 +348,7 @@ func (s *vecShare) set(o vecShare) {
 		s.snap = make([]float64, len(o.snap))
 	}
 	copy(s.snap, o.snap)
+	if o.res != nil {
+		s.res = slices.Clone(o.res)
+	}
 }

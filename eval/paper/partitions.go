@@ -155,7 +155,7 @@ says yes; the shared models' final states are checked bit for bit by consumer te
 ±30 % from run to run.
 
 - cod-rna, FOGD: independent models lose 1.6 points from P = 1 to P = 16 (12.15 → 13.77 %) and
-  4.2 points at P = 64; shared ones lose 0.42 at P = 16 (12.57 %, inside the issue's 0.5-point
+  4.2 points at P = 64; shared ones lose 0.43 at P = 16 (12.58 %, inside the issue's 0.5-point
   band) and 2.0 at P = 64, and at P = 4 they beat P = 1 (mixing averages four copies' steps, a
   variance reduction that outweighs the delay). Summing the copies' steps instead of averaging
   them was worse than independent models (docs/sharing.md).
@@ -165,14 +165,14 @@ says yes; the shared models' final states are checked bit for bit by consumer te
   independent; NOGD shared gains little (13.45 % against 13.52 % at P = 16). The consumer's
   shared runs of both equal the simulator's to the mistake.
 - KuaiRec keyed by user: plain parameter mixing does not help FOGD (η = 0.2) here — it is
-  1.0–1.5 points worse than independent models at P ≥ 4. Each partition holds its own users,
+  1.0–1.4 points worse than independent models at P ≥ 4. Each partition holds its own users,
   and a partition's own recent steps are the ones most relevant to its next events; mixing
   divides them by k at every sync point. With mix=own (each copy keeps its own steps and adds
   the others' average; docs/sharing.md, "Keyed partitions") sharing improves on independent
-  models at every P ≥ 4: 28.01 / 28.29 / 28.97 % against 28.25 / 28.57 / 29.50 % at
+  models at every P ≥ 4: 27.91 / 28.38 / 28.89 % against 28.25 / 28.57 / 29.50 % at
   P = 4 / 16 / 64, and at P = 4 and 16 it also beats one model over the whole stream
   (28.71 %). On round-robin cod-rna (exchangeable partitions) mix=own is worse than mixing
-  (13.18 % against 12.57 % at P = 16, still better than independent models' 13.77 %), hence the
+  (13.12 % against 12.58 % at P = 16, still better than independent models' 13.77 %), hence the
   rule in docs/sharing.md: the default mix=mean for exchangeable partitions, mix=own for a
   topic keyed by user or another entity; the simulator tables there add cod-rna keyed by
   feature ranks, where mix=own is again the better one. FORKS and NOGD shared do not help on
@@ -201,14 +201,17 @@ says yes; the shared models' final states are checked bit for bit by consumer te
 - Throughput: the events/s columns above are single runs on a machine shared with other jobs (the
   independent runs alone vary several-fold between runs). Measured back to back in one process
   (BenchmarkShareRatio in cmd/okstream: cod-rna, FOGD, P = 16, S = 16), shared/independent
-  events/s went from 0.55–0.57 to 0.69–0.75 with float32 deltas (3.2 KB for FOGD instead of
-  6.4 KB), float slices decoded with one copy, and the mixing term computed once per instance
-  and sync point instead of once per partition (docs/sharing.md). The shared runs use as much
-  CPU per second as the independent ones or more, so the cost is work, not partitions idling in
-  lockstep; what remains is mostly the delta records' write and read path. The issue's 80 % is
-  not met at the S = 16 that its 0.5-point accuracy target needs. KuaiRec's partitions end at
-  different times and each end costs the others one bounded wait (100 ms here; 1 s on cod-rna,
-  where no partition ends early), which dominates its shared events/s: a live stream's partitions do not end.`,
+  events/s went from 0.55–0.57 to about 0.76 (single runs 0.75–0.82): float32 and then 8-bit
+  deltas with error feedback (0.9 KB for FOGD B = 100 instead of 6.4 KB), the mixing term
+  computed once per instance and sync point, and a sync-topic path that holds this instance's
+  own records without reading them back and wakes a waiting partition only for the delta it
+  waits for (docs/sharing.md). Sharing's extra CPU is now about 14 % of the independent run's
+  (59 of 426 ms per run); the rest of the gap is lockstep: the shared runs use fewer cores per
+  second (1.34 against 1.39), 16 partitions on 2 cores waiting at a lag of one epoch. The
+  issue's 80 % is not met reliably at the S = 16 that its 0.5-point accuracy target needs.
+  KuaiRec's partitions end at different times and each end costs the others one bounded wait
+  (100 ms here; 1 s on cod-rna, where no partition ends early), which dominates its shared
+  events/s: a live stream's partitions do not end.`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})

@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"unsafe"
 )
 
@@ -126,32 +125,6 @@ func (e *Encoder) F64s(v []float64) {
 	e.U32(uint32(len(v)))
 	for _, x := range v {
 		e.F64(x)
-	}
-}
-
-// F32sDiff appends the length-prefixed slice of a[i] − b[i] (b nil: a[i])
-// rounded to float32 (round to nearest even; half the bytes of F64s, with a
-// relative rounding error of at most 2⁻²⁴). A difference that is NaN or
-// does not fit a float32 (±Inf after rounding) is counted as non-finite.
-// Decoder.F32sN reads it back. Lossy: for data whose every reader applies
-// the decoded (rounded) values, such as a shared model's delta.
-func (e *Encoder) F32sDiff(a, b []float64) {
-	e.U32(uint32(len(a)))
-	n := len(e.buf)
-	e.buf = slices.Grow(e.buf, 4*len(a))[:n+4*len(a)]
-	out := e.buf[n:]
-	for i, x := range a {
-		if b != nil {
-			x -= b[i]
-		}
-		f := math.Float32bits(float32(x))
-		if f&0x7f800000 == 0x7f800000 {
-			e.nonFinite++
-			if e.sink != nil {
-				*e.sink++
-			}
-		}
-		binary.LittleEndian.PutUint32(out[4*i:], f)
 	}
 }
 
@@ -372,47 +345,6 @@ func (d *Decoder) F64sN(dst []float64, n int) []float64 {
 	return d.f64s(dst, n)
 }
 
-// F32sN reads what Encoder.F32sDiff wrote: a float32 slice that must have
-// exactly n elements, widened (exactly) to float64 into dst.
-func (d *Decoder) F32sN(dst []float64, n int) []float64 {
-	b := d.F32sRawN(n)
-	if b == nil {
-		return dst[:0]
-	}
-	if cap(dst) < n {
-		dst = make([]float64, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = F32At(b, i)
-	}
-	return dst
-}
-
-// F32sRawN checks that a slice written by Encoder.F32sDiff with exactly n
-// elements follows and returns its 4·n encoded bytes (a view of the input,
-// read with F32At), nil after an error; for a reader that consumes the
-// values once, without a float64 copy.
-func (d *Decoder) F32sRawN(n int) []byte {
-	got := d.length()
-	if d.err != nil {
-		return nil
-	}
-	if got != n {
-		d.Fail("slice has %d elements, want %d", got, n)
-		return nil
-	}
-	if !d.Need(n, 4, "float32 slice") {
-		return nil
-	}
-	return d.take(4 * n)
-}
-
-// F32At is element i of F32sRawN's bytes, widened (exactly) to float64.
-func F32At(b []byte, i int) float64 {
-	return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-}
-
 // Ints reads an int slice.
 func (d *Decoder) Ints(dst []int) []int {
 	n := d.length()
@@ -500,4 +432,78 @@ type MismatchError struct {
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("learner state is for %q (dim %d), not %q (dim %d); the model configuration changed since the state was written",
 		e.GotSpec, e.GotDim, e.WantSpec, e.WantDim)
+}
+
+// Quantize8 quantises x to 8 bits with one scale: s = max_i |x_i| / 127 and
+// q_i = round(x_i · 127/max|x|) (ties away from zero) as an int8 in out[i]
+// (len(out) ≥ len(x)); Dequant8(out[i], s) reads it back, within s/2 of x_i
+// (up to a few ulp). All zero
+// x gives s = 0; a NaN or infinite x_i gives s = NaN and every q_i = 0, so
+// that every reader gets NaN (a diverged model stays visibly diverged).
+// Deterministic and the same on every platform (no fused operations).
+func Quantize8(x []float64, out []byte) float64 {
+	var amax float64
+	for _, v := range x {
+		a := math.Abs(v)
+		if a > amax || a != a {
+			amax = a
+			if a != a || math.IsInf(a, 0) {
+				clear(out[:len(x)])
+				return math.NaN()
+			}
+		}
+	}
+	if amax == 0 {
+		clear(out[:len(x)])
+		return 0
+	}
+	inv := 127 / amax // one division; v·inv is within 2 ulp of v/s
+	for i, v := range x {
+		q := math.Round(v * inv)
+		q = min(127, max(-127, q))
+		out[i] = byte(int8(q))
+	}
+	return amax / 127
+}
+
+// Dequant8 is the value an 8-bit code q of scale s stands for, q·s,
+// rounded once.
+func Dequant8(q byte, s float64) float64 { return float64(float64(int8(q)) * s) }
+
+// Q8Codes appends codes made by Quantize8 with their scale: the length,
+// the scale, and one byte per element (an eighth of F64s). A NaN scale is
+// counted as non-finite. Decoder.Q8sRawN reads it back.
+func (e *Encoder) Q8Codes(scale float64, codes []byte) {
+	e.U32(uint32(len(codes)))
+	if scale != scale {
+		e.nonFinite++
+		if e.sink != nil {
+			*e.sink++
+		}
+	}
+	e.U64(math.Float64bits(scale))
+	e.buf = append(e.buf, codes...)
+}
+
+// Q8sRawN reads what Encoder.Q8Codes wrote, which must have exactly n
+// elements: the scale and the n codes (a view of the input, read with
+// Dequant8); a zero scale and nil after an error.
+func (d *Decoder) Q8sRawN(n int) (float64, []byte) {
+	got := d.length()
+	if d.err != nil {
+		return 0, nil
+	}
+	if got != n {
+		d.Fail("slice has %d elements, want %d", got, n)
+		return 0, nil
+	}
+	s := d.F64()
+	if d.err != nil || !d.Need(n, 1, "8-bit slice") {
+		return 0, nil
+	}
+	if s < 0 || math.IsInf(s, 0) {
+		d.Fail("8-bit slice with scale %v", s)
+		return 0, nil
+	}
+	return s, d.take(n)
 }

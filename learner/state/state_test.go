@@ -119,43 +119,6 @@ func TestNeedAndIntIn(t *testing.T) {
 	}
 }
 
-// F32sDiff rounds a − b to float32 (non-finite results counted); F32sN and
-// F32sRawN read it back, refusing another length or truncated bytes.
-func TestF32sDiff(t *testing.T) {
-	a := []float64{1.5, 1 + 1e-12, -3, 1e39, math.NaN()}
-	b := []float64{0.5, 0, 1, 0, 0}
-	e := NewEncoder(0)
-	e.F32sDiff(a, b)
-	e.F32sDiff(a[:2], nil)
-	if e.NonFinite() != 2 {
-		t.Fatalf("non-finite count %d, want 2 (overflow and NaN)", e.NonFinite())
-	}
-	d := NewDecoder(e.Bytes())
-	got := d.F32sN(nil, len(a))
-	want := []float64{1, 1, -4, math.Inf(1)}
-	for i, w := range want {
-		if got[i] != w {
-			t.Fatalf("element %d: %v, want %v", i, got[i], w)
-		}
-	}
-	if !math.IsNaN(got[4]) {
-		t.Fatalf("element 4: %v, want NaN", got[4])
-	}
-	raw := d.F32sRawN(2)
-	if F32At(raw, 0) != 1.5 || F32At(raw, 1) != 1 {
-		t.Fatalf("raw: %v %v", F32At(raw, 0), F32At(raw, 1))
-	}
-	if err := d.Done(); err != nil {
-		t.Fatal(err)
-	}
-	if d := NewDecoder(e.Bytes()); d.F32sN(nil, 4) != nil && d.Err() == nil {
-		t.Fatal("a slice of another length was accepted")
-	}
-	if d := NewDecoder(e.Bytes()[:10]); d.F32sRawN(len(a)) != nil || d.Err() == nil {
-		t.Fatal("truncated bytes were accepted")
-	}
-}
-
 // The one-copy decoding of float64 slices gives the bits the encoding has.
 func TestF64sBits(t *testing.T) {
 	v := []float64{0, math.Copysign(0, -1), 1.25, math.Inf(-1), math.Float64frombits(0x7ff8000000000123), 5e-324}
