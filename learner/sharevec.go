@@ -192,8 +192,9 @@ func (s *vecShare) pending(v []float64) []float64 {
 	return d
 }
 
-// quantise sets qbuf and qscale to the codes of the current delta
-// (pending(v)), unless they are still valid (see qok).
+// quantise sets dbuf, qbuf and qscale to the current delta (pending(v))
+// and its codes, unless they are still valid (see qok; dbuf is written
+// only here, so it is then still the delta of the same state).
 func (s *vecShare) quantise(b *base, v []float64) {
 	if s.qok && s.qupd == b.updates && len(s.qbuf) == len(v) {
 		return
@@ -238,8 +239,9 @@ func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) (
 	m := dst[:n]
 	clear(m)
 	for _, x := range raw {
+		sk := scale * x.scale // (1/k)·code·scale in one product
 		for j, q := range x.codes {
-			m[j] += float64(scale * state.Dequant8(q, x.scale))
+			m[j] += float64(float64(int8(q)) * sk)
 		}
 	}
 	return m, nil
@@ -264,7 +266,8 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 	if len(m) != len(v) {
 		return fmt.Errorf("learner %s: a mix of %d values for %d weights", b.name, len(m), len(v))
 	}
-	var own []q8 // checked before v changes
+	var ownBuf [2]q8
+	own := ownBuf[:0] // checked before v changes
 	for _, sd := range deltas {
 		if !sd.Own {
 			continue
@@ -278,27 +281,32 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 	// Error feedback: the delta published at this sync point (from this
 	// same state, just before) leaves res = d − dequant(codes) unsent.
 	s.quantise(b, v)
-	d := s.pending(v)
-	if len(s.res) != len(d) {
-		s.res = make([]float64, len(d))
+	d, codes := s.dbuf[:len(v)], s.qbuf[:len(v)]
+	if len(s.res) != len(v) {
+		s.res = make([]float64, len(v))
 	}
-	for j, q := range s.qbuf {
-		s.res[j] = d[j] - state.Dequant8(q, s.qscale)
+	if len(s.snap) != len(v) {
+		s.snap = make([]float64, len(v))
 	}
 	s.qok = false
 	c := 1.0
 	if s.own {
 		c = 1 / float64(max(1, partitionsPresent(deltas)))
 	}
-	for _, x := range own {
-		for j, q := range x.codes {
-			v[j] -= float64(c * state.Dequant8(q, x.scale))
-		}
-	}
+	// One pass: the residual, v − c·Σ own + m (the own deltas in the
+	// order given, then m), and the new snapshot.
+	res, snap := s.res[:len(v)], s.snap[:len(v)]
 	for j := range v {
-		v[j] += m[j]
+		res[j] = d[j] - state.Dequant8(codes[j], s.qscale)
+		x := v[j]
+		for _, o := range own {
+			x -= float64(c * state.Dequant8(o.codes[j], o.scale))
+		}
+		x += m[j]
+		v[j] = x
+		snap[j] = x
 	}
-	s.snapshot(v)
+	s.shared = true
 	return nil
 }
 
