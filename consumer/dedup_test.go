@@ -393,9 +393,15 @@ func TestEffectivelyOnceAfterAtLeastOnce(t *testing.T) {
 	r := start(t, cfg)
 	waitFor(t, 90*time.Second, "the at-least-once run", func() bool { return caughtUp(ends, r) })
 	r.kill(t) // checkpoint at 1400; 1400..1999 published at least once
+	before := len(e.ReadAll(t, cfg.Output))
 	cfg.Delivery = DeliveryEffectivelyOnce
 	r = start(t, cfg)
 	waitFor(t, 90*time.Second, "the upgraded run", func() bool { return caughtUp(ends, r) })
+	// Caught up is the input side: wait for its output too (what the
+	// second recovery must find), or a kill under load (-race) could cut
+	// the upgraded run's last predictions off and the count below would
+	// test the timing, not the scan.
+	waitFor(t, 90*time.Second, "the upgraded run's predictions", func() bool { return len(e.ReadAll(t, cfg.Output)) >= before+500 })
 	r.kill(t) // checkpoint at 1400 again (CheckpointEvery not reached)
 	if s := counterValue(r.p.dm.suppressed.WithLabelValues("restore")); s != 0 {
 		t.Fatalf("%v records suppressed after the upgrade: the older output is not partitioned for the scan", s)
