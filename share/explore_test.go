@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"okstream/dataset"
@@ -39,7 +41,7 @@ func TestExploreCodRNA(t *testing.T) {
 
 	for _, P := range []int{1, 4, 16, 64} {
 		line := fmt.Sprintf("P=%d", P)
-		for _, S := range []int64{0, 16, 32, 64, 128} {
+		for _, S := range exploreS() {
 			var assign func(int) int
 			if f := os.Getenv("KEYED"); f != "" {
 				fi := int(f[0] - '0')
@@ -66,4 +68,21 @@ func TestExploreCodRNA(t *testing.T) {
 		}
 		fmt.Println(line)
 	}
+}
+
+// exploreS is the epoch lengths TestExploreCodRNA tries: EXPLORE_S (a
+// comma-separated list) or 0 (independent), 16, 32, 64, 128.
+func exploreS() []int64 {
+	s := os.Getenv("EXPLORE_S")
+	if s == "" {
+		return []int64{0, 16, 32, 64, 128}
+	}
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 // asks ≥ 0.80). On a shared machine compare the ratio, not events/s:
 //
 //	go test ./cmd/okstream -run xxx -bench ShareRatio -benchtime 2x
+//
+// SHARE_EVERY=S runs another epoch length.
 func BenchmarkShareRatio(b *testing.B) {
 	path, opts, err := dataset.Resolve("cod-rna")
 	if err != nil {
@@ -37,6 +40,9 @@ func BenchmarkShareRatio(b *testing.B) {
 	}
 	run := paper.PartitionsRun{Spec: "fogd:budget=100,eta=0.002,sigma=8", Dim: ds.Dim, Partitions: P,
 		Every: 16, Lag: 1, MaxWait: time.Second, Events: events, Assign: assign}
+	if v, err := strconv.Atoi(os.Getenv("SHARE_EVERY")); err == nil {
+		run.Every = int64(v)
+	}
 	var indep, shared, wait float64
 	var indepCPU, indepWall, sharedCPU, sharedWall float64
 	var waits uint64
