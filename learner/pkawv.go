@@ -51,8 +51,10 @@ package learner
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"okstream/learner/linalg"
+	"okstream/learner/state"
 )
 
 func init() {
@@ -95,6 +97,8 @@ type PKAWV struct {
 	r     int
 	sum   []float64 // r×r row-major, lower triangle: S = Σφφᵀ
 	phi   []float64 // scratch: φ(x)
+	st    []float64 // S and b in one backing vector (sum, c are its parts), for sharing
+	sh    vecShare  // sharing across partitions (Sharer), over st
 
 	// basis=nystrom
 	ny *pkawvNystrom
@@ -124,12 +128,12 @@ func newPKAWV(p *Params, dim int) (Learner, error) {
 		awvOpts: o,
 		basis:   newTaylorBasis(dim, order, kern.Sigma, r),
 		r:       r,
-		sum:     make([]float64, r*r),
-		c:       make([]float64, r),
+		st:      make([]float64, r*r+r),
 		phi:     make([]float64, r),
 		lv:      make([]float64, r),
 		gv:      make([]float64, r),
 	}
+	l.sum, l.c = l.st[:r*r:r*r], l.st[r*r:]
 	// A = λI: L = √λ I, built row by row (O(r²), not a factorization).
 	l.chol = linalg.NewCholesky(r)
 	zero := make([]float64, r)
@@ -210,7 +214,7 @@ func (l *PKAWV) Learn(x []float64, y float64) float64 {
 // another spec or dimension, and the Nyström basis.
 func (l *PKAWV) Merge(other Learner) error {
 	if l.ny != nil {
-		return fmt.Errorf("learner pkawv: basis=nystrom cannot merge: its state is not additive — the KORS dictionary is drawn online, and the Gram factor G = K_{t,I}ᵀK_{t,I} + λK_II couples every past point with every dictionary point, so two models trained apart lack the cross terms κ(x_a, x̃_b) (and each other's histories) a merged model needs; use basis=taylor, whose state A = λI + Σφφᵀ, b = Σyφ is")
+		return fmt.Errorf("learner pkawv: %s", errNystromShare)
 	}
 	if err := l.mergeCompatible(other); err != nil {
 		return err
@@ -230,12 +234,56 @@ func (l *PKAWV) Merge(other Learner) error {
 	if chol == nil {
 		return fmt.Errorf("learner pkawv: merged matrix λI + S is not positive definite (non-finite state?)")
 	}
-	c := make([]float64, r)
-	for i := range c {
-		c[i] = l.c[i] + o.c[i]
+	for i := range l.c {
+		l.c[i] += o.c[i]
 	}
-	l.sum, l.c, l.chol = sum, c, chol
+	copy(l.sum, sum)
+	l.chol = chol
 	l.updates += o.updates
+	return nil
+}
+
+// errNystromShare is why basis=nystrom refuses to share (and to merge).
+const errNystromShare = "basis=nystrom cannot be merged or shared across partitions: its state is not additive — the KORS dictionary is drawn online, and the Gram factor G = K_{t,I}ᵀK_{t,I} + λK_II couples every past point with every dictionary point, so two models trained apart lack the cross terms κ(x_a, x̃_b) (and each other's histories) a merged model needs; use basis=taylor, whose state A = λI + Σφφᵀ, b = Σyφ is"
+
+// ShareDelta (Sharer; basis=taylor only) encodes the change of the
+// sufficient statistics S = Σφφᵀ and b = Σyφ since the last sync, exact
+// float64s (vecShare's sum mode). basis=nystrom refuses with an error (see
+// Merge), and the runtime then refuses to share it.
+func (l *PKAWV) ShareDelta() ([]byte, error) {
+	if l.ny != nil {
+		return nil, fmt.Errorf("learner pkawv: %s", errNystromShare)
+	}
+	return l.sh.delta(&l.base, l.st), nil
+}
+
+// ShareMerge (Sharer; basis=taylor only) adds the other partitions'
+// changes of S and b to this copy's and refactors L = chol(λI + S) (O(r³),
+// as Merge): λ is added once, to the merged sum, never per copy, so the
+// merged copy is the model trained on every event merged plus its own
+// since, up to rounding (the sums are taken in another order and the
+// factor is computed afresh instead of by rank-one updates). What stays per
+// copy: the update counter (Info's events learnt by this copy) and the
+// scratch; the basis, λ, the variant and clip are the spec's, identical in
+// every copy. If the merged λI + S is not positive definite (non-finite
+// deltas) the merge is refused with an error wrapping state.ErrCorrupt and
+// the copy is left unchanged. basis=nystrom refuses (see Merge).
+func (l *PKAWV) ShareMerge(deltas []SharedDelta) error {
+	if l.ny != nil {
+		return fmt.Errorf("learner pkawv: %s", errNystromShare)
+	}
+	trial := l.sh // merged into a copy first: the copy stays unchanged on a refusal
+	trial.snap = slices.Clone(l.sh.snap)
+	st := slices.Clone(l.st)
+	if err := trial.merge(&l.base, st, deltas); err != nil {
+		return err
+	}
+	chol := l.taylorFactor(st[:l.r*l.r])
+	if chol == nil {
+		return fmt.Errorf("learner pkawv: shared deltas make λI + S not positive definite (non-finite statistics): %w", state.ErrCorrupt)
+	}
+	copy(l.st, st)
+	l.sh, l.chol = trial, chol
 	return nil
 }
 
@@ -252,6 +300,7 @@ func (l *PKAWV) MarshalBinary() ([]byte, error) {
 	}
 	e.F64s(l.c)
 	encodeFactor(e, l.chol)
+	l.sh.encode(e)
 	return e.Bytes(), nil
 }
 
@@ -273,13 +322,17 @@ func (l *PKAWV) UnmarshalBinary(data []byte) error {
 	}
 	c := d.F64sN(nil, r)
 	chol := decodeFactor(d, r, r)
+	sh := decodeVecShare(d, r*r+r)
 	if d.Err() == nil && (chol.Size() != r || !allFiniteVec(sum) || !allFiniteVec(c)) {
 		d.Fail("pkawv: inconsistent Taylor state (factor of %d rows for %d features, or non-finite statistics)", chol.Size(), r)
 	}
 	if err := d.Done(); err != nil {
 		return err
 	}
-	l.sum, l.c, l.chol, l.updates = sum, c, chol, updates
+	copy(l.sum, sum)
+	copy(l.c, c)
+	l.chol, l.updates = chol, updates
+	l.sh.set(sh)
 	return nil
 }
 
