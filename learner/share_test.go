@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"okstream/learner/state"
@@ -219,5 +220,82 @@ func TestFOGDShareErrorFeedback(t *testing.T) {
 	}
 	if slices.Max(a.sh.res) == 0 && slices.Min(a.sh.res) == 0 {
 		t.Fatal("no residual: the test does not exercise the quantisation")
+	}
+}
+
+// TestPKAWVShareExact checks that PKAWV-Taylor's sharing is exact: two
+// copies that each learn every other event of a stream and merge their
+// deltas at every sync point (lag 0, both copies) predict, after the last
+// merge, what one model that learnt the whole stream predicts (to 1e-9
+// relative: the statistics are summed in another order and the factor is
+// computed afresh). λ is added once: a copy that counted it per partition
+// would be off by λ on the diagonal. It also checks that a delta that
+// makes λI + S not positive definite is refused with the model unchanged,
+// and that basis=nystrom refuses to share.
+func TestPKAWVShareExact(t *testing.T) {
+	const d, n, periods = 4, 1200, 6
+	xs, ys := pkawvData(n, d, 41, 1)
+	probes, _ := pkawvData(60, d, 42, 1.1)
+	for _, spec := range []string{"pkawv:order=3,lambda=0.5", "pkawv:order=2,variant=ridge,sigma=0.7,lambda=2"} {
+		single := pkawvNew(t, spec, d)
+		a, o := pkawvNew(t, spec, d), pkawvNew(t, spec, d)
+		as, os := a.(Sharer), o.(Sharer)
+		for p := range periods {
+			for i := p * n / periods; i < (p+1)*n/periods; i++ {
+				single.Learn(xs[i], ys[i])
+				if i%2 == 0 {
+					a.Learn(xs[i], ys[i])
+				} else {
+					o.Learn(xs[i], ys[i])
+				}
+			}
+			da, err := as.ShareDelta()
+			if err != nil {
+				t.Fatal(err)
+			}
+			do, _ := os.ShareDelta()
+			if err := as.ShareMerge([]SharedDelta{{Partition: 0, Epoch: int64(p), Own: true, Data: da}, {Partition: 1, Epoch: int64(p), Data: do}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.ShareMerge([]SharedDelta{{Partition: 0, Epoch: int64(p), Data: da}, {Partition: 1, Epoch: int64(p), Own: true, Data: do}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		worst, spread := 0.0, 0.0
+		for _, x := range probes {
+			want := single.Predict(x)
+			worst = max(worst, relDiff(a.Predict(x), want), relDiff(o.Predict(x), want))
+			spread = max(spread, math.Abs(want-single.Predict(probes[0])))
+		}
+		if worst > 1e-9 {
+			t.Errorf("%s: shared copies predict %.3g (relative) away from the model of the whole stream", spec, worst)
+		}
+		if spread == 0 {
+			t.Fatalf("%s: constant predictions: the test cannot tell", spec)
+		}
+		// Each copy still counts only its own events.
+		if a.Info().Updates != n/2 {
+			t.Errorf("%s: %d updates after sharing, want the own %d", spec, a.Info().Updates, n/2)
+		}
+
+		// A non-finite delta (a corrupt peer) is refused, the copy unchanged.
+		bad := o.(*PKAWV)
+		bad.st[0] = math.NaN()
+		db, _ := os.ShareDelta()
+		before, _ := a.MarshalBinary()
+		if err := as.ShareMerge([]SharedDelta{{Partition: 1, Data: db}}); !errors.Is(err, state.ErrCorrupt) {
+			t.Errorf("%s: a NaN delta merged: err %v", spec, err)
+		}
+		if after, _ := a.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Errorf("%s: a refused merge changed the copy", spec)
+		}
+	}
+
+	ny := pkawvNew(t, "pkawv:basis=nystrom,max_points=20", d).(Sharer)
+	if _, err := ny.ShareDelta(); err == nil || !strings.Contains(err.Error(), "not additive") {
+		t.Errorf("Nyström ShareDelta: %v", err)
+	}
+	if err := ny.ShareMerge(nil); err == nil || !strings.Contains(err.Error(), "not additive") {
+		t.Errorf("Nyström ShareMerge: %v", err)
 	}
 }
