@@ -44,6 +44,14 @@ package learner
 //   - The Gaussian kernel only (the basis is the Gaussian RKHS's); no
 //     clipping unless clip > 0; a non-finite φ or y (never with
 //     validated input) leaves the model unchanged.
+//   - Sharing across partitions (Sharer, issue 17; docs/sharing.md):
+//     S and b are one vector st shared by vecShare in its sum mode. A
+//     delta is the exact change of S and b since the last sync; a merge
+//     adds the other partitions' changes and refactors λI + S (O(r³)), so
+//     every copy is the model of every event merged plus its own since
+//     (up to rounding), as with Merge. The sync snapshot is in the state
+//     only once merged: a never-shared state's bytes are unchanged.
+//     basis=nystrom refuses (its state is not additive; see Merge).
 //
 // Steady-state Learn and Predict do not allocate (both bases, once the
 // Nyström dictionary is frozen; see pkawvnystrom.go).
@@ -60,7 +68,7 @@ import (
 func init() {
 	Register(Registration{
 		Name:    "pkawv",
-		Summary: "PKAWV: Kernel-AWV projected on the Taylor basis of the Gaussian kernel (r = C(M+d, d) features, O(r²) per event, mergeable) or on a KORS-sampled Nyström dictionary (regression)",
+		Summary: "PKAWV: Kernel-AWV projected on the Taylor basis of the Gaussian kernel (r = C(M+d, d) features, O(r²) per event, mergeable and shareable across partitions) or on a KORS-sampled Nyström dictionary (regression)",
 		Paper:   "Jézéquel, Gaillard, Rudi, Efficient online learning with kernels for adversarial large scale problems, NeurIPS 2019",
 		Params: []ParamDoc{
 			{Name: "basis", Default: "taylor", Doc: "taylor (Gaussian kernel's Taylor features, §3.1) or nystrom (KORS dictionary, §3.2)"},
