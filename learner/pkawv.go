@@ -103,7 +103,7 @@ type PKAWV struct {
 	// basis=taylor
 	basis *taylorBasis
 	r     int
-	sum   []float64 // r×r row-major, lower triangle: S = Σφφᵀ
+	sum   []float64 // S = Σφφᵀ, packed lower triangle: row i at tri(i), i+1 values
 	phi   []float64 // scratch: φ(x)
 	st    []float64 // S and b in one backing vector (sum, c are its parts), for sharing
 	sh    vecShare  // sharing across partitions (Sharer), over st
@@ -136,12 +136,12 @@ func newPKAWV(p *Params, dim int) (Learner, error) {
 		awvOpts: o,
 		basis:   newTaylorBasis(dim, order, kern.Sigma, r),
 		r:       r,
-		st:      make([]float64, r*r+r),
+		st:      make([]float64, tri(r)+r),
 		phi:     make([]float64, r),
 		lv:      make([]float64, r),
 		gv:      make([]float64, r),
 	}
-	l.sum, l.c = l.st[:r*r:r*r], l.st[r*r:]
+	l.sum, l.c = l.st[:tri(r):tri(r)], l.st[tri(r):]
 	// A = λI: L = √λ I, built row by row (O(r²), not a factorization).
 	l.chol = linalg.NewCholesky(r)
 	zero := make([]float64, r)
@@ -153,14 +153,18 @@ func newPKAWV(p *Params, dim int) (Learner, error) {
 	return l, nil
 }
 
-// taylorFactor returns the Cholesky factor of λI + S for the lower
-// triangle of sum, or nil if it is not numerically positive definite
+// tri is the offset of row i of a packed lower triangle (and tri(r) its
+// length for r rows).
+func tri(i int) int { return i * (i + 1) / 2 }
+
+// taylorFactor returns the Cholesky factor of λI + S for the packed lower
+// triangle sum, or nil if it is not numerically positive definite
 // (never for a sum of outer products of finite vectors).
 func (l *PKAWV) taylorFactor(sum []float64) *linalg.Cholesky {
 	r := l.r
 	a := make([]float64, r*r)
 	for i := range r {
-		copy(a[i*r:i*r+i+1], sum[i*r:i*r+i+1])
+		copy(a[i*r:i*r+i+1], sum[tri(i):tri(i+1)])
 		a[i*r+i] += l.lambda
 	}
 	c := linalg.NewCholesky(r)
@@ -207,9 +211,8 @@ func (l *PKAWV) Learn(x []float64, y float64) float64 {
 	if math.IsNaN(y) || math.IsInf(y, 0) || l.chol.RankOneUpdate(phi) != nil {
 		return f // non-finite input or label: nothing learnt
 	}
-	r := l.r
 	for i, v := range phi {
-		axpy(v, phi[:i+1], l.sum[i*r:i*r+i+1])
+		axpy(v, phi[:i+1], l.sum[tri(i):tri(i+1)])
 	}
 	axpy(y, phi, l.c)
 	return f
@@ -231,12 +234,9 @@ func (l *PKAWV) Merge(other Learner) error {
 	if !ok || o.ny != nil || o.r != l.r {
 		return fmt.Errorf("learner pkawv: cannot merge a %T with another basis", other)
 	}
-	r := l.r
-	sum := make([]float64, r*r)
-	for i := range r {
-		for j := 0; j <= i; j++ {
-			sum[i*r+j] = l.sum[i*r+j] + o.sum[i*r+j]
-		}
+	sum := make([]float64, len(l.sum))
+	for k, v := range l.sum {
+		sum[k] = v + o.sum[k]
 	}
 	chol := l.taylorFactor(sum)
 	if chol == nil {
@@ -286,7 +286,7 @@ func (l *PKAWV) ShareMerge(deltas []SharedDelta) error {
 	if err := trial.merge(&l.base, st, deltas); err != nil {
 		return err
 	}
-	chol := l.taylorFactor(st[:l.r*l.r])
+	chol := l.taylorFactor(st[:tri(l.r)])
 	if chol == nil {
 		return fmt.Errorf("learner pkawv: shared deltas make λI + S not positive definite (non-finite statistics): %w", state.ErrCorrupt)
 	}
@@ -304,7 +304,7 @@ func (l *PKAWV) MarshalBinary() ([]byte, error) {
 	r := l.r
 	e := l.encoder(8 * (r*(r+1) + r + 4*r + 8))
 	for i := range r {
-		e.F64s(l.sum[i*r : i*r+i+1])
+		e.F64s(l.sum[tri(i):tri(i+1)])
 	}
 	e.F64s(l.c)
 	encodeFactor(e, l.chol)
@@ -320,17 +320,17 @@ func (l *PKAWV) UnmarshalBinary(data []byte) error {
 	}
 	d, updates := l.decoder(data)
 	r := l.r
-	sum := make([]float64, r*r)
+	sum := make([]float64, tri(r))
 	for i := range r {
 		row := d.F64sN(nil, i+1)
 		if d.Err() != nil {
 			break
 		}
-		copy(sum[i*r:], row)
+		copy(sum[tri(i):], row)
 	}
 	c := d.F64sN(nil, r)
 	chol := decodeFactor(d, r, r)
-	sh := decodeVecShare(d, r*r+r)
+	sh := decodeVecShare(d, tri(r)+r)
 	if d.Err() == nil && (chol.Size() != r || !allFiniteVec(sum) || !allFiniteVec(c)) {
 		d.Fail("pkawv: inconsistent Taylor state (factor of %d rows for %d features, or non-finite statistics)", chol.Size(), r)
 	}
@@ -351,5 +351,5 @@ func (l *PKAWV) Info() Info {
 		return l.nyInfo()
 	}
 	r := l.r
-	return l.info(r, r, 8*(2*r*r+6*r)+24*r)
+	return l.info(r, r, 8*(r*r+tri(r)+6*r)+24*r)
 }
