@@ -233,13 +233,7 @@ func TestEffectivelyOncePartitionCount(t *testing.T) {
 	e, input, _ := newInput(t, 2, genEvents(10, 1, "pc"))
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	e.CreateTopic(t, cfg.Output, 3, nil)
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = p.Run(ctx)
+	err := runRefused(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "has 3 partitions, the input") || !strings.Contains(err.Error(), "--delivery at-least-once") {
 		t.Fatalf("Run: %v, want the partition-count refusal", err)
 	}

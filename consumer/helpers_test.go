@@ -331,3 +331,16 @@ func checkpointStats(t *testing.T, e *kafkatest.Env, cfg Config, parts int) map[
 	}
 	return out
 }
+
+// runRefused runs a pipeline that must refuse to start and returns Run's
+// error (nil if it ran for 30 s instead).
+func runRefused(t *testing.T, cfg Config) error {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.Run(ctx)
+}

@@ -88,6 +88,33 @@ func Sharers() []string {
 	return out
 }
 
+// shareRecordFloor is the size of one sync record's deltas for fresh
+// copies of the shared models, and which models they are: the exact size
+// for the models whose delta is a fixed vector (FOGD, linear, PKAWV-Taylor),
+// a lower bound for those whose delta carries buffered examples (FORKS,
+// NOGD). A record above the share topic's limit could never be published,
+// so the pipeline refuses to start (setupShareTopic).
+func shareRecordFloor(c *Config) (int, string) {
+	specs := map[string]string{}
+	for _, m := range c.Models {
+		specs[m.Name] = m.Spec
+	}
+	total, parts := 0, []string{}
+	for _, name := range c.Share {
+		l, err := learner.New(specs[name], max(c.Dim, 1))
+		if err != nil {
+			continue
+		}
+		if s, ok := l.(learner.Sharer); ok {
+			if d, err := s.ShareDelta(); err == nil {
+				total += len(d) + len(name) + 16
+				parts = append(parts, fmt.Sprintf("%s: %d", name, len(d)))
+			}
+		}
+	}
+	return total, strings.Join(parts, ", ")
+}
+
 // validateShare checks the sharing settings (Validate calls it).
 func (c *Config) validateShare(bad func(string, ...any)) {
 	if len(c.Share) == 0 {
@@ -931,10 +958,14 @@ func (p *Pipeline) setupShareTopic(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("share topic %s: %w (create it with okstream topics create --share-topic, or run with topic creation enabled)", cfg.ShareTopic, err)
 	}
+	limit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.ShareTopic))
+	if need, what := shareRecordFloor(&cfg); need > limit {
+		return fmt.Errorf("shared models: one sync record carries at least %d bytes of deltas (%s), above the share topic %s's record limit of %d bytes: share fewer or smaller models (e.g. a lower Taylor order for pkawv), or raise the topic's max.message.bytes", need, what, cfg.ShareTopic, limit)
+	}
 	p.shareW = &kafka.Writer{
 		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 64,
-		BatchBytes: int64(recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.ShareTopic))), MaxAttempts: 4,
+		BatchBytes: int64(limit), MaxAttempts: 4,
 		Transport: p.client.Transport,
 	}
 	p.tail = newTailer(p, n)

@@ -347,3 +347,31 @@ func TestShareStateInCheckpoint(t *testing.T) {
 		t.Fatalf("DescribePayload: %+v, %v", pl.Share, err)
 	}
 }
+
+// A shared model whose one delta could never fit the share topic's record
+// limit is refused when the pipeline starts, saying what to do, instead of
+// a publisher retrying for ever: PKAWV with Taylor features of order 4 in
+// dimension 9 (715 features: a 2 MB delta of exact statistics) against a
+// share topic whose max.message.bytes is 1 MB. FOGD's delta is its 2D
+// weights in 8-bit codes plus a header, well under it.
+func TestShareRecordTooLarge(t *testing.T) {
+	e, input, _ := newInput(t, 1, genEvents(10, 1, "big"))
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.Dim = 9
+	cfg.Models = []Model{{Name: "champion", Spec: "pkawv:order=4,sigma=1"}, {Name: "f", Spec: "fogd:sigma=1,budget=10,loss=square"}}
+	cfg.Share = []string{"champion", "f"}
+	cfg.ShareTopic = e.Name("share")
+	e.CreateTopic(t, cfg.ShareTopic, 1, map[string]string{"max.message.bytes": "1048588", "cleanup.policy": "compact"})
+	need, what := shareRecordFloor(&cfg)
+	if need < 1_500_000 || !strings.Contains(what, "champion") || !strings.Contains(what, "f: ") {
+		t.Fatalf("record floor %d (%s), want above 1.5 MB naming both models", need, what)
+	}
+	err := runRefused(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), "record limit") || !strings.Contains(err.Error(), "max.message.bytes") {
+		t.Fatalf("Run: %v, want the record-size refusal", err)
+	}
+	cfg.Models, cfg.Share = []Model{{Name: "f", Spec: "fogd:sigma=1,budget=10,loss=square"}}, []string{"f"}
+	if need, _ := shareRecordFloor(&cfg); need > 300 || need < 160 {
+		t.Fatalf("FOGD B = 10: record floor %d bytes, want its 80 codes, scale and header", need)
+	}
+}
