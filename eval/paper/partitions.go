@@ -213,7 +213,7 @@ says yes; the shared models' final states are checked bit for bit by consumer te
 - Throughput: the events/s columns above are single runs on a machine shared with other jobs (the
   independent runs alone vary several-fold between runs). Measured back to back in one process
   (BenchmarkShareRatio in cmd/okstream: cod-rna, FOGD, P = 16, S = 16), shared/independent
-  events/s went from 0.55–0.57 to about 0.76 (single runs 0.75–0.82): float32 and then 8-bit
+  events/s went from 0.55–0.57 to a median of 0.78 (10 runs of this build: 0.76–0.82): float32 and then 8-bit
   deltas with error feedback (0.9 KB for FOGD B = 100 instead of 6.4 KB), the mixing term
   computed once per instance and sync point, and a sync-topic path that holds this instance's
   own records without reading them back and wakes a waiting partition only for the delta it
