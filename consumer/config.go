@@ -116,7 +116,9 @@ type Config struct {
 	CheckpointInterval time.Duration
 	// BatchSize is the number of events per micro-batch (default 1000).
 	BatchSize int
-	// FetchMaxBytes bounds one fetch (default 4 MiB).
+	// FetchMaxBytes bounds one fetch (default 4 MiB). After a restore the
+	// first fetch asks for 64 KiB and each next one for twice as much, up
+	// to this bound (see fetchLoop).
 	FetchMaxBytes int
 	// FetchMaxWait is how long a fetch waits for new events (default 250 ms).
 	FetchMaxWait time.Duration

@@ -229,7 +229,7 @@ func TestLagTracksProcessing(t *testing.T) {
 	end := endOffsets(t, e, input)[0]
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.ReadyBrokerTimeout = time.Second // probes every 333 ms
-	cfg.FetchMaxBytes = 16 << 20         // the whole backlog in one fetch
+	cfg.FetchMaxBytes = 16 << 20         // the backlog in a few fetches (64 KiB, then doubling), each several batches
 	var (
 		mu      sync.Mutex
 		p       *Pipeline

@@ -47,6 +47,7 @@ type Pipeline struct {
 	// topic's writer and tailer, the metrics.
 	inputParts int
 	shareW     *kafka.Writer
+	shareDecW  *kafka.Writer // decision records (see setupShareTopic)
 	tail       *tailer
 	sm         *shareMetrics
 
@@ -307,6 +308,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return kafkasec.Explain(err)
 		}
 		defer p.shareW.Close()
+		defer p.shareDecW.Close()
 		tctx, stopTail := context.WithCancel(context.Background())
 		tailDone := make(chan struct{})
 		go func() { defer close(tailDone); p.tail.run(tctx) }()

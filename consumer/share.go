@@ -194,7 +194,7 @@ func newShareMetrics(reg prometheus.Registerer) *shareMetrics {
 		merged: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_deltas_merged_total",
 			Help: "Shared models: partition deltas merged (own included), per model."}),
 		skips: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_skips_total",
-			Help: "Shared models: partitions a boundary proceeded without (their delta was not there within the maximum wait)."}),
+			Help: "Shared models: partitions a boundary proceeded without (their delta was not there within the maximum wait, or their partition on this instance had no input)."}),
 		decisions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_decisions_total",
 			Help: "Shared models: decision records written (boundaries off the strict schedule)."}),
 	}
@@ -228,6 +228,11 @@ type tailer struct {
 	nLocal   int
 	catching int
 	wake     chan struct{}
+	// idle[q]: this process's worker of input partition q has no input (its
+	// last fetch waited FetchMaxWait and found nothing past what it has
+	// processed). Its next delta cannot come before new events do, so a
+	// boundary does not wait for it (see setIdle).
+	idle []bool
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -236,7 +241,8 @@ type tailer struct {
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
 		pos: make([]int64, parts), notify: make(chan struct{}),
-		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), wake: make(chan struct{})}
+		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), idle: make([]bool, p.inputParts),
+		wake: make(chan struct{})}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -375,6 +381,9 @@ func (t *tailer) local1(q, d int) {
 	if q >= len(t.local) {
 		return
 	}
+	if q < len(t.idle) {
+		t.idle[q] = false
+	}
 	t.local[q] += d
 	switch {
 	case d > 0 && t.local[q] == 1:
@@ -383,6 +392,37 @@ func (t *tailer) local1(q, d int) {
 		t.nLocal--
 	}
 	t.signalLocked()
+}
+
+// setIdle marks this process's input partition q as idle or not (see
+// tailer.idle); marking it idle wakes the boundaries waiting for its deltas,
+// which then proceed without it instead of waiting up to ShareMaxWait. The
+// decision is timing-dependent like any bounded wait's, so it is written as
+// a decision record and replayed exactly. Partitions of other instances are
+// not known to be idle: they are waited for up to ShareMaxWait.
+func (t *tailer) setIdle(q int, idle bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q >= len(t.idle) || t.idle[q] == idle {
+		return
+	}
+	t.idle[q] = idle
+	if !idle {
+		return
+	}
+	for s, ch := range t.arrivals {
+		if s.kind == share.KindDelta && s.partition == q {
+			close(ch)
+			delete(t.arrivals, s)
+		}
+	}
+}
+
+// isIdle reports whether this process's input partition q is idle.
+func (t *tailer) isIdle(q int) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return q < len(t.idle) && t.idle[q]
 }
 
 func (t *tailer) catchUp(d int) {
@@ -452,7 +492,8 @@ func (t *tailer) storeLocked(rec *share.Record, own bool) {
 }
 
 // await waits until partition q's record of the kind for epoch e is held
-// (true), or until stop fires or ctx ends (false). It wakes only when a
+// (true), or until stop fires, ctx ends or (a delta) q is idle on this
+// process (false). It wakes only when a
 // record lands in that record's slot, not at every arrival. The error is
 // get's (errOverwritten).
 func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, e int64) (bool, error) {
@@ -463,6 +504,10 @@ func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, 
 		if err != nil || r != nil {
 			t.mu.Unlock()
 			return r != nil, err
+		}
+		if kind == share.KindDelta && q < len(t.idle) && t.idle[q] {
+			t.mu.Unlock()
+			return false, nil // the caller sees isIdle(q)
 		}
 		ch, ok := t.arrivals[s]
 		if !ok {
@@ -490,21 +535,21 @@ func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, 
 // dropped (a partition that lags further recomputes its term: a miss costs
 // time, never exactness).
 func (t *tailer) mix(model string, e int64, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
-	kb := make([]byte, 0, len(model)+12*len(refs))
-	kb = append(kb, model...)
+	var buf [256]byte // on the stack unless the key is longer
+	kb := append(buf[:0], model...)
 	for _, r := range refs {
 		kb = append(kb, '/')
 		kb = strconv.AppendInt(kb, int64(r.Partition), 10)
 		kb = append(kb, ':')
 		kb = strconv.AppendInt(kb, r.Epoch, 10)
 	}
-	key := string(kb)
 	t.mixMu.Lock()
-	m, ok := t.mixes[key]
+	m, ok := t.mixes[string(kb)] // no allocation for the lookup
 	t.mixMu.Unlock()
 	if ok {
 		return m.mix, nil
 	}
+	key := string(kb)
 	v, err := mx.ShareMix(in)
 	if err != nil {
 		return nil, err
@@ -649,6 +694,12 @@ type shareRun struct {
 	// worker must not checkpoint it.
 	broken bool
 	gStale []prometheus.Gauge
+	// Scratch reused by every boundary (a sync point every few events:
+	// what it allocates is garbage at that rate).
+	refs  []share.Ref
+	recs  []*share.Record
+	in    []learner.SharedDelta
+	timer *time.Timer // the bounded wait's deadline (stopped between uses)
 }
 
 // setupShare prepares a worker's schedule (after newWorker, before restore).
@@ -781,7 +832,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	sr.pubMu.Lock()
 	sr.unacked++
 	sr.pubMu.Unlock()
-	msg := kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDelta, w.part, e, t.window)), Value: rec.Encode()}
+	msg := kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}
 	select {
 	case sr.pubCh <- msg:
 	case <-ctx.Done():
@@ -829,13 +880,18 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		if getErr != nil {
 			return false, getErr
 		}
-		var deadline *time.Timer
+		var deadline <-chan time.Time
 		if len(waitFor) > 0 {
-			deadline = time.NewTimer(w.p.cfg.ShareMaxWait)
-			defer deadline.Stop()
+			if sr.timer == nil {
+				sr.timer = time.NewTimer(w.p.cfg.ShareMaxWait)
+			} else {
+				sr.timer.Reset(w.p.cfg.ShareMaxWait) // stopped: Go ≥ 1.23 timers need no drain
+			}
+			defer sr.timer.Stop()
+			deadline = sr.timer.C
 		}
 		for _, q := range waitFor {
-			found, err := t.await(ctx, deadline.C, share.KindDelta, q, e-sr.cfg.Lag)
+			found, err := t.await(ctx, deadline, share.KindDelta, q, e-sr.cfg.Lag)
 			if err != nil {
 				return false, err
 			}
@@ -845,6 +901,10 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			if ctx.Err() != nil {
 				sr.broken = true
 				return false, nil
+			}
+			if t.isIdle(q) { // no input on this process: not waited for (Plan skips it)
+				w.p.sm.skips.Inc()
+				continue
 			}
 			t.mu.RLock()
 			missing := sr.cfg.WaitFor(e, old, avail)
@@ -873,8 +933,11 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	}
 	w.p.sm.wait.Observe(time.Since(start).Seconds())
 	// 3. Merge.
-	refs := share.Due(old, next)
-	recs := make([]*share.Record, len(refs))
+	refs := share.AppendDue(sr.refs[:0], old, next)
+	sr.refs = refs
+	recs := slices.Grow(sr.recs[:0], len(refs))[:len(refs)]
+	sr.recs = recs
+	defer clear(recs) // the records stay the tailer's, not the worker's
 	t.mu.RLock()
 	for j, ref := range refs {
 		if recs[j], err = t.getLocked(share.KindDelta, ref.Partition, ref.Epoch); err == nil && recs[j] == nil {
@@ -887,7 +950,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	}
 	t.mu.RUnlock()
 	for k, i := range sr.models {
-		in := make([]learner.SharedDelta, 0, len(refs))
+		in := sr.in[:0]
 		for j, ref := range refs {
 			data, ok := findDelta(recs[j], sr.names[k])
 			if !ok {
@@ -909,8 +972,10 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		}
 		w.p.sm.merged.Add(float64(len(in)))
 		sr.gStale[k].Set(float64(sr.cfg.Staleness(e, next)))
+		sr.in = in
+		clear(in) // no reference to the deltas' bytes outlives the merge
 	}
-	sr.st.Frontier = slices.Clone(next)
+	sr.st.Frontier = append(sr.st.Frontier[:0], next...)
 	return true, nil
 }
 
@@ -929,7 +994,7 @@ func (w *worker) writeDecision(ctx context.Context, d *share.Record) bool {
 	t := w.p.tail
 	msg := kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}
 	for attempt := 0; ; attempt++ {
-		err := w.p.shareW.WriteMessages(ctx, msg)
+		err := w.p.shareDecW.WriteMessages(ctx, msg)
 		if err == nil {
 			break
 		}
@@ -965,6 +1030,15 @@ func (p *Pipeline) setupShareTopic(ctx context.Context) error {
 	p.shareW = &kafka.Writer{
 		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 64,
+		BatchBytes: int64(limit), MaxAttempts: 4,
+		Transport: p.client.Transport,
+	}
+	// Decisions are written synchronously, one at a time, while a
+	// partition waits: a writer of their own that sends each at once
+	// (BatchSize 1) instead of waiting for BatchTimeout to fill a batch.
+	p.shareDecW = &kafka.Writer{
+		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchSize: 1,
 		BatchBytes: int64(limit), MaxAttempts: 4,
 		Transport: p.client.Transport,
 	}

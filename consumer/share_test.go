@@ -215,6 +215,39 @@ func TestSharedIdlePartitionDecisionsReplayed(t *testing.T) {
 	}
 }
 
+// A partition of this instance with no input is not waited for: with a
+// maximum wait of an hour, the busy partitions still get through their
+// boundaries (the idle one's worker marks it idle after its first empty
+// fetch, and their boundaries proceed without it, as decision records).
+// Without the idle mark this run would wait an hour at its first boundary.
+func TestSharedIdleLocalPartitionNotWaitedFor(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	w := e.Writer(input)
+	i := 0
+	w.Balancer = kafka.BalancerFunc(func(kafka.Message, ...int) int { i++; return i % 2 }) // partition 2 idle
+	w.BatchSize = 1
+	if err := w.WriteMessages(context.Background(), labelledEvents(400, 21)...); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.ShareMaxWait = time.Hour
+	r := start(t, cfg)
+	ends := endOffsets(t, e, input)
+	waitFor(t, 60*time.Second, "the busy partitions", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := counterValue(r.p.sm.decisions); n < 2 {
+		t.Errorf("%v decision records, want at least one per busy partition", n)
+	}
+	if n := counterValue(r.p.sm.skips); n < 2 {
+		t.Errorf("%v skips of the idle partition, want at least one per busy partition", n)
+	}
+}
+
 // Rebalance 1 → 3 → 1 instances with sharing on, while events arrive: the
 // shared models move with their partitions (a worker stopped inside a sync
 // point does not checkpoint; the next owner replays from the last

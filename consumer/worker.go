@@ -246,6 +246,9 @@ loop:
 			break loop
 		case f = <-fetches:
 		}
+		if w.sh != nil && len(f.recs) > 0 {
+			w.p.tail.setIdle(w.part, false) // before its next delta can be due
+		}
 		for i := 0; i < len(f.recs); {
 			j := min(i+w.p.cfg.BatchSize, len(f.recs))
 			if !w.batch(ctx, f.recs[i:j]) {
@@ -259,6 +262,12 @@ loop:
 		}
 		if len(f.recs) == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
+		}
+		if w.sh != nil && len(f.recs) == 0 && w.next >= f.hwm {
+			// Shared models: a fetch that waited and found nothing past
+			// what was processed marks the partition idle, so that the
+			// others do not wait for its next delta (tailer.setIdle).
+			w.p.tail.setIdle(w.part, true)
 		}
 		w.recycle(f.recs)
 	}
@@ -298,11 +307,33 @@ loop:
 	return nil
 }
 
+// fetchStartBytes bounds the first fetch after a restore (see fetchLoop).
+const fetchStartBytes = 64 << 10
+
 // fetchLoop reads the partition ahead of the worker, from offset from on.
+//
+// Slow start: the first fetch asks for at most fetchStartBytes and each
+// next one for twice as much, up to FetchMaxBytes. With a backlog (a
+// restore, a rebalance, a replay) the first records then reach the
+// learners after a small fetch instead of after a whole FetchMaxBytes read
+// and decode, and the next fetch runs while they are processed. It matters
+// most with shared models, where every partition of an instance waits at
+// its second sync point for the slowest partition's first records; live
+// fetches are small anyway. A fetch that returns nothing while behind the
+// high watermark (a record batch larger than the bound) goes to the full
+// bound at once.
 func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) {
 	pos := from
+	limit := min(w.p.cfg.FetchMaxBytes, fetchStartBytes)
 	for ctx.Err() == nil {
-		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, w.p.cfg.FetchMaxBytes, w.p.cfg.FetchMaxWait, w.reuse())
+		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse())
+		if err == nil {
+			if len(recs) == 0 && pos < hwm {
+				limit = w.p.cfg.FetchMaxBytes
+			} else {
+				limit = min(2*limit, w.p.cfg.FetchMaxBytes)
+			}
+		}
 		w.fetchLen = max(w.fetchLen, len(recs))
 		if err != nil {
 			if ctx.Err() != nil {

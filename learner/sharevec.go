@@ -174,22 +174,38 @@ func (s *vecShare) mix(b *base, v []float64, deltas []SharedDelta) error {
 }
 
 // pending is the mean mode's delta before quantisation, v − snap + res
-// (snap and res zero before the first merge), in s.dbuf.
-func (s *vecShare) pending(v []float64) []float64 {
+// (snap and res zero before the first merge), in s.dbuf, and its largest
+// magnitude (state.AbsMax: NaN if an element is), tracked in the same pass.
+func (s *vecShare) pending(v []float64) ([]float64, float64) {
 	if cap(s.dbuf) < len(v) {
 		s.dbuf = make([]float64, len(v))
 	}
 	d := s.dbuf[:len(v)]
-	copy(d, v)
-	if s.shared {
-		for i, x := range s.snap {
-			d[i] -= x
+	snap, res := s.snap, s.res
+	if !s.shared {
+		snap = nil
+	}
+	var amax float64
+	switch {
+	case len(snap) == len(v) && len(res) == len(v):
+		for i, x := range v {
+			y := x - snap[i] + res[i]
+			d[i] = y
+			amax = state.AbsMax(amax, y)
+		}
+	default: // before the first merge, or a snapshot without a residual
+		for i, x := range v {
+			if i < len(snap) {
+				x -= snap[i]
+			}
+			if i < len(res) {
+				x += res[i]
+			}
+			d[i] = x
+			amax = state.AbsMax(amax, x)
 		}
 	}
-	for i, x := range s.res {
-		d[i] += x
-	}
-	return d
+	return d, amax
 }
 
 // quantise sets dbuf, qbuf and qscale to the current delta (pending(v))
@@ -202,7 +218,8 @@ func (s *vecShare) quantise(b *base, v []float64) {
 	if len(s.qbuf) != len(v) {
 		s.qbuf = make([]byte, len(v))
 	}
-	s.qscale = state.Quantize8(s.pending(v), s.qbuf)
+	d, amax := s.pending(v)
+	s.qscale = state.Quantize8Max(d, amax, s.qbuf)
 	s.qok, s.qupd = true, b.updates
 }
 
@@ -294,10 +311,32 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 		c = 1 / float64(max(1, partitionsPresent(deltas)))
 	}
 	// One pass: the residual, v − c·Σ own + m (the own deltas in the
-	// order given, then m), and the new snapshot.
+	// order given, then m), and the new snapshot. The decoded values come
+	// from tables of the 256 codes (the same products, so the same bits):
+	// cheaper than converting and scaling each code.
 	res, snap := s.res[:len(v)], s.snap[:len(v)]
+	var deq, ownDeq [256]float64
+	for q := range deq {
+		deq[q] = state.Dequant8(byte(q), s.qscale)
+	}
+	if len(own) == 1 { // the usual case: one own delta per sync point
+		o := own[0]
+		for q := range ownDeq {
+			ownDeq[q] = float64(c * state.Dequant8(byte(q), o.scale))
+		}
+		oc := o.codes[:len(v)]
+		for j, x := range v {
+			res[j] = d[j] - deq[codes[j]]
+			x -= ownDeq[oc[j]]
+			x += m[j]
+			v[j] = x
+			snap[j] = x
+		}
+		s.shared = true
+		return nil
+	}
 	for j := range v {
-		res[j] = d[j] - state.Dequant8(codes[j], s.qscale)
+		res[j] = d[j] - deq[codes[j]]
 		x := v[j]
 		for _, o := range own {
 			x -= float64(c * state.Dequant8(o.codes[j], o.scale))

@@ -158,11 +158,20 @@ func SameHeader(r *Record, b []byte) bool {
 // epoch e: prefix/p/d/slot (deltas) or prefix/p/x/slot (decisions), slot =
 // e mod window. prefix names the pipeline (group and input topic).
 func Key(prefix string, kind, p int, e int64, window int64) string {
-	k := "d"
+	return string(AppendKey(nil, prefix, kind, p, e, window))
+}
+
+// AppendKey appends Key(prefix, kind, p, e, window) to dst.
+func AppendKey(dst []byte, prefix string, kind, p int, e int64, window int64) []byte {
+	k := byte('d')
 	if kind == KindDecision {
-		k = "x"
+		k = 'x'
 	}
-	return prefix + "/" + strconv.Itoa(p) + "/" + k + "/" + strconv.FormatInt(e%window, 10)
+	dst = append(dst, prefix...)
+	dst = append(dst, '/')
+	dst = strconv.AppendInt(dst, int64(p), 10)
+	dst = append(dst, '/', k, '/')
+	return strconv.AppendInt(dst, e%window, 10)
 }
 
 // Prefix is the key prefix of a pipeline's records.

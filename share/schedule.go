@@ -117,8 +117,12 @@ type Ref struct {
 // Due lists the deltas a sync point moving the frontier from old to next
 // merges, in merge order: partition order, then epoch order. A partition
 // whose frontier does not advance contributes nothing.
-func Due(old, next []int64) []Ref {
-	var out []Ref
+func Due(old, next []int64) []Ref { return AppendDue(nil, old, next) }
+
+// AppendDue appends Due(old, next) to dst (a caller that reuses dst across
+// boundaries allocates nothing once it is large enough).
+func AppendDue(dst []Ref, old, next []int64) []Ref {
+	out := dst
 	for q := range next {
 		for ep := old[q] + 1; ep <= next[q]; ep++ {
 			out = append(out, Ref{q, ep})

@@ -24,6 +24,11 @@ func init() { paper.PartitionsPipeline = partitionsPipeline }
 // has processed every event.
 var partitionsDebug func(*consumer.Pipeline)
 
+// partitionsWindow, if set (a benchmark), is called when a run's timed
+// window opens (start) and when it closes, e.g. to read the process's CPU
+// time over exactly the window that Seconds measures.
+var partitionsWindow func(start bool)
+
 // partitionsPipeline produces the run's events into a fresh embedded
 // broker, partition by partition as Assign says, runs one pipeline
 // instance until every partition is processed, and returns the models'
@@ -102,8 +107,14 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 		now := time.Now()
 		if first.IsZero() && len(st) > 0 { // the first partition restored
 			first = now
+			if partitionsWindow != nil {
+				partitionsWindow(true)
+			}
 		}
 		if caught {
+			if partitionsWindow != nil {
+				partitionsWindow(false)
+			}
 			last = now
 			break
 		}

@@ -21,7 +21,15 @@ import (
 //
 //	go test ./cmd/okstream -run xxx -bench ShareRatio -benchtime 2x
 //
-// SHARE_EVERY=S runs another epoch length.
+// Knobs (environment): SHARE_EVERY=S and SHARE_LAG=L another schedule;
+// SHARE_SPEC another learner (INDEP_SPEC another one for the independent
+// runs, e.g. FORKS without shared=true, as the experiment compares them);
+// REPEAT=k the stream k times over (a longer run, less start-up in the
+// window); SHARE_ONLY / INDEP_ONLY one side only (for a CPU profile).
+//
+// Besides events/s it reports the process's CPU time over each run's timed
+// window (shared-/indep-window-cpu-ms): what sharing costs in CPU, less
+// sensitive than wall-clock rates to other processes on the machine.
 func BenchmarkShareRatio(b *testing.B) {
 	path, opts, err := dataset.Resolve("cod-rna")
 	if err != nil {
@@ -33,17 +41,41 @@ func BenchmarkShareRatio(b *testing.B) {
 	}
 	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
 	const P = 16
-	events := make([]share.Event, ds.Len())
-	assign := make([]int, ds.Len())
+	rep := 1
+	if v, err := strconv.Atoi(os.Getenv("REPEAT")); err == nil {
+		rep = v
+	}
+	events := make([]share.Event, ds.Len()*rep)
+	assign := make([]int, len(events))
 	for i := range events {
-		events[i], assign[i] = share.Event{X: ds.X[i], Y: ds.Y[i]}, i%P
+		events[i], assign[i] = share.Event{X: ds.X[i%ds.Len()], Y: ds.Y[i%ds.Len()]}, i%P
 	}
 	run := paper.PartitionsRun{Spec: "fogd:budget=100,eta=0.002,sigma=8", Dim: ds.Dim, Partitions: P,
 		Every: 16, Lag: 1, MaxWait: time.Second, Events: events, Assign: assign}
 	if v, err := strconv.Atoi(os.Getenv("SHARE_EVERY")); err == nil {
 		run.Every = int64(v)
 	}
+	if v := os.Getenv("SHARE_SPEC"); v != "" {
+		run.Spec = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("SHARE_LAG")); err == nil {
+		run.Lag = int64(v)
+	}
 	var indep, shared, wait float64
+	var indepWin, sharedWin, winStart float64
+	var sharing bool
+	partitionsWindow = func(start bool) {
+		c := cpuSeconds()
+		switch {
+		case start:
+			winStart = c
+		case sharing:
+			sharedWin += c - winStart
+		default:
+			indepWin += c - winStart
+		}
+	}
+	defer func() { partitionsWindow = nil }()
 	var indepCPU, indepWall, sharedCPU, sharedWall float64
 	var waits uint64
 	partitionsDebug = func(pl *consumer.Pipeline) {
@@ -63,7 +95,12 @@ func BenchmarkShareRatio(b *testing.B) {
 			if only && !sh || os.Getenv("INDEP_ONLY") != "" && sh {
 				continue
 			}
-			run.Share = sh
+			run.Share, sharing = sh, sh
+			if v := os.Getenv("INDEP_SPEC"); v != "" && !sh {
+				run.Spec = v
+			} else if v := os.Getenv("SHARE_SPEC"); v != "" {
+				run.Spec = v
+			}
 			c0, t0 := cpuSeconds(), time.Now()
 			out, err := partitionsPipeline(run)
 			if err != nil {
@@ -96,6 +133,10 @@ func BenchmarkShareRatio(b *testing.B) {
 		b.ReportMetric(indepCPU/float64(b.N)*1e3, "indep-cpu-ms/run")
 	}
 	b.ReportMetric(sharedCPU/float64(b.N)*1e3, "shared-cpu-ms/run")
+	if indepWall > 0 {
+		b.ReportMetric(indepWin/float64(b.N)*1e3, "indep-window-cpu-ms")
+	}
+	b.ReportMetric(sharedWin/float64(b.N)*1e3, "shared-window-cpu-ms")
 	if waits > 0 {
 		b.ReportMetric(wait/float64(b.N), "wait-s/run")
 		b.ReportMetric(float64(waits)/float64(b.N), "boundaries/run")

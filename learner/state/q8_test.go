@@ -48,3 +48,85 @@ func TestQuantize8(t *testing.T) {
 		t.Error("a slice of the wrong length was accepted")
 	}
 }
+
+// refQuantize8 is Quantize8's definition written plainly (math.Round and
+// float clamps), for inputs whose 127/max|x| is finite.
+func refQuantize8(x []float64, out []byte) float64 {
+	var amax float64
+	for _, v := range x {
+		if a := math.Abs(v); a > amax || a != a {
+			amax = a
+			if a != a || math.IsInf(a, 0) {
+				clear(out[:len(x)])
+				return math.NaN()
+			}
+		}
+	}
+	if amax == 0 {
+		clear(out[:len(x)])
+		return 0
+	}
+	inv := 127 / amax
+	for i, v := range x {
+		out[i] = byte(int8(min(127, max(-127, math.Round(v*inv)))))
+	}
+	return amax / 127
+}
+
+// Quantize8's branchless rounding gives exactly the codes of math.Round
+// (ties away from zero) on random vectors of every magnitude, on exact
+// halves, and on the doubles next to them; a vector too small for 127/max
+// to be finite gets the codes of the same vector scaled up by a power of
+// two.
+func TestQuantize8MatchesRound(t *testing.T) {
+	rng := uint64(1)
+	next := func() float64 { // deterministic uniform in [0, 1)
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return float64(rng>>11) / (1 << 53)
+	}
+	check := func(name string, x []float64) {
+		t.Helper()
+		got, want := make([]byte, len(x)), make([]byte, len(x))
+		sg, sw := Quantize8(x, got), refQuantize8(x, want)
+		if math.Float64bits(sg) != math.Float64bits(sw) && !(sg != sg && sw != sw) || string(got) != string(want) {
+			t.Fatalf("%s: scale %v codes %v, want %v %v (x = %v)", name, sg, got, sw, want, x)
+		}
+	}
+	for trial := range 2000 {
+		x := make([]float64, 1+trial%37)
+		e := math.Ldexp(1, int(next()*600)-300)
+		for i := range x {
+			x[i] = (next() - 0.5) * e
+		}
+		check("random", x)
+	}
+	// Exact halves k + 1/2 (amax 127 makes inv 1) and their neighbours.
+	for k := -127.0; k < 127; k++ {
+		h := k + 0.5
+		check("half", []float64{127, h, math.Nextafter(h, 0), math.Nextafter(h, math.Inf(1)), math.Nextafter(h, math.Inf(-1)), -h})
+	}
+	check("below one half", []float64{127, 0.5 - 0x1p-54, -(0.5 - 0x1p-54), 0x1p-1074, -0.0})
+	tiny := []float64{0x1p-1070, -0x1p-1074, 3 * 0x1p-1072, 0}
+	scaled := make([]float64, len(tiny))
+	for i, v := range tiny {
+		scaled[i] = v * 0x1p600
+	}
+	got, want := make([]byte, len(tiny)), make([]byte, len(tiny))
+	s := Quantize8(tiny, got)
+	refQuantize8(scaled, want)
+	if s != 0x1p-1070/127 || string(got) != string(want) {
+		t.Errorf("tiny: scale %v codes %v, want %v %v", s, got, 0x1p-1070/127, want)
+	}
+}
+
+func BenchmarkQuantize8(b *testing.B) {
+	x := make([]float64, 800)
+	for i := range x {
+		x[i] = math.Sin(float64(i)) * 1e-3
+	}
+	out := make([]byte, len(x))
+	b.SetBytes(int64(8 * len(x)))
+	for b.Loop() {
+		Quantize8(x, out)
+	}
+}

@@ -395,14 +395,16 @@ func (d *Decoder) Header(name, spec string, dim int) {
 			return
 		}
 	}
-	gotName := d.String()
-	gotSpec := d.String()
+	// Compared as bytes: no allocation unless they differ (a delta is
+	// checked this way at every sync point).
+	gotName := d.take(d.length())
+	gotSpec := d.take(d.length())
 	gotDim := d.Int()
 	if d.err != nil {
 		return
 	}
-	if gotName != name || gotSpec != spec || gotDim != dim {
-		d.err = &MismatchError{WantName: name, WantSpec: spec, WantDim: dim, GotName: gotName, GotSpec: gotSpec, GotDim: gotDim}
+	if string(gotName) != name || string(gotSpec) != spec || gotDim != dim {
+		d.err = &MismatchError{WantName: name, WantSpec: spec, WantDim: dim, GotName: string(gotName), GotSpec: string(gotSpec), GotDim: gotDim}
 	}
 }
 
@@ -435,35 +437,64 @@ func (e *MismatchError) Error() string {
 }
 
 // Quantize8 quantises x to 8 bits with one scale: s = max_i |x_i| / 127 and
-// q_i = round(x_i · 127/max|x|) (ties away from zero) as an int8 in out[i]
-// (len(out) ≥ len(x)); Dequant8(out[i], s) reads it back, within s/2 of x_i
-// (up to a few ulp). All zero
-// x gives s = 0; a NaN or infinite x_i gives s = NaN and every q_i = 0, so
-// that every reader gets NaN (a diverged model stays visibly diverged).
-// Deterministic and the same on every platform (no fused operations).
-func Quantize8(x []float64, out []byte) float64 {
+// q_i = round(x_i · 127/max|x|) (ties away from zero, as math.Round) as an
+// int8 in out[i] (len(out) ≥ len(x)); Dequant8(out[i], s) reads it back,
+// within s/2 of x_i (up to a few ulp). All zero x gives s = 0; a NaN or
+// infinite x_i gives s = NaN and every q_i = 0, so that every reader gets
+// NaN (a diverged model stays visibly diverged). Deterministic and the
+// same on every platform (no fused operations).
+func Quantize8(x []float64, out []byte) float64 { return Quantize8Max(x, MaxAbs(x), out) }
+
+// MaxAbs is max_i |x_i| (0 for an empty x), NaN if some x_i is NaN. A
+// caller that computes x can track the same maximum as it goes (AbsMax)
+// and call Quantize8Max, saving a pass.
+func MaxAbs(x []float64) float64 {
 	var amax float64
 	for _, v := range x {
-		a := math.Abs(v)
-		if a > amax || a != a {
-			amax = a
-			if a != a || math.IsInf(a, 0) {
-				clear(out[:len(x)])
-				return math.NaN()
-			}
-		}
+		amax = AbsMax(amax, v)
+	}
+	return amax
+}
+
+// AbsMax is max(m, |v|) for a running maximum m ≥ 0, sticky NaN: once m
+// or v is NaN, NaN.
+func AbsMax(m, v float64) float64 {
+	if a := math.Abs(v); !(a <= m) && m == m { // a > m, or a NaN
+		return a
+	}
+	return m
+}
+
+// Quantize8Max is Quantize8 for an amax already known to be MaxAbs(x).
+func Quantize8Max(x []float64, amax float64, out []byte) float64 {
+	out = out[:len(x)]
+	if amax != amax || math.IsInf(amax, 0) {
+		clear(out)
+		return math.NaN()
 	}
 	if amax == 0 {
-		clear(out[:len(x)])
+		clear(out)
 		return 0
+	}
+	s := amax / 127
+	// For an amax so small that 127/amax overflows, scale everything by
+	// 2^600 first (exact: a power of two) so that inv is finite.
+	pre := 1.0
+	if amax < 0x1p-1000 {
+		pre, amax = 0x1p600, amax*0x1p600
 	}
 	inv := 127 / amax // one division; v·inv is within 2 ulp of v/s
 	for i, v := range x {
-		q := math.Round(v * inv)
-		q = min(127, max(-127, q))
-		out[i] = byte(int8(q))
+		// |y| ≤ 127·(1+2⁻⁵¹) since |v| ≤ amax, so q is in [-127, 127].
+		// Rounding half away from zero, exactly as math.Round and
+		// without branches: t = trunc(y), f = y − t (exact, |f| < 1),
+		// and trunc(2f) is ±1 exactly when |f| ≥ 1/2 (2f is exact).
+		y := v * pre * inv
+		t := int64(y)
+		f := y - float64(t)
+		out[i] = byte(int8(t + int64(f*2)))
 	}
-	return amax / 127
+	return s
 }
 
 // Dequant8 is the value an 8-bit code q of scale s stands for, q·s,
