@@ -146,9 +146,10 @@ package learner
 //     "budget B" while §5 sets B̃ = 2B, which we follow.
 //
 // Sharing across partitions ("shared=true", learner.Sharer; ours, issue
-// 17; code in forks_share.go). Every partition's copy of the model learns
-// from its own events and, at sync points, from every other partition's
-// deltas. Design:
+// 17; code in forks_share.go, and forks_basiscache.go, which makes INIT and
+// each update round once per process for all its copies). Every
+// partition's copy of the model learns from its own events and, at sync
+// points, from every other partition's deltas. Design:
 //   - Spec: every copy is built from the same spec (same seed); a delta
 //     carries the canonical spec and is refused by a model of another.
 //     "shared" is in the canonical spec only when set, so the states of

@@ -304,8 +304,9 @@ func (l *FORKS) mergeStage1(fds []forksDelta) error {
 	if !full {
 		return nil
 	}
-	// INIT on the first B̃ merged entries.
-	sk.initSketch()
+	// INIT on the first B̃ merged entries (once per process:
+	// forks_basiscache.go).
+	l.sharedInit()
 	l.ons.reset(sk.k)
 	if sk.w0 != nil {
 		copy(l.ons.v, sk.w0)
@@ -402,17 +403,18 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 	}
 	start, done := sk.nUpd%len(cands), 0
 	var zOld []float64
+	from := sh.basis
 	for done < len(cands) && sh.global >= (sk.nUpd+1)*sk.rho {
 		if zOld == nil {
 			zOld = slices.Clone(sk.z)
 		}
 		x := cands[(start+done)%len(cands)]
-		sk.update(x)
+		l.sharedUpdate(x) // sk.update(x), once per process (forks_basiscache.go)
 		sh.basis = hashFloats(sh.basis, x)
 		done++
 	}
 	if done > 0 {
-		if sk.replace || !l.transfer(zOld) {
+		if sk.replace || !l.transfer(zOld, from) {
 			l.ons.reset(sk.k)
 		}
 		sh.resetONS(l.ons)
@@ -430,15 +432,19 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 // positive definite. Shared copies only (every copy does the same); the
 // paper resets the ONS at every update round. O(n(s_m d + s_m k + k²) + k³)
 // for n stored examples.
-func (l *FORKS) transfer(zOld []float64) bool {
+func (l *FORKS) transfer(zOld []float64, from uint64) bool {
 	sk, k := l.sk, l.sh.k
-	n := sk.n()
-	po := make([]float64, n*k)
-	for i := range n {
-		kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
-		linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
+	po := func() []float64 {
+		n := sk.n()
+		po := make([]float64, n*k)
+		for i := range n {
+			kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
+			linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
+		}
+		return po
 	}
-	return l.transferFrom(po, l.sh.aSnap, l.ons.v[:k])
+	m, mi := l.transferMaps(from, po)
+	return l.transferApply(m, mi, l.sh.aSnap, l.ons.v[:k])
 }
 
 // transferFrom sets the ONS state (v, A⁻¹, A_sync) in the current map from
@@ -447,20 +453,16 @@ func (l *FORKS) transfer(zOld []float64) bool {
 // function space (not Z's coefficients: with a wide kernel Z is
 // ill-conditioned and Z^† Z_old is meaningless).
 func (l *FORKS) transferFrom(po, aOld, vOld []float64) bool {
-	sh, sk, k := l.sh, l.sk, l.sh.k
-	n := sk.n()
-	pn := make([]float64, n*k)
-	for i := range n {
-		copy(pn[i*k:i*k+k], sk.features(sk.stored.Row(i)))
-	}
-	zp := make([]float64, k*n)
-	if r, err := linalg.Pinv(zp, pn, n, k, -1, nil); err != nil || r < k {
-		return false
-	}
-	m := make([]float64, k*k)
-	linalg.Mul(m, zp, po, k, n, k)
-	mi := make([]float64, k*k)
-	if r, err := linalg.Pinv(mi, m, k, k, -1, nil); err != nil || r < k {
+	m, mi := l.transferMaps(0, func() []float64 { return po })
+	return l.transferApply(m, mi, aOld, vOld)
+}
+
+// transferApply is transferFrom's part that is the copy's own: with M and
+// M⁻¹ (transferMaps; nil: not invertible, false), v' = M v and A' = αI +
+// M⁻ᵀ(A − αI)M⁻¹.
+func (l *FORKS) transferApply(m, mi, aOld, vOld []float64) bool {
+	sh, k := l.sh, l.sh.k
+	if m == nil {
 		return false
 	}
 	// A − αI (the folded A_sync: the accumulators are empty after a merge).

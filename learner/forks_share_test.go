@@ -652,3 +652,95 @@ func TestForksShareLocalBasis(t *testing.T) {
 		}
 	}
 }
+
+// resetForksCache empties the basis cache (forks_basiscache.go) and its
+// hit count.
+func resetForksCache() {
+	forksCache.mu.Lock()
+	defer forksCache.mu.Unlock()
+	forksCache.upd, forksCache.xfer, forksCache.init = boundedMap[forksUpdKey, []byte]{}, boundedMap[forksXferKey, forksXfer]{}, boundedMap[forksInitKey, forksInit]{}
+	forksCache.hits = 0
+}
+
+// The basis cache changes nothing: with it and without it, every shared
+// configuration (update rounds with TISVD and rsvd, max_stored replacement,
+// landmark replacement, transfers) gives the same scores and the same final
+// state of every copy, byte for byte, and with it the copies after the
+// first take their update rounds and transfers from the cache.
+func TestForksBasisCacheExact(t *testing.T) {
+	defer func(off bool) { forksCacheOff = off; resetForksCache() }(forksCacheOff)
+	for _, spec := range forksShareSpecs {
+		t.Run(spec, func(t *testing.T) {
+			task := taskOf(t, spec)
+			xs, ys := stream(task, 3600, 5, 31)
+			run := func(off bool) ([]float64, [][]byte, int) {
+				forksCacheOff = off
+				resetForksCache()
+				scores, ls := shareRun{spec: spec, P: 4, S: 40, L: 1}.run(t, xs, ys)
+				states := make([][]byte, len(ls))
+				for p, l := range ls {
+					b, err := l.MarshalBinary()
+					if err != nil {
+						t.Fatal(err)
+					}
+					states[p] = b
+				}
+				if l := ls[0].(*FORKS); l.sk.nUpd < 2 {
+					t.Fatalf("%d update rounds: the spec does not exercise them", l.sk.nUpd)
+				}
+				return scores, states, forksCache.hits
+			}
+			s0, st0, _ := run(true)
+			s1, st1, hits := run(false)
+			if hits == 0 {
+				t.Fatal("the cache served nothing")
+			}
+			for i := range s0 {
+				if math.Float64bits(s0[i]) != math.Float64bits(s1[i]) {
+					t.Fatalf("score %d: %v with the cache, %v without", i, s1[i], s0[i])
+				}
+			}
+			for p := range st0 {
+				if !bytes.Equal(st0[p], st1[p]) {
+					t.Fatalf("copy %d's final state differs with the cache", p)
+				}
+			}
+		})
+	}
+}
+
+// Copies of two runs in concurrent goroutines share the basis cache (as a
+// consumer's workers do) and end in the same states as each other; run it
+// with -race.
+func TestForksBasisCacheConcurrent(t *testing.T) {
+	defer resetForksCache()
+	resetForksCache()
+	spec := forksShareSpecs[0]
+	xs, ys := stream(taskOf(t, spec), 2400, 5, 41)
+	states := make([][][]byte, 2)
+	done := make(chan struct{}, 2)
+	for r := range states {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_, ls := shareRun{spec: spec, P: 3, S: 40, L: 1}.run(t, xs, ys)
+			for _, l := range ls {
+				b, err := l.MarshalBinary()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				states[r] = append(states[r], b)
+			}
+		}()
+	}
+	<-done
+	<-done
+	if len(states[0]) != 3 || len(states[1]) != 3 {
+		t.Fatal("a run failed")
+	}
+	for p := range states[0] {
+		if !bytes.Equal(states[0][p], states[1][p]) {
+			t.Fatalf("copy %d: the concurrent runs' states differ", p)
+		}
+	}
+}

@@ -221,15 +221,19 @@ says yes; the shared models' final states are checked bit for bit by consumer te
   slow-start fetch (64 KiB first, then doubling), which speeds the independent runs as well.
   Other sets of runs gave medians of 0.80–0.82: FOGD's ratio sits at the issue's 80 %, not
   reliably above it, at the S = 16 that its 0.5-point accuracy target needs. FORKS and NOGD are
-  well below it (FORKS 58 % at P = 16 here, 35 % at P = 64): every copy replays, in its merge,
-  the basis update rounds of the whole stream (P times those of an independent copy: each an
-  SVD of the sketch and a transfer of the ONS state), although every copy's basis is the
-  same; computing them once per instance is what would close that gap, and is not done.
+  below it. Every shared FORKS copy made, in its merges, INIT and the basis update rounds of
+  the whole stream (P times those of an independent copy: each a TISVD update of the sketch
+  and a transfer of the ONS state), although every copy's basis is the same; they are now made
+  once per process and installed by its other copies (learner/forks_basiscache.go, bit for bit
+  the same states): FORKS at P = 16 went from 0.52 to 0.66 of independent back to back (5
+  interleaved runs; sharing's extra CPU 150 → 80 ms per run), 70 % at P = 4 and 16 and 57 % at
+  P = 64 in the table above (58 % and 35 % before). What is left is mostly each copy decoding
+  every other partition's delta. NOGD's INIT on the merged buffer is still made by every copy.
   KuaiRec's partitions run out of events at different times. Each used to cost the others one
   bounded wait (100 ms here, ShareMaxWait, 10 s by default); a partition of the same instance
   whose last fetch found no new events is now marked idle and not waited for (KuaiRec P = 16:
-  from 16–17 % to 70 % of independent; the bounded wait remains for partitions owned by other
-  instances). What is left there is one synchronous decision record per boundary while an
+  from 16–17 % to 62–75 % of independent in single runs; the bounded wait remains for
+  partitions owned by other instances). What is left there is one synchronous decision record per boundary while an
   ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs.`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
