@@ -241,6 +241,13 @@ type Config struct {
 	// before it proceeds without it and records that decision (default
 	// DefaultShareMaxWait).
 	ShareMaxWait time.Duration
+	// ShareSkipIdle: a boundary does not wait for a partition of this
+	// instance whose last fetch waited FetchMaxWait and found no new events
+	// (it proceeds at once, recorded as after an expired wait). For replays
+	// and topics whose partitions go quiet for long; off, a quiet partition
+	// costs the others one ShareMaxWait and a live stream with short lulls
+	// keeps the strict schedule (see tailer.setIdle).
+	ShareSkipIdle bool
 	// ShareWindow is W, the slots per partition of the sync topic's keys
 	// (default: 2·(CheckpointEvery + BatchSize) records in epochs +
 	// 2·ShareLag + 2, see share.Window).

@@ -395,11 +395,14 @@ func (t *tailer) local1(q, d int) {
 }
 
 // setIdle marks this process's input partition q as idle or not (see
-// tailer.idle); marking it idle wakes the boundaries waiting for its deltas,
-// which then proceed without it instead of waiting up to ShareMaxWait. The
-// decision is timing-dependent like any bounded wait's, so it is written as
-// a decision record and replayed exactly. Partitions of other instances are
-// not known to be idle: they are waited for up to ShareMaxWait.
+// tailer.idle; only with Config.ShareSkipIdle); marking it idle wakes the
+// boundaries waiting for its deltas, which then proceed without it instead
+// of waiting up to ShareMaxWait. The decision is timing-dependent like any
+// bounded wait's, so it is written as a decision record and replayed
+// exactly; a live stream with lulls longer than FetchMaxWait then leaves
+// the strict schedule at every lull, hence opt-in. Partitions of other
+// instances are not known to be idle: they are waited for up to
+// ShareMaxWait.
 func (t *tailer) setIdle(q int, idle bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

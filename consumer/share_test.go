@@ -215,8 +215,8 @@ func TestSharedIdlePartitionDecisionsReplayed(t *testing.T) {
 	}
 }
 
-// A partition of this instance with no input is not waited for: with a
-// maximum wait of an hour, the busy partitions still get through their
+// With ShareSkipIdle, a partition of this instance with no input is not
+// waited for: with a maximum wait of an hour, the busy partitions still get through their
 // boundaries (the idle one's worker marks it idle after its first empty
 // fetch, and their boundaries proceed without it, as decision records).
 // Without the idle mark this run would wait an hour at its first boundary.
@@ -234,6 +234,7 @@ func TestSharedIdleLocalPartitionNotWaitedFor(t *testing.T) {
 	w.Close()
 	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.ShareMaxWait = time.Hour
+	cfg.ShareSkipIdle = true
 	r := start(t, cfg)
 	ends := endOffsets(t, e, input)
 	waitFor(t, 60*time.Second, "the busy partitions", func() bool { return caughtUp(ends, r) })

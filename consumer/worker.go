@@ -246,7 +246,7 @@ loop:
 			break loop
 		case f = <-fetches:
 		}
-		if w.sh != nil && len(f.recs) > 0 {
+		if w.sh != nil && w.p.cfg.ShareSkipIdle && len(f.recs) > 0 {
 			w.p.tail.setIdle(w.part, false) // before its next delta can be due
 		}
 		for i := 0; i < len(f.recs); {
@@ -263,7 +263,7 @@ loop:
 		if len(f.recs) == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
 		}
-		if w.sh != nil && len(f.recs) == 0 && w.next >= f.hwm {
+		if w.sh != nil && w.p.cfg.ShareSkipIdle && len(f.recs) == 0 && w.next >= f.hwm {
 			// Shared models: a fetch that waited and found nothing past
 			// what was processed marks the partition idle, so that the
 			// others do not wait for its next delta (tailer.setIdle).

@@ -84,6 +84,7 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 	if r.Share {
 		cfg.Share, cfg.ShareEvery, cfg.ShareLag = []string{"m"}, r.Every, r.Lag
 		cfg.ShareMaxWait = r.MaxWait
+		cfg.ShareSkipIdle = true // a replay: a partition that has ended is not waited for
 	}
 	pl, err := consumer.New(cfg)
 	if err != nil {

@@ -106,6 +106,7 @@ type runFlags struct {
 	share, shareTopic                                      string
 	shareEvery, shareLag, shareWindow                      int64
 	shareMaxWait                                           time.Duration
+	shareSkipIdle                                          bool
 	metricsAddr, logLevel, logFormat, config               string
 	sec                                                    secFlags
 }
@@ -152,6 +153,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.shareEvery, "share-every", consumer.DefaultShareEvery, "shared models: input records per epoch of a partition (a sync point after each)")
 	fs.Int64Var(&f.shareLag, "share-lag", consumer.DefaultShareLag, "shared models: a partition merges the others' deltas this many epochs behind its own (≥ 1)")
 	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
+	fs.BoolVar(&f.shareSkipIdle, "share-skip-idle", false, "shared models: do not wait at all for a partition of this instance whose last fetch found no new events (for replays and partitions that go quiet for long; recorded like an expired wait)")
 	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: 2·(checkpoint-every + batch-size) records in epochs + 2·lag + 2)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
@@ -208,7 +210,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
-		ShareTopic: f.shareTopic, ShareEvery: f.shareEvery, ShareLag: f.shareLag, ShareMaxWait: f.shareMaxWait, ShareWindow: f.shareWindow,
+		ShareTopic: f.shareTopic, ShareEvery: f.shareEvery, ShareLag: f.shareLag, ShareMaxWait: f.shareMaxWait, ShareSkipIdle: f.shareSkipIdle, ShareWindow: f.shareWindow,
 	}
 	for _, s := range strings.Split(f.share, ",") {
 		if s = strings.TrimSpace(s); s != "" {

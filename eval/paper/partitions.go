@@ -230,8 +230,9 @@ says yes; the shared models' final states are checked bit for bit by consumer te
   P = 64 in the table above (58 % and 35 % before). What is left is mostly each copy decoding
   every other partition's delta. NOGD's INIT on the merged buffer is still made by every copy.
   KuaiRec's partitions run out of events at different times. Each used to cost the others one
-  bounded wait (100 ms here, ShareMaxWait, 10 s by default); a partition of the same instance
-  whose last fetch found no new events is now marked idle and not waited for (KuaiRec P = 16:
+  bounded wait (100 ms here, ShareMaxWait, 10 s by default); with --share-skip-idle, which
+  these replays set, a partition of the same instance whose last fetch found no new events is
+  marked idle and not waited for (KuaiRec P = 16:
   from 16–17 % to 62–75 % of independent in single runs; the bounded wait remains for
   partitions owned by other instances). What is left there is one synchronous decision record per boundary while an
   ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs.`,
