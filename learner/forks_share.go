@@ -57,6 +57,9 @@ type forksShare struct {
 	db      []float64 // k: Σ (s g gᵀ w − g) since the last ShareMerge
 	cand    []float64 // dim: the first Stage-2 example since the last ShareMerge
 	hasCand bool
+	// Transient (not state): ShareMerge's decoding scratch.
+	scratch []float64
+	fds     []forksDelta
 }
 
 func newForksShare(k, dim int) *forksShare {
@@ -196,9 +199,9 @@ func (l *FORKS) ShareDelta() ([]byte, error) {
 // decodeDelta decodes and validates one delta (untrusted input: every size
 // is checked against the configuration or the bytes present, every value
 // must be finite).
-func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
+func (l *FORKS) decodeDelta(b []byte, buf []float64) (forksDelta, error) {
 	var fd forksDelta
-	k := l.sh.k
+	k, kk := l.sh.k, l.sh.k*(l.sh.k+1)/2
 	d, kind, err := openDelta(b, forksDeltaName, l.spec, l.dim)
 	if err != nil {
 		return fd, err
@@ -210,10 +213,10 @@ func (l *FORKS) decodeDelta(b []byte) (forksDelta, error) {
 	case forksDeltaStage2:
 		fd.basis = d.U64()
 		fd.rounds = d.IntIn(0, maxForksRounds, "forks delta rounds")
-		fd.b = d.F64sN(nil, k)
-		fd.dA = d.F64sN(nil, k*(k+1)/2)
+		fd.b = d.F64sN(buf[0:0:k], k)
+		fd.dA = d.F64sN(buf[k:k:k+kk], kk)
 		if d.Bool() {
-			fd.cand = d.F64sN(nil, l.dim)
+			fd.cand = d.F64sN(buf[k+kk:k+kk:k+kk+l.dim], l.dim)
 		}
 		finite(d, "forks delta", fd.b, fd.dA, fd.cand)
 		for i, p := 0, 0; d.Err() == nil && i < k; p, i = p+k-i, i+1 {
@@ -272,14 +275,22 @@ func (l *FORKS) ShareMerge(deltas []SharedDelta) error {
 	if sh == nil {
 		return errForksNotShared
 	}
-	fds := make([]forksDelta, len(deltas))
+	// The decoded Stage-2 vectors live in one reused scratch slice (a
+	// sync point decodes P deltas in every copy; nothing of them is kept
+	// after the merge: the update rounds copy their example).
+	per := sh.k + sh.k*(sh.k+1)/2 + l.dim
+	if need := per * len(deltas); cap(sh.scratch) < need {
+		sh.scratch = make([]float64, need)
+	}
+	fds := sh.fds[:0]
+	defer func() { clear(fds); sh.fds = fds[:0] }() // drop the references to Stage-1 entries
 	for i, sd := range deltas {
-		fd, err := l.decodeDelta(sd.Data)
+		fd, err := l.decodeDelta(sd.Data, sh.scratch[i*per:(i+1)*per])
 		if err != nil {
 			return fmt.Errorf("learner forks: delta of partition %d, epoch %d: %w", sd.Partition, sd.Epoch, err)
 		}
 		fd.own = sd.Own
-		fds[i] = fd
+		fds = append(fds, fd)
 	}
 	if !sk.ready {
 		return l.mergeStage1(fds)

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"okstream/learner/state"
 )
@@ -270,7 +274,7 @@ func TestForksShareRejectsBadDeltas(t *testing.T) {
 		refuse("NaN", SharedDelta{Partition: 1, Data: bad})
 		if stage2 {
 			// The first curvature increment ΔA_00 made negative.
-			fd, err := a.decodeDelta(good)
+			fd, err := a.decodeDelta(good, make([]float64, 1000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -742,5 +746,85 @@ func TestForksBasisCacheConcurrent(t *testing.T) {
 		if !bytes.Equal(states[0][p], states[1][p]) {
 			t.Fatalf("copy %d: the concurrent runs' states differ", p)
 		}
+	}
+}
+
+// cacheDo is single flight: copies that look a key up while another copy
+// computes it wait for that result instead of computing it again (the
+// copies of a process reach their sync points together, so without the
+// wait every one of them computed every transfer), and a computation that
+// panics releases the waiters, which then compute for themselves.
+func TestForksBasisCacheSingleFlight(t *testing.T) {
+	defer resetForksCache()
+	resetForksCache()
+	var b boundedMap[int, int]
+	var computed atomic.Int32
+	release := make(chan struct{})
+	first := make(chan int)
+	go func() {
+		v, _ := cacheDo(&b, 7, func() int { computed.Add(1); <-release; return 42 })
+		first <- v
+	}()
+	for { // wait until the first copy holds the key
+		forksCache.mu.Lock()
+		_, held := b.m[7]
+		forksCache.mu.Unlock()
+		if held {
+			break
+		}
+		runtime.Gosched()
+	}
+	const waiters = 8
+	var wg sync.WaitGroup
+	var arrived atomic.Int32
+	hits := make([]bool, waiters)
+	vals := make([]int, waiters)
+	for i := range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			arrived.Add(1)
+			vals[i], hits[i] = cacheDo(&b, 7, func() int { computed.Add(1); return -1 })
+		}()
+	}
+	for arrived.Load() < waiters {
+		runtime.Gosched()
+	}
+	time.Sleep(20 * time.Millisecond) // let them reach the wait (not an assertion on time)
+	close(release)
+	if v := <-first; v != 42 {
+		t.Fatalf("first copy got %d", v)
+	}
+	wg.Wait()
+	if n := computed.Load(); n != 1 {
+		t.Errorf("computed %d times, want once", n)
+	}
+	for i := range waiters {
+		if vals[i] != 42 || !hits[i] {
+			t.Errorf("waiter %d: %d (hit %v), want 42 from the cache", i, vals[i], hits[i])
+		}
+	}
+
+	// A panicking computation: the waiter computes its own result.
+	var c boundedMap[int, int]
+	held := make(chan struct{})
+	boom := make(chan struct{})
+	go func() {
+		defer func() { _ = recover() }()
+		cacheDo(&c, 1, func() int { close(held); <-boom; panic("boom") })
+	}()
+	<-held
+	got := make(chan int)
+	go func() {
+		v, hit := cacheDo(&c, 1, func() int { return 5 })
+		if hit {
+			v = -v
+		}
+		got <- v
+	}()
+	time.Sleep(20 * time.Millisecond)
+	close(boom)
+	if v := <-got; v != 5 {
+		t.Errorf("after a panic: %d, want the waiter's own 5", v)
 	}
 }

@@ -98,7 +98,10 @@ const (
 // Returns ErrNotFinite if any of the n² entries of a is NaN or ±Inf, and
 // ErrNoConvergence if Dsterf fails or inverse iteration does not meet
 // dstein's stopping criterion (neither is expected for finite input); vals
-// and vecs are unchanged then.
+// and vecs are unchanged then. A matrix whose largest entry is above 2⁴⁰⁰ or
+// below 2⁻⁴⁰⁰ is scaled by a power of two first (exact; the eigenvalues are
+// scaled back), so the result does not depend on the magnitude of A, except
+// that, as in LAPACK dstebz, off-diagonals of T below 2⁻⁵¹¹ count as zero.
 func SymTopK(vals, vecs, a []float64, n, k int, work *SymTopKWork) error {
 	if k < 1 || k > n {
 		panic(fmt.Sprintf("linalg: SymTopK: k=%d outside [1, n=%d]", k, n))
@@ -117,10 +120,29 @@ func SymTopK(vals, vecs, a []float64, n, k int, work *SymTopKWork) error {
 	impl := gonum.Implementation{}
 
 	// Lower triangle of the scratch := upper triangle of a (transposed).
+	amax := 0.0
 	for i := range n {
 		row := w.a[i*n : i*n+i+1]
 		for j := range row {
 			row[j] = a[j*n+i]
+			amax = max(amax, math.Abs(row[j]))
+		}
+	}
+	// A matrix of extreme magnitude (largest entry outside [2⁻⁴⁰⁰, 2⁴⁰⁰];
+	// never a kernel matrix, but a corrupt or hostile state can hold one) is
+	// scaled by a power of two into [½, 1) first, exactly, and its
+	// eigenvalues scaled back: the reduction, Dsterf and inverse iteration
+	// then never meet overflow or the scaling branch of Dsterf that panics
+	// in gonum v0.17 (see dsterf). Other matrices are untouched.
+	shift := 0
+	if amax > 0x1p400 || amax < 0x1p-400 && amax > 0 {
+		_, exp := math.Frexp(amax)
+		shift = -exp
+		for i := range n {
+			row := w.a[i*n : i*n+i+1]
+			for j := range row {
+				row[j] = math.Ldexp(row[j], shift)
+			}
 		}
 	}
 	impl.Dsytrd(blas.Lower, n, w.a, n, w.d, w.e, w.tau, w.work, w.lwork)
@@ -132,7 +154,7 @@ func SymTopK(vals, vecs, a []float64, n, k int, work *SymTopKWork) error {
 	}
 
 	for j := range k {
-		vals[j] = w.order[j].v
+		vals[j] = math.Ldexp(w.order[j].v, -shift)
 	}
 	for i := range n {
 		row := vecs[i*k : i*k+k]
@@ -207,6 +229,58 @@ func (w *SymTopKWork) reserve(n, k int) {
 	w.work = grow(w.work, w.lwork)
 }
 
+// dsterf is gonum's Dsterf on one unreduced block (d: n, e: n−1), made safe
+// for blocks of extreme magnitude. Dsterf rescales a block whose largest
+// entry is above √(1/safmin)/3 (about 4e153) or below √safmin/ε² (about
+// 1e-122) with Dlascl, and in gonum v0.17 that call passes the block's full
+// length as the leading dimension of a one-column matrix, so it panics
+// ("insufficient length of a") whenever it runs on a block of two or more
+// rows (found by FuzzUnmarshal: a FORKS state with entries near 1e289). Such
+// a block is scaled here by a power of two into [½, 1) first (exact, unless
+// entries below 2⁻¹⁰²² of the largest one underflow, which does not change
+// the eigenvalues at working precision), so that Dsterf's own rescaling
+// never runs, and the eigenvalues are scaled back. Blocks within range, all
+// that finite learning ever produces, take exactly the code path they took
+// before. Our splitting test is at least as strict as Dsterf's (2⁻⁵² ≥ ε),
+// so the block Dsterf sees has no split of its own to rescale separately;
+// any other panic inside Dsterf is reported as no convergence.
+func dsterf(impl gonum.Implementation, d, e []float64) (ok bool) {
+	const (
+		ssfmax = 0x1p511 / 3         // √(1/safmin)/3, safmin = 2⁻¹⁰²²
+		ssfmin = 0x1p-511 / 0x1p-106 // √safmin/ε², ε = 2⁻⁵³
+	)
+	anorm := 0.0
+	for _, v := range d {
+		anorm = max(anorm, math.Abs(v))
+	}
+	for _, v := range e {
+		anorm = max(anorm, math.Abs(v))
+	}
+	shift := 0 // the block is scaled by 2^shift
+	if anorm > ssfmax || anorm < ssfmin && anorm > 0 {
+		_, exp := math.Frexp(anorm) // anorm = f·2^exp, f ∈ [½, 1)
+		shift = -exp
+		for i := range d {
+			d[i] = math.Ldexp(d[i], shift)
+		}
+		for i := range e {
+			e[i] = math.Ldexp(e[i], shift)
+		}
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	ok = impl.Dsterf(len(d), d, e)
+	if ok && shift != 0 {
+		for i := range d {
+			d[i] = math.Ldexp(d[i], -shift)
+		}
+	}
+	return ok
+}
+
 // eigenvalues splits T into unreduced blocks, computes every block's
 // eigenvalues into ev (ascending within the block), sorts all of them into
 // order (descending) and marks the top k in col.
@@ -227,7 +301,7 @@ func (w *SymTopKWork) eigenvalues(n, k int) error {
 	impl := gonum.Implementation{}
 	for b := 0; b+1 < len(w.blk); b++ {
 		lo, hi := w.blk[b], w.blk[b+1]
-		if hi-lo > 1 && !impl.Dsterf(hi-lo, w.ev[lo:hi], w.ee[lo:hi-1]) {
+		if hi-lo > 1 && !dsterf(impl, w.ev[lo:hi], w.ee[lo:hi-1]) {
 			return ErrNoConvergence
 		}
 	}

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/lapack/gonum"
 
 	"okstream/learner/rng"
 )
@@ -532,6 +535,66 @@ func BenchmarkSymTopKReference(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// SymTopK on matrices of extreme magnitude (entries from 2⁻¹⁰⁰⁰ to 2⁹⁰⁰,
+// where gonum's Dsterf would rescale a block and, in gonum v0.17, panic in
+// Dlascl, and inverse iteration would overflow): the eigenvalues are those
+// of the unscaled matrix times the power-of-two scale.
+func TestSymTopKExtremeScale(t *testing.T) {
+	src := rng.New(59)
+	const n, k = 12, 4
+	a := randSym(src, n)
+	vals, vecs := make([]float64, k), make([]float64, n*k)
+	if err := SymTopK(vals, vecs, a, n, k, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, exp := range []int{900, 800, 700, 600, 520, -420, -600, -900, -1000} {
+		b := make([]float64, len(a))
+		for i, v := range a {
+			b[i] = math.Ldexp(v, exp)
+		}
+		got, gv := make([]float64, k), make([]float64, n*k)
+		if err := SymTopK(got, gv, b, n, k, nil); err != nil {
+			t.Errorf("2^%d: %v", exp, err)
+			continue
+		}
+		for j := range k {
+			want := math.Ldexp(vals[j], exp)
+			if d := math.Abs(got[j]-want) / math.Abs(want); !(d < 1e-12) {
+				t.Errorf("2^%d: eigenvalue %d = %g, want %g (relative error %.2g)", exp, j, got[j], want, d)
+			}
+		}
+	}
+}
+
+// dsterf on one block of extreme magnitude, which gonum's Dsterf alone
+// cannot take (it panics in Dlascl): the eigenvalues are those of the same
+// block at unit scale, scaled back.
+func TestDsterfExtremeBlock(t *testing.T) {
+	d0, e0 := []float64{3, 1, 2, 5}, []float64{0.5, 0.25, 0.75}
+	impl := gonum.Implementation{}
+	want := slices.Clone(d0)
+	if !impl.Dsterf(4, want, slices.Clone(e0)) {
+		t.Fatal("reference Dsterf failed")
+	}
+	for _, exp := range []int{1000, 600, -500, -1000} {
+		d, e := slices.Clone(d0), slices.Clone(e0)
+		for i := range d {
+			d[i] = math.Ldexp(d[i], exp)
+		}
+		for i := range e {
+			e[i] = math.Ldexp(e[i], exp)
+		}
+		if !dsterf(impl, d, e) {
+			t.Fatalf("2^%d: no convergence", exp)
+		}
+		for i := range d {
+			if w := math.Ldexp(want[i], exp); math.Abs(d[i]-w) > 1e-14*math.Abs(w) {
+				t.Errorf("2^%d: eigenvalue %d = %g, want %g", exp, i, d[i], w)
+			}
 		}
 	}
 }
