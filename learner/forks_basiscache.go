@@ -27,8 +27,11 @@ package learner
 //
 // Bounded: at most forksCacheEntries results of each kind (tens of KB each at
 // B = 100), the oldest dropped first; a copy that finds nothing computes, as
-// before. Safe for concurrent copies (workers of one process); two copies
-// that miss at once both compute the same result.
+// before. Safe for concurrent copies (workers of one process), and single
+// flight: a copy that looks up a result another copy is computing waits for
+// it (cacheDo). The copies reach a sync point together, so without the wait
+// they all missed: at P = 16 on cod-rna each transfer was computed by all 16
+// copies before the first had stored it.
 
 import (
 	"math"

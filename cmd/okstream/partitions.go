@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -29,6 +31,43 @@ var partitionsDebug func(*consumer.Pipeline)
 // time over exactly the window that Seconds measures.
 var partitionsWindow func(start bool)
 
+// freshListen listens on a port no earlier embedded broker of this process
+// used (kfake.ListenFn). kafka-go's default transport, which the pipeline
+// uses, caches topic metadata per broker address for 6 s; a run whose fresh
+// broker got an earlier run's port saw that run's topics ("Unknown Topic
+// Or Partition" on its checkpoint topic, or the earlier partition count).
+func freshListen(network, address string) (net.Listener, error) {
+	usedPorts.Lock()
+	defer usedPorts.Unlock()
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range 1000 {
+		l, err := net.Listen(network, address)
+		if err != nil {
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if !usedPorts.m[port] {
+			if usedPorts.m == nil {
+				usedPorts.m = map[int]bool{}
+			}
+			usedPorts.m[port] = true
+			return l, nil
+		}
+		held = append(held, l) // keep it so the next Listen gets another port
+	}
+	return nil, fmt.Errorf("embedded broker: no unused port after 1000 tries")
+}
+
+var usedPorts struct {
+	sync.Mutex
+	m map[int]bool
+}
+
 // partitionsPipeline produces the run's events into a fresh embedded
 // broker, partition by partition as Assign says, runs one pipeline
 // instance until every partition is processed, and returns the models'
@@ -36,7 +75,7 @@ var partitionsWindow func(start bool)
 // sum) and the processing time.
 func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) {
 	var out paper.PartitionsOutcome
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(500*time.Millisecond), kfake.ListenFn(freshListen))
 	if err != nil {
 		return out, fmt.Errorf("embedded broker: %w", err)
 	}
@@ -44,13 +83,19 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 	brokers := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	// A transport of the run's own: kafka-go's default one caches metadata
+	// per broker address, and a later run's fresh broker can listen on an
+	// address an earlier run's broker used (the writer then saw the earlier
+	// topic's partition count: "topic partition not found").
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second, Transport: tr}
 	const input = "events"
 	if _, err := kafkautil.EnsureTopic(ctx, client, kafkautil.TopicSpec{Name: input, Partitions: r.Partitions}); err != nil {
 		return out, err
 	}
 	i := 0
-	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: input, BatchSize: 1000, BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll,
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Transport: tr, Topic: input, BatchSize: 1000, BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll,
 		Balancer: kafka.BalancerFunc(func(kafka.Message, ...int) int { p := r.Assign[i]; i++; return p })}
 	msgs := make([]kafka.Message, 0, 1000)
 	for j := range r.Events {

@@ -22,7 +22,8 @@ import (
 //	go test ./cmd/okstream -run xxx -bench ShareRatio -benchtime 2x
 //
 // Knobs (environment): SHARE_EVERY=S and SHARE_LAG=L another schedule;
-// SHARE_SPEC another learner (INDEP_SPEC another one for the independent
+// SHARE_P=P another partition count; SHARE_SPEC another learner
+// (INDEP_SPEC another one for the independent
 // runs, e.g. FORKS without shared=true, as the experiment compares them);
 // REPEAT=k the stream k times over (a longer run, less start-up in the
 // window); SHARE_ONLY / INDEP_ONLY one side only (for a CPU profile).
@@ -40,7 +41,10 @@ func BenchmarkShareRatio(b *testing.B) {
 		b.Skip(err)
 	}
 	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
-	const P = 16
+	P := 16
+	if v, err := strconv.Atoi(os.Getenv("SHARE_P")); err == nil && v > 0 {
+		P = v
+	}
 	rep := 1
 	if v, err := strconv.Atoi(os.Getenv("REPEAT")); err == nil {
 		rep = v

@@ -116,8 +116,12 @@ type partitionsRow struct {
 	// Exact: the pipeline's shared mistakes equal the simulator's
 	// (regression: every partition's squared-error sum, bit for bit).
 	Exact                bool
-	IndepRate, ShareRate float64 // events/s through the pipeline (0: not run)
-	Pipeline             bool
+	IndepRate, ShareRate float64 // events/s through the pipeline, medians (0: not run)
+	// Ratio is the median over the Timings interleaved pairs of shared
+	// events/s / independent events/s (RatioMin, RatioMax: their range).
+	Ratio, RatioMin, RatioMax float64
+	Timings                   int
+	Pipeline                  bool
 }
 
 type partitionsResult struct {
@@ -138,7 +142,9 @@ real consumer (okstream's pipeline on the embedded broker, one instance) twice: 
 models (each partition's copy learns its own events) and with the model shared (--share, S = %d
 records per epoch, lag L = %d). The mistake rate (MSE for the regression stream) is progressive
 (every event scored before it is learnt) over all events of all partitions; events/s is the stream's events over the time from the
-first partition's restore to the last event processed (one 2-core machine shared with other work: ratios matter).
+first partition's restore to the last event processed, the median of %d runs of each kind, run as interleaved pairs
+(independent, shared), and shared/independent is the median of the pairs' ratios with their range (one
+2-core machine shared with other work: ratios matter).
 "sim." is the offline simulator (share.Simulate) on the same split: equal to the pipeline's shared
 run when "exact" says so. cod-rna is shuffled once (seed 1) and dealt round robin; the KuaiRec
 stream (a SYNTHETIC sample in the KuaiRec 2.0 format, okstream kuairec-gen, label
@@ -152,11 +158,11 @@ frequencies, η = 1/√n, square loss), and ridge regression (linear:loss=square
 every event), whose shared copies merge the ridge statistics exactly (every copy fits the
 events of all partitions merged so far). "mean" is the MSE of the overall mean of the file's
 scaled y (its variance: the constant predictor, as in auto-vs-grid); "exact" compares every
-partition's squared-error sum with the simulator's, bit for bit.`, partitionsEvery, partitionsLag),
+partition's squared-error sum with the simulator's, bit for bit, in every repetition.`, partitionsEvery, partitionsLag, partitionsTimings),
 		Discussion: `Reading the tables. Mistake rates and MSEs are deterministic (the simulator reproduces the
 pipeline's shared runs to the mistake, and casp's squared-error sums bit for bit, wherever "exact"
-says yes; the shared models' final states are checked bit for bit by consumer tests); events/s are one run each on a loaded 2-core machine and vary by
-±30 % from run to run.
+says yes; the shared models' final states are checked bit for bit by consumer tests); events/s are medians of 5 runs
+on a loaded 2-core machine (single runs vary by ±30 %).
 
 - cod-rna, FOGD: independent models lose 1.6 points from P = 1 to P = 16 (12.15 → 13.77 %) and
   4.2 points at P = 64; shared ones lose 0.43 at P = 16 (12.58 %, inside the issue's 0.5-point
@@ -209,31 +215,33 @@ says yes; the shared models' final states are checked bit for bit by consumer te
   shared 0.25031; P = 16 independent 0.26647, shared 0.27155), and summing instead of
   averaging was worse than independent models on cod-rna (docs/sharing.md). The issue's
   "improves over independent models" is met on casp by ridge, not by FOGD.
-- Throughput: the events/s columns above are single runs on a 2-core machine shared with other
-  jobs (the independent runs alone vary by tens of per cent between runs; a ratio above 100 % is
-  that noise). Measured back to back in one process (BenchmarkShareRatio in cmd/okstream:
-  cod-rna, FOGD, P = 16, S = 16; 10 interleaved runs of the previous build and of this one),
-  shared/independent events/s has a median of 0.79 (0.75–0.82) against 0.76 (0.73–0.82), and
-  sharing's extra CPU over the timed window fell from 58 to 45 ms per run (from 19.7 % to
-  16.1 % of the independent run's; the shared runs' CPU −7 %, p = 0.009, their events/s +8 %,
-  p = 0.023): a fused quantiser and table-driven merge (the learner's part of a sync point
-  −29 %, allocations −78 %, BenchmarkFOGDShareBoundary), fewer allocations per boundary, and a
+- Throughput: the events/s columns are medians of 5 interleaved pairs of runs on a 2-core
+  machine shared with other jobs, and the ratio column the median of the pairs' ratios with
+  their range (earlier versions of this table showed single runs, whose ratios moved by
+  ±15 points between regenerations). Against the issue's 80 %: FOGD on cod-rna is at 81 % at
+  P = 16 (77–86; 75 % at P = 4, 72 % at P = 64), FOGD with the square loss on casp at 85 %; FORKS
+  is at 66–69 % for P ≤ 16 and 57 % at P = 64, NOGD at 67 % and ridge at 61 % at P = 16: below
+  it. Shared FORKS costs about as much at P = 1 (69 %, no other partition to merge) as at
+  P = 16, so what it lacks is the fixed cost of a sync point (a delta encoded and produced, the
+  schedule, the merge of the own delta) against FORKS' 1.5 µs per event, not the merging of
+  other partitions' deltas; the same holds for ridge (83 % at P = 1). Measured back to back in
+  one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
+  runs), sharing's extra CPU over the timed window is 45 ms per run (16 % of the independent
+  run's) after a fused quantiser and table-driven merge, fewer allocations per boundary, and a
   slow-start fetch (64 KiB first, then doubling), which speeds the independent runs as well.
-  Other sets of runs gave medians of 0.80–0.82: FOGD's ratio sits at the issue's 80 %, not
-  reliably above it, at the S = 16 that its 0.5-point accuracy target needs. FORKS and NOGD are
-  below it. Every shared FORKS copy made, in its merges, INIT and the basis update rounds of
-  the whole stream (P times those of an independent copy: each a TISVD update of the sketch
-  and a transfer of the ONS state), although every copy's basis is the same; they are now made
-  once per process and installed by its other copies (learner/forks_basiscache.go, bit for bit
-  the same states): FORKS at P = 16 went from 0.52 to 0.66 of independent back to back (5
-  interleaved runs; sharing's extra CPU 150 → 80 ms per run), 70 % at P = 4 and 16 and 57 % at
-  P = 64 in the table above (58 % and 35 % before). What is left is mostly each copy decoding
-  every other partition's delta. NOGD's INIT on the merged buffer is still made by every copy.
+  Every shared FORKS copy made, in its merges, INIT and the basis update rounds of the whole
+  stream (P times those of an independent copy), although every copy's basis is the same; they
+  are now made once per process and installed by its other copies (learner/forks_basiscache.go,
+  bit for bit the same states), with a single-flight lookup (the copies reach a sync point
+  together, and without it all 16 computed every transfer before the first had stored it):
+  back to back at P = 16, sharing's extra CPU went from 150 to 56 ms per run and
+  shared/independent from 0.52 to 0.71. NOGD's INIT on the merged buffer is still made by every
+  copy.
   KuaiRec's partitions run out of events at different times. Each used to cost the others one
   bounded wait (100 ms here, ShareMaxWait, 10 s by default); with --share-skip-idle, which
   these replays set, a partition of the same instance whose last fetch found no new events is
-  marked idle and not waited for (KuaiRec P = 16:
-  from 16–17 % to 62–75 % of independent in single runs; the bounded wait remains for
+  marked idle and not waited for (KuaiRec P = 16: from 16–17 % of independent in single runs
+  to 74 % (69–78) in the table; 47 % at P = 64; the bounded wait remains for
   partitions owned by other instances). What is left there is one synchronous decision record per boundary while an
   ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs.`,
 		Custom:   runPartitions,
@@ -390,41 +398,8 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 				if o.Progress != nil {
 					fmt.Fprintf(o.Progress, "%s: %s, %s, P = %d\n", e.ID, st.Key, lr.Label, P)
 				}
-				ind, err := partitionsOnce(run, st.Regression, &row.IndepRate)
-				if err != nil {
-					return nil, err
-				}
-				row.Independent = ind
-				row.Pipeline = PartitionsPipeline != nil
-				if shareable {
-					sim, err := share.Simulate(shareSpec, dim, share.Config{Every: partitionsEvery, Lag: partitionsLag, Partitions: P}, events, func(i int) int { return assign[i] })
-					if err != nil {
-						return nil, err
-					}
-					simM := sum(sim.Mistakes)
-					row.Simulated = partitionsScore(st.Regression, simM, sim.SqErr, len(events))
-					run.Share, run.Spec = true, shareSpec
-					if PartitionsPipeline != nil {
-						out, err := PartitionsPipeline(run)
-						if err != nil {
-							return nil, err
-						}
-						row.Shared = partitionsScore(st.Regression, out.Mistakes, out.SqErr, len(events))
-						row.ShareRate = float64(len(events)) / out.Seconds
-						// Regression: per partition, because each
-						// partition's sum runs in its offset order in
-						// both (the consumer's Stats and the simulator),
-						// so equal scores give bit-identical sums; the
-						// totals are then summed in partition order by
-						// partitionsScore for both.
-						row.Exact = out.Mistakes == simM
-						if st.Regression {
-							row.Exact = slices.Equal(out.SqErr, sim.SqErr)
-						}
-					} else {
-						row.Shared = row.Simulated
-						row.Exact = true
-					}
+				if err := partitionsMeasure(&row, run, shareSpec, shareable, st.Regression); err != nil {
+					return nil, fmt.Errorf("%s: %s, %s, P = %d: %w", e.ID, st.Key, lr.Label, P, err)
 				}
 				res.Rows = append(res.Rows, row)
 			}
@@ -435,6 +410,102 @@ func runPartitions(e *Experiment, o Options) (*Report, error) {
 		return nil, err
 	}
 	return &Report{Exp: e, Runs: 1, Seed: o.Seed, Body: body, Data: res}, nil
+}
+
+// partitionsTimings is the number of interleaved pairs (independent run,
+// shared run) behind each row's events/s: single runs of a fraction of a
+// second on a shared 2-core machine vary by tens of per cent, so the table
+// reports medians, and the shared/independent column is the median of the
+// pairs' ratios (each pair run back to back, under the same load).
+const partitionsTimings = 5
+
+// partitionsMeasure fills row's scores and rates: the independent models
+// and, if shareable, the shared ones through the pipeline (and the
+// simulator), partitionsTimings times each, interleaved. Every repetition
+// must give the same independent score (the runs are deterministic: an
+// error otherwise); the shared score is the first repetition's, and Exact
+// holds only if every repetition equals the simulator.
+func partitionsMeasure(row *partitionsRow, run PartitionsRun, shareSpec string, shareable, regression bool) error {
+	events := run.Events
+	var sim *share.SimResult
+	var simM uint64
+	if shareable {
+		var err error
+		sim, err = share.Simulate(shareSpec, run.Dim, share.Config{Every: run.Every, Lag: run.Lag, Partitions: run.Partitions}, events, func(i int) int { return run.Assign[i] })
+		if err != nil {
+			return err
+		}
+		simM = sum(sim.Mistakes)
+		row.Simulated = partitionsScore(regression, simM, sim.SqErr, len(events))
+	}
+	row.Pipeline = PartitionsPipeline != nil
+	reps := partitionsTimings
+	if PartitionsPipeline == nil {
+		reps = 1
+	}
+	shRun := run
+	shRun.Share, shRun.Spec = true, shareSpec
+	var indRates, shRates, ratios []float64
+	row.Exact = shareable
+	for r := range reps {
+		var rate float64
+		ind, err := partitionsOnce(run, regression, &rate)
+		if err != nil {
+			return err
+		}
+		if r > 0 && ind != row.Independent {
+			return fmt.Errorf("independent models: %v in one run, %v in another (not deterministic)", row.Independent, ind)
+		}
+		row.Independent = ind
+		indRates = append(indRates, rate)
+		if !shareable {
+			continue
+		}
+		if PartitionsPipeline == nil {
+			row.Shared = row.Simulated
+			continue
+		}
+		out, err := PartitionsPipeline(shRun)
+		if err != nil {
+			return err
+		}
+		if r == 0 {
+			row.Shared = partitionsScore(regression, out.Mistakes, out.SqErr, len(events))
+		}
+		// Regression: per partition, because each partition's sum runs in
+		// its offset order in both (the consumer's Stats and the
+		// simulator), so equal scores give bit-identical sums; the totals
+		// are then summed in partition order by partitionsScore for both.
+		exact := out.Mistakes == simM
+		if regression {
+			exact = slices.Equal(out.SqErr, sim.SqErr)
+		}
+		row.Exact = row.Exact && exact
+		shRates = append(shRates, float64(len(events))/out.Seconds)
+		ratios = append(ratios, shRates[r]/rate)
+	}
+	if PartitionsPipeline != nil {
+		row.IndepRate, row.ShareRate, row.Ratio = median(indRates), median(shRates), median(ratios)
+		row.Timings = reps
+		if len(ratios) > 0 {
+			row.RatioMin, row.RatioMax = slices.Min(ratios), slices.Max(ratios)
+		}
+	}
+	return nil
+}
+
+// median is the median of xs (0 for none); xs is not changed.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // partitionsOnce runs independent models (pipeline, or the simulator) and
@@ -510,8 +581,8 @@ func partitionsBody(e *Experiment, res *partitionsResult, o Options) (string, er
 			}
 		}
 		ratio := "–"
-		if r.IndepRate > 0 && r.ShareRate > 0 {
-			ratio = fmt.Sprintf("%.0f %%", 100*r.ShareRate/r.IndepRate)
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.0f %% (%.0f–%.0f)", 100*r.Ratio, 100*r.RatioMin, 100*r.RatioMax)
 		}
 		exact := "–"
 		if r.Shared >= 0 && r.Pipeline {
