@@ -133,16 +133,33 @@ func (l *kons) carry(gram []float64, n int, oldM []float64, oldR int) bool {
 // row-major a (lower triangle read) through its Cholesky factor, exactly
 // symmetric. It allocates.
 func konsSPDInverse(a []float64, n int) ([]float64, error) {
-	c := linalg.NewCholesky(n)
-	if err := c.Factorize(a, n); err != nil {
+	var w spdInvWork
+	return w.inverse(make([]float64, n*n), a, n)
+}
+
+// spdInvWork is konsSPDInverse's scratch, for callers that invert at every
+// sync point (the same operations in the same order: the same bits).
+type spdInvWork struct {
+	c   *linalg.Cholesky
+	col []float64
+}
+
+// inverse writes A⁻¹ of the n×n SPD a into inv (n×n) and returns it.
+func (w *spdInvWork) inverse(inv, a []float64, n int) ([]float64, error) {
+	if w.c == nil {
+		w.c = linalg.NewCholesky(n)
+	}
+	if err := w.c.Factorize(a, n); err != nil {
 		return nil, err
 	}
-	inv := make([]float64, n*n)
-	col := make([]float64, n)
+	if cap(w.col) < n {
+		w.col = make([]float64, n)
+	}
+	col := w.col[:n]
 	for j := range n {
 		clear(col)
 		col[j] = 1
-		c.SolveVec(col, col)
+		w.c.SolveVec(col, col)
 		for i := range n {
 			inv[i*n+j] = col[i]
 		}

@@ -57,9 +57,11 @@ type forksShare struct {
 	db      []float64 // k: Σ (s g gᵀ w − g) since the last ShareMerge
 	cand    []float64 // dim: the first Stage-2 example since the last ShareMerge
 	hasCand bool
-	// Transient (not state): ShareMerge's decoding scratch.
-	scratch []float64
-	fds     []forksDelta
+	// Transient (not state): ShareMerge's decoding and merging scratch.
+	scratch            []float64
+	fds                []forksDelta
+	mdb, mdA, ma, minv []float64
+	inv                spdInvWork
 }
 
 func newForksShare(k, dim int) *forksShare {
@@ -112,14 +114,6 @@ func addPacked(a, u []float64, k int) {
 			p++
 		}
 	}
-}
-
-// current returns A = A_sync + ΔA, the ONS matrix as it stands (a new
-// slice).
-func (sh *forksShare) current() []float64 {
-	a := slices.Clone(sh.aSnap)
-	addPacked(a, sh.dA, sh.k)
-	return a
 }
 
 // resetONS starts a sync period in a new basis: A_sync = A (αI after a
@@ -379,7 +373,11 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 			continue
 		}
 		if db == nil {
-			db, dA = make([]float64, k), make([]float64, len(sh.dA))
+			sh.mdb = slices.Grow(sh.mdb[:0], k)[:k]
+			sh.mdA = slices.Grow(sh.mdA[:0], len(sh.dA))[:len(sh.dA)]
+			db, dA = sh.mdb, sh.mdA
+			clear(db)
+			clear(dA)
 		}
 		axpy(1, fd.b, db)
 		axpy(1, fd.dA, dA)
@@ -388,14 +386,17 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 	// own ΔA; adding the other partitions' surrogates moves the minimum to
 	// (A + Σ ΔA_q) v' = A v + Σ Δb_q (one Newton step; exact without the
 	// slab projection, c = 0).
-	a := sh.current()
+	sh.ma = append(sh.ma[:0], sh.aSnap...) // A = A_sync + ΔA (sh.current, in scratch)
+	a := sh.ma
+	addPacked(a, sh.dA, k)
 	if db != nil {
 		v := l.ons.v[:k]
 		for i := range k {
 			db[i] += dot(a[i*k:i*k+k], v)
 		}
 		addPacked(a, dA, k)
-		ainv, err := konsSPDInverse(a, k)
+		sh.minv = slices.Grow(sh.minv[:0], k*k)[:k*k]
+		ainv, err := sh.inv.inverse(sh.minv, a, k)
 		if err != nil {
 			return fmt.Errorf("learner forks: %w: merged ONS matrix A: %v", state.ErrCorrupt, err)
 		}
