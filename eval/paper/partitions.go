@@ -243,7 +243,10 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   marked idle and not waited for (KuaiRec P = 16: from 16–17 % of independent in single runs
   to 74 % (69–78) in the table; 47 % at P = 64; the bounded wait remains for
   partitions owned by other instances). What is left there is one synchronous decision record per boundary while an
-  ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs.`,
+  ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs:
+  run back to back, these rows gave 64 % at P = 16 and 49 % at P = 64 with them, and 85 % and
+  84 % with a build that skipped writing them (for that measurement only: not exact after a
+  crash; docs/sharing.md says how they could be made asynchronous or rarer).`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})
