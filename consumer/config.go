@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -164,6 +165,9 @@ type Config struct {
 	// afterBatch, when set (tests), is called by a worker after each
 	// micro-batch has been processed and its position published.
 	afterBatch func(partition int, next int64)
+	// beforeDecision, when set (tests), is called before a decision record
+	// of shared models is written, with the publisher's context.
+	beforeDecision func(ctx context.Context, partition int, epoch int64)
 
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".

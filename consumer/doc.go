@@ -77,7 +77,9 @@
 // Config.ShareTopic (asynchronously; every delta is acknowledged before the
 // next checkpoint), waits up to Config.ShareMaxWait for the deltas the
 // schedule needs (Config.ShareLag epochs behind), writes a decision record
-// synchronously if it proceeds without some, and merges. A restored worker
+// if it proceeds without some (asynchronously: the next delta, the
+// micro-batch's output and the next checkpoint wait for it), and merges.
+// A restored worker
 // first reads the sync topic to its end, then replays recorded decisions
 // and the strict schedule elsewhere, which reproduces the merges bit for
 // bit. A generation that ends while a worker waits at a sync point leaves

@@ -48,6 +48,7 @@ type Pipeline struct {
 	inputParts int
 	shareW     *kafka.Writer
 	shareDecW  *kafka.Writer // decision records (see setupShareTopic)
+	decq       *decisionQueue
 	tail       *tailer
 	sm         *shareMetrics
 
@@ -313,6 +314,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		tailDone := make(chan struct{})
 		go func() { defer close(tailDone); p.tail.run(tctx) }()
 		defer func() { stopTail(); <-tailDone }()
+		// After every worker (deferred calls run last first), before the
+		// writer's Close.
+		dctx, stopDec := context.WithCancel(context.Background())
+		decDone := make(chan struct{})
+		go func() { defer close(decDone); p.decq.run(dctx) }()
+		defer func() { stopDec(); <-decDone }()
 	}
 	defer p.predW.Close()
 	defer p.dlqW.Close()

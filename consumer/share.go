@@ -692,6 +692,10 @@ type shareRun struct {
 	// pubCancel stops the publisher's retries (stopPublisher): what it has
 	// not written is written again by whoever replays those epochs.
 	pubCancel context.CancelFunc
+	pubCtx    context.Context // the publisher's (outlives the generation, like the writer)
+	// dec is the decision record being written (nil: none; see
+	// writeDecisionAsync). Owned by the worker's goroutine.
+	dec *pendingDecision
 	// broken: a boundary was interrupted (the generation ended while it
 	// waited): the state is between an epoch's end and its merge, so the
 	// worker must not checkpoint it.
@@ -731,7 +735,7 @@ func (w *worker) setupShare() {
 func (w *worker) startPublisher(parent context.Context) {
 	sr := w.sh
 	ctx, cancel := context.WithCancel(parent)
-	sr.pubCancel = cancel
+	sr.pubCancel, sr.pubCtx = cancel, ctx
 	sr.pubCh = make(chan kafka.Message, 64)
 	sr.pubDone = make(chan struct{})
 	go func() {
@@ -795,12 +799,16 @@ func (w *worker) stopPublisher() {
 
 // deltasAcked waits until every published delta is acknowledged (before a
 // checkpoint: a checkpoint past an epoch whose delta never landed would
-// leave the others waiting for it for ever). It returns false if the
-// publisher gave up or ctx ended first.
+// leave the others waiting for it for ever), and the decision record in
+// flight too. It returns false if the publisher gave up or ctx ended
+// first.
 func (w *worker) deltasAcked(ctx context.Context) bool {
 	sr := w.sh
 	if sr == nil {
 		return true
+	}
+	if !w.decisionAcked(ctx) {
+		return false
 	}
 	stop := context.AfterFunc(ctx, func() {
 		sr.pubMu.Lock()
@@ -821,6 +829,12 @@ func (w *worker) deltasAcked(ctx context.Context) bool {
 // merge; an error the schedule cannot recover from fails the partition.
 func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	sr, t := w.sh, w.p.tail
+	// 0. The previous boundary's decision, if it wrote one, must be durable
+	// before this delta (a function of it) is seen by anyone.
+	if !w.decisionAcked(ctx) {
+		sr.broken = true
+		return false, nil
+	}
 	// 1. Publish the deltas.
 	rec := &share.Record{Kind: share.KindDelta, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next}
 	for k, i := range sr.models {
@@ -927,11 +941,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			return false, getErr
 		}
 		if !strict {
-			d := &share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: next}
-			if !w.writeDecision(ctx, d) {
-				sr.broken = true
-				return false, nil
-			}
+			w.writeDecisionAsync(&share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: slices.Clone(next)})
 		}
 	}
 	w.p.sm.wait.Observe(time.Since(start).Seconds())
@@ -991,26 +1001,145 @@ func findDelta(r *share.Record, model string) ([]byte, bool) {
 	return nil, false
 }
 
-// writeDecision writes a decision record synchronously (acks=all),
-// retrying until it lands or ctx ends.
-func (w *worker) writeDecision(ctx context.Context, d *share.Record) bool {
-	t := w.p.tail
-	msg := kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}
-	for attempt := 0; ; attempt++ {
-		err := w.p.shareDecW.WriteMessages(ctx, msg)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		w.p.m.writeErrors.WithLabelValues("share").Inc()
-		w.log.Warn("writing a share decision failed; retrying", "attempt", attempt+1, "err", err)
-		sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+// pendingDecision is a decision record being written: ok is set before
+// done is closed.
+type pendingDecision struct {
+	rec  *share.Record
+	msg  kafka.Message
+	part int
+	ctx  context.Context // the writing worker's publisher's: dropped once it ends
+	done chan struct{}
+	ok   bool
+}
+
+// writeDecisionAsync queues the decision record of the boundary being
+// processed for the pipeline's decision committer and returns at once. The
+// merge and the next epoch's learning go on meanwhile, but nothing that
+// depends on the decision leaves the worker before it is acknowledged: the
+// next boundary's delta (to the sync topic and to this process's other
+// partitions) waits for it (boundary), the predictions and dead letters of
+// the micro-batch wait for it in the writer (unit.dec), and a checkpoint
+// waits for it (deltasAcked). So a crash before it lands loses only work
+// that a replay redoes with a decision of its own, as if this one had never
+// been made. At most one per partition is in flight: the next boundary
+// waits for it first.
+func (w *worker) writeDecisionAsync(d *share.Record) {
+	sr, t := w.sh, w.p.tail
+	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, done: make(chan struct{}),
+		msg: kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}}
+	sr.dec = pd
+	w.p.decq.add(pd)
+}
+
+// decisionAcked waits for the decision record in flight, if any, and
+// reports whether it landed (false: it did not, or ctx ended first).
+func (w *worker) decisionAcked(ctx context.Context) bool {
+	pd := w.sh.dec
+	if pd == nil {
+		return true
 	}
-	w.p.sm.decisions.Inc()
-	t.put(d)
+	select {
+	case <-pd.done:
+	case <-ctx.Done():
+		return false
+	}
+	if !pd.ok {
+		return false
+	}
+	w.sh.dec = nil
 	return true
+}
+
+// decisionQueue is the pipeline's decision committer: one goroutine writes
+// every decision queued since its last write in one produce request (group
+// commit: no timer, so a lone decision goes at once, and under load the
+// decisions of many partitions share a request). What a request costs the
+// 2-core machine's CPU, not its latency, was what synchronous decisions
+// cost (docs/sharing.md).
+type decisionQueue struct {
+	p    *Pipeline
+	mu   sync.Mutex
+	q    []*pendingDecision
+	wake chan struct{}
+}
+
+func newDecisionQueue(p *Pipeline) *decisionQueue {
+	return &decisionQueue{p: p, wake: make(chan struct{}, 1)}
+}
+
+func (dq *decisionQueue) add(pd *pendingDecision) {
+	dq.mu.Lock()
+	dq.q = append(dq.q, pd)
+	dq.mu.Unlock()
+	select {
+	case dq.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes the queued decisions until ctx ends (after every worker has
+// returned), retrying a failed write until it lands; a decision whose
+// worker's publisher stopped meanwhile is dropped (ok = false). Each
+// written decision is held in the tailer (a replay in this process reads it
+// there).
+func (dq *decisionQueue) run(ctx context.Context) {
+	p := dq.p
+	var batch []*pendingDecision
+	var msgs []kafka.Message
+	for {
+		select {
+		case <-dq.wake:
+		case <-ctx.Done():
+			dq.mu.Lock()
+			for _, pd := range dq.q {
+				close(pd.done)
+			}
+			dq.q = nil
+			dq.mu.Unlock()
+			return
+		}
+		dq.mu.Lock()
+		batch, dq.q = append(batch[:0], dq.q...), dq.q[:0]
+		dq.mu.Unlock()
+		for attempt := 0; len(batch) > 0; attempt++ {
+			live := batch[:0]
+			for _, pd := range batch {
+				if hook := p.cfg.beforeDecision; hook != nil && attempt == 0 {
+					hook(pd.ctx, pd.part, pd.rec.Epoch)
+				}
+				if pd.ctx.Err() != nil || ctx.Err() != nil {
+					close(pd.done) // not written: ok stays false
+					continue
+				}
+				live = append(live, pd)
+			}
+			batch = live
+			if len(batch) == 0 {
+				break
+			}
+			msgs = msgs[:0]
+			for _, pd := range batch {
+				msgs = append(msgs, pd.msg)
+			}
+			err := p.shareDecW.WriteMessages(ctx, msgs...)
+			if err == nil {
+				for _, pd := range batch {
+					p.sm.decisions.Inc()
+					p.tail.put(pd.rec)
+					pd.ok = true
+					close(pd.done)
+				}
+				break
+			}
+			if ctx.Err() == nil {
+				p.m.writeErrors.WithLabelValues("share").Inc()
+				p.cfg.Logger.Warn("writing share decisions failed; retrying", "decisions", len(batch), "attempt", attempt+1, "err", err)
+				sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+			}
+		}
+		clear(batch)
+		clear(msgs)
+	}
 }
 
 // setupShareTopic creates the sync topic and its writer and starts the
@@ -1036,15 +1165,20 @@ func (p *Pipeline) setupShareTopic(ctx context.Context) error {
 		BatchBytes: int64(limit), MaxAttempts: 4,
 		Transport: p.client.Transport,
 	}
-	// Decisions are written synchronously, one at a time, while a
-	// partition waits: a writer of their own that sends each at once
-	// (BatchSize 1) instead of waiting for BatchTimeout to fill a batch.
+	// Decisions: the committer (decisionQueue) writes what is queued in one
+	// call, and the batch must go out at once, as one request: BatchSize
+	// the most that can be queued (one per input partition: a partition
+	// has at most one in flight; kafka-go allocates a batch of BatchSize
+	// messages, so no larger), BatchTimeout negligible (the call adds all
+	// its messages to the batch under kafka-go's lock before the timer's
+	// goroutine can take it).
 	p.shareDecW = &kafka.Writer{
 		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchSize: 1,
+		RequiredAcks: kafka.RequireAll, BatchSize: max(p.inputParts, 1), BatchTimeout: time.Microsecond,
 		BatchBytes: int64(limit), MaxAttempts: 4,
 		Transport: p.client.Transport,
 	}
 	p.tail = newTailer(p, n)
+	p.decq = newDecisionQueue(p)
 	return nil
 }

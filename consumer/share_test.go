@@ -215,23 +215,30 @@ func TestSharedIdlePartitionDecisionsReplayed(t *testing.T) {
 	}
 }
 
+// idleThirdPartition writes msgs alternately to partitions 0 and 1 of a new
+// 3-partition topic: partition 2 stays idle.
+func idleThirdPartition(t *testing.T, msgs []kafka.Message) (*kafkatest.Env, string) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	w := e.Writer(input)
+	i := 0
+	w.Balancer = kafka.BalancerFunc(func(kafka.Message, ...int) int { i++; return i % 2 })
+	w.BatchSize = 1
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return e, input
+}
+
 // With ShareSkipIdle, a partition of this instance with no input is not
 // waited for: with a maximum wait of an hour, the busy partitions still get through their
 // boundaries (the idle one's worker marks it idle after its first empty
 // fetch, and their boundaries proceed without it, as decision records).
 // Without the idle mark this run would wait an hour at its first boundary.
 func TestSharedIdleLocalPartitionNotWaitedFor(t *testing.T) {
-	e := kafkatest.New(t)
-	input := e.Name("events")
-	e.CreateTopic(t, input, 3, nil)
-	w := e.Writer(input)
-	i := 0
-	w.Balancer = kafka.BalancerFunc(func(kafka.Message, ...int) int { i++; return i % 2 }) // partition 2 idle
-	w.BatchSize = 1
-	if err := w.WriteMessages(context.Background(), labelledEvents(400, 21)...); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	e, input := idleThirdPartition(t, labelledEvents(400, 21))
 	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.ShareMaxWait = time.Hour
 	cfg.ShareSkipIdle = true
@@ -246,6 +253,115 @@ func TestSharedIdleLocalPartitionNotWaitedFor(t *testing.T) {
 	}
 	if n := counterValue(r.p.sm.skips); n < 2 {
 		t.Errorf("%v skips of the idle partition, want at least one per busy partition", n)
+	}
+}
+
+// A decision record is written asynchronously, and what depends on it waits
+// until it has landed: while partition 0's first decision is held back, its
+// worker learns on, but the predictions of the micro-batch that holds the
+// decision's boundary are not written and its next delta is not published
+// (to the sync topic or to the other partitions of this process). A kill
+// before the decision lands loses it; the restarted run decides afresh and
+// ends, bit for bit and with every offset predicted once, where an
+// uninterrupted run ends. (Partition 2 is idle and skipped, so every
+// boundary from the second on writes a decision.)
+func TestSharedDecisionHeldUntilDurable(t *testing.T) {
+	e, input := idleThirdPartition(t, labelledEvents(400, 23))
+	ends := endOffsets(t, e, input)
+	config := func(group, output string) Config {
+		cfg := sharedConfig(e, input, group, output)
+		cfg.ShareMaxWait = time.Hour
+		cfg.ShareSkipIdle = true
+		// Boundaries after records 25, 50, 75, …: the first micro-batch
+		// ends between the first decision (boundary 1, at 50) and the next
+		// boundary.
+		cfg.BatchSize = 60
+		return cfg
+	}
+
+	ref := config(e.Name("ref"), e.Name("ref-preds"))
+	r := start(t, ref)
+	waitFor(t, 60*time.Second, "the reference run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := counterValue(r.p.sm.decisions); n < 4 {
+		t.Fatalf("%v decision records in the reference run, want several per busy partition", n)
+	}
+	refStates, _ := checkpointStates(t, e, ref, 3)
+	refPreds := predictionsByOffset(t, e, ref.Output)
+
+	cfg := config(e.Name("crash"), e.Name("crash-preds"))
+	blocked, batched, release := make(chan int64, 1), make(chan struct{}, 1), make(chan struct{})
+	held := cfg
+	held.beforeDecision = func(ctx context.Context, part int, epoch int64) {
+		if part != 0 {
+			return
+		}
+		select {
+		case blocked <- epoch:
+			select { // held until the kill (or the end of a failed test)
+			case <-ctx.Done():
+			case <-release:
+			}
+		default:
+		}
+	}
+	held.afterBatch = func(part int, next int64) {
+		if part == 0 && next == 60 {
+			batched <- struct{}{}
+		}
+	}
+	r = start(t, held)
+	t.Cleanup(func() { close(release) }) // before the pipeline's cleanup
+	var epoch int64
+	select {
+	case epoch = <-blocked:
+	case <-time.After(60 * time.Second):
+		t.Fatal("partition 0 wrote no decision")
+	}
+	if epoch != 1 {
+		t.Fatalf("partition 0's first decision is at boundary %d, want 1", epoch)
+	}
+	select {
+	case <-batched:
+	case <-time.After(60 * time.Second):
+		t.Fatal("partition 0 did not finish its first micro-batch while its decision was in flight")
+	}
+	// Give a writer that does not wait time to write the batch's
+	// predictions and a publisher time to publish the next delta.
+	time.Sleep(500 * time.Millisecond)
+	for k := range predictionsByOffset(t, e, cfg.Output) {
+		if k[0] == 0 {
+			t.Fatalf("partition 0's prediction of offset %d was written before its decision record landed", k[1])
+		}
+	}
+	if d, _ := r.p.tail.get(share.KindDelta, 0, 2); d != nil {
+		t.Fatal("partition 0's delta of epoch 2 was published before the decision of boundary 1 landed")
+	}
+	r.kill(t)
+
+	r = start(t, cfg)
+	waitFor(t, 60*time.Second, "the restarted run", func() bool { return caughtUp(ends, r) })
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	states, _ := checkpointStates(t, e, cfg, 3)
+	for p := range 2 {
+		for m := range cfg.Models {
+			if !bytes.Equal(states[p][m], refStates[p][m]) {
+				t.Fatalf("partition %d model %s: the state after the kill differs from the uninterrupted run's", p, cfg.Models[m].Name)
+			}
+		}
+	}
+	preds := predictionsByOffset(t, e, cfg.Output) // fails on duplicates
+	if len(preds) != 400 || len(refPreds) != 400 {
+		t.Fatalf("%d distinct predictions after the kill, %d in the reference run, want 400", len(preds), len(refPreds))
+	}
+	for k, v := range refPreds {
+		if !bytes.Equal(preds[k], v) {
+			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
+		}
 	}
 }
 

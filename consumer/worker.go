@@ -146,6 +146,10 @@ type unit struct {
 	next  int64  // input offset after the batch
 	first int64  // input offset the batch starts from (effectively-once; dedup.go)
 	hdrs  []kafka.Header
+	// dec: shared models' decision record in flight when the batch ended
+	// (nil: none); the batch's output depends on it and is written only
+	// once it has landed (writeDecisionAsync).
+	dec *pendingDecision
 }
 
 // fetched is one fetch handed from the fetcher to the worker.
@@ -383,6 +387,18 @@ func (w *worker) writeLoop(ctx context.Context) {
 			}
 			u = next
 		}
+		if d := u.dec; d != nil {
+			ok := false
+			select {
+			case <-d.done:
+				ok = d.ok
+			case <-ctx.Done():
+			}
+			if !ok { // not durable: what the batch computed from it must not be seen
+				w.writerOK.Store(false)
+				return
+			}
+		}
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
@@ -461,6 +477,7 @@ func (w *worker) newUnit() *unit {
 		// large prediction.
 		clear(u.dlq[:cap(u.dlq)])
 		u.preds, u.dlq, u.arena = u.preds[:0], u.dlq[:0], u.arena[:0]
+		u.dec = nil
 		if cap(u.arena) > 4<<20 {
 			u.arena = nil
 		}
@@ -633,6 +650,9 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	}
 	w.batchStart.Store(0)
 	u.next = w.next
+	if w.sh != nil {
+		u.dec = w.sh.dec
+	}
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
 	w.p.eventsSeen.Add(int64(len(recs)))
 	w.since += len(recs)

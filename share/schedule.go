@@ -22,7 +22,8 @@
 //     for every q (L ≥ 1 the lag: partitions rarely wait for one another).
 //     If some q's deltas are not available within the bounded wait, p
 //     proceeds with what it has (see Plan) and records that frontier in a
-//     durable Decision record before it processes anything past e;
+//     Decision record, which must be durable before anything computed
+//     after e leaves p (its next delta, its output, its checkpoint);
 //  3. merges, with learner.Sharer.ShareMerge, the deltas Due(F, F′): every
 //     q in partition order (its own included), each q's epochs F[q]+1..F′[q]
 //     in epoch order; then F = F′.

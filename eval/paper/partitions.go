@@ -218,13 +218,15 @@ on a loaded 2-core machine (single runs vary by ±30 %).
 - Throughput: the events/s columns are medians of 5 interleaved pairs of runs on a 2-core
   machine shared with other jobs, and the ratio column the median of the pairs' ratios with
   their range (earlier versions of this table showed single runs, whose ratios moved by
-  ±15 points between regenerations). Against the issue's 80 %: FOGD on cod-rna is at 81 % at
-  P = 16 (77–86; 75 % at P = 4, 72 % at P = 64), FOGD with the square loss on casp at 85 %; FORKS
-  is at 66–69 % for P ≤ 16 and 57 % at P = 64, NOGD at 67 % and ridge at 61 % at P = 16: below
-  it. Shared FORKS costs about as much at P = 1 (69 %, no other partition to merge) as at
-  P = 16, so what it lacks is the fixed cost of a sync point (a delta encoded and produced, the
+  ±15 points between regenerations; this regeneration's ranges are wider still, e.g. FORKS at
+  P = 1: 75–138 %). Against the issue's 80 %: FOGD on cod-rna is at 80 % at P = 16 (75–89;
+  84 % at P = 4, 67 % at P = 64; 81 % in the previous regeneration), FOGD with the square loss
+  on casp at 75 % (85 % in the previous one), KuaiRec FOGD at 80 % (below); FORKS is at
+  64–65 % at P = 4 and 16 and 49 % at P = 64, NOGD at 63 % and ridge at 65 % at P = 16: below
+  it. Shared FORKS costs more at P = 1 (80 %, no other partition to merge; 69 % in the previous
+  regeneration) than FOGD's sync points cost FOGD, so much of what it lacks is the fixed cost of a sync point (a delta encoded and produced, the
   schedule, the merge of the own delta) against FORKS' 1.5 µs per event, not the merging of
-  other partitions' deltas; the same holds for ridge (83 % at P = 1). Measured back to back in
+  other partitions' deltas; the same holds for ridge (80 % at P = 1). Measured back to back in
   one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
   runs), sharing's extra CPU over the timed window is 45 ms per run (16 % of the independent
   run's) after a fused quantiser and table-driven merge, fewer allocations per boundary, and a
@@ -241,12 +243,22 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   bounded wait (100 ms here, ShareMaxWait, 10 s by default); with --share-skip-idle, which
   these replays set, a partition of the same instance whose last fetch found no new events is
   marked idle and not waited for (KuaiRec P = 16: from 16–17 % of independent in single runs
-  to 74 % (69–78) in the table; 47 % at P = 64; the bounded wait remains for
-  partitions owned by other instances). What is left there is one synchronous decision record per boundary while an
-  ended partition lags behind the strict schedule (2,603 at P = 16), which exact replay needs:
-  run back to back, these rows gave 64 % at P = 16 and 49 % at P = 64 with them, and 85 % and
-  84 % with a build that skipped writing them (for that measurement only: not exact after a
-  crash; docs/sharing.md says how they could be made asynchronous or rarer).`,
+  to 74 % (69–78) at P = 16 and 47 % at P = 64 with synchronous decision records; the bounded
+  wait remains for partitions owned by other instances). What was left then was one decision
+  record per boundary while an ended partition lags behind the strict schedule (2,603 at P = 16),
+  which exact replay needs; a build that skipped them (not exact after a crash, measurement only)
+  gave 85 % and 84 %. Decision records are now written asynchronously (the partition's next
+  delta, its micro-batch's predictions and its checkpoint wait for the acknowledgement) by one
+  committer per instance that writes every decision queued since its last write in one request:
+  80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the table (mix=own: 83 and 71 %).
+  Asynchronous writes alone, one request per decision, changed nothing (back to back: 72 and
+  50 % before, 67–72 and 47–48 % after): the requests' CPU, not their latency, was the cost.
+  At P = 64, "exact" says no for mix=own: a later one of the five shared runs differed from
+  the simulator (in a back-to-back run on a loaded machine where the first one did, it ended
+  at 28.79 % against 28.74 %), the signature of a 100 ms wait that expired while 64 workers
+  shared 2 cores; with asynchronous decisions the workers run further apart, and it happened
+  in 2 of 5 such runs of these rows against none of 4 before. The kill tests check replay
+  exactness with asynchronous decisions.`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})
