@@ -941,7 +941,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			return false, getErr
 		}
 		if !strict {
-			w.writeDecisionAsync(&share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: slices.Clone(next)})
+			w.writeDecisionAsync(&share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: next}) // Plan returns a fresh slice
 		}
 	}
 	w.p.sm.wait.Observe(time.Since(start).Seconds())
