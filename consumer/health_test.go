@@ -562,3 +562,52 @@ func TestReadinessBrokerTimeout(t *testing.T) {
 	cut.Store(false)
 	waitFor(t, 30*time.Second, "ready again", r.p.Ready)
 }
+
+// A scrape with more series than the registry's metric channel buffers
+// (1000: about 130 owned partitions) returns, and leaves the pipeline's
+// lock free. The live collector used to send its metrics while holding
+// the lock that okstream_ready's callback takes in the gathering
+// goroutine: past the buffer, the scrape and every worker that then took
+// the lock (at its next checkpoint) hung for ever. Seen with 64 partitions,
+// where the other collectors' per-partition series fill the buffer.
+func TestScrapeManyPartitions(t *testing.T) {
+	e := kafkatest.New(t)
+	p, err := New(testConfig(e, e.Name("in"), e.Name("g"), e.Name("out")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	for n := range 300 {
+		w := &worker{}
+		w.hwm.Store(-1)
+		w.pos.Store(-1)
+		p.live[n] = w
+	}
+	p.mu.Unlock()
+	for i := range 20 {
+		done := make(chan int)
+		go func() {
+			mfs, err := p.Registry().Gather()
+			if err != nil {
+				t.Error(err)
+			}
+			n := 0
+			for _, mf := range mfs {
+				n += len(mf.GetMetric())
+			}
+			done <- n
+		}()
+		select {
+		case n := <-done:
+			if n < 300*5 {
+				t.Fatalf("scrape %d: %d series, want at least %d (5 per live partition)", i, n, 300*5)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("scrape %d did not return within 30 s (deadlocked on the pipeline's lock)", i)
+		}
+	}
+	if !p.mu.TryLock() {
+		t.Fatal("the pipeline's lock is still held after the scrapes")
+	}
+	p.mu.Unlock()
+}

@@ -214,12 +214,24 @@ func (c liveCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect builds the metrics under the pipeline's lock and sends them after
+// releasing it: the registry consumes ch in the goroutine that also runs the
+// other collectors' callbacks, among them okstream_ready's, which takes the
+// same lock, so a send under the lock deadlocks a scrape that exports more
+// metrics than ch buffers (64 partitions), and with it every worker
+// (TestScrapeManyPartitions).
 func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
+	var out []prometheus.Metric
+	defer func() {
+		for _, m := range out {
+			ch <- m
+		}
+	}()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	now := time.Now()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
 	}
 	for n, w := range c.p.live {
 		label := partLabel(n)
