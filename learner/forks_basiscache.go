@@ -13,8 +13,8 @@ package learner
 // This cache keeps the results of that basis-only work, keyed by what
 // determines them, for the other copies of the process: the sketch after
 // INIT on the merged buffer (with its warm start), the sketch after an
-// update round (as its encoded state, installed by the next copy instead of
-// recomputed) and the transfer's fit M = Φ_new^† Φ_old and M⁻¹ between two
+// update round (as a decoded state, copied into the next copies' buffers
+// instead of recomputed) and the transfer's fit M = Φ_new^† Φ_old and M⁻¹ between two
 // bases (the copy then maps its own v and A with them). The key holds the
 // spec and dimension, the basis identity before the round (the hash chain of
 // the INIT buffer and of every update example, forksShare.basis), the update
@@ -67,8 +67,8 @@ type forksInitKey struct {
 }
 
 type forksInit struct {
-	sketch []byte    // the sketch's encoded state after INIT
-	w0     []float64 // the warm start INIT computed (not in the state)
+	sketch *sketchState // the sketch's state after INIT (read-only)
+	w0     []float64    // the warm start INIT computed (not in the state)
 }
 
 type forksXferKey struct {
@@ -83,7 +83,7 @@ type forksXfer struct {
 
 var forksCache struct {
 	mu   sync.Mutex
-	upd  boundedMap[forksUpdKey, []byte] // the sketch's encoded state after the round
+	upd  boundedMap[forksUpdKey, *sketchState] // the sketch's state after the round (read-only)
 	xfer boundedMap[forksXferKey, forksXfer]
 	init boundedMap[forksInitKey, forksInit]
 	hits int // results served (tests)
@@ -176,21 +176,31 @@ func (l *FORKS) sharedInit() {
 	key := forksInitKey{spec: l.spec, dim: l.dim, hi: hi, lo: lo, rows: floatKey(sk.stored.Data()), coef: floatKey(sk.coef)}
 	v, hit := cacheDo(&forksCache.init, key, func() forksInit {
 		sk.initSketch()
-		e := state.NewEncoder(0)
-		sk.encode(e)
-		return forksInit{e.Bytes(), slices.Clone(sk.w0)}
+		return forksInit{sk.snapshot(), slices.Clone(sk.w0)}
 	})
 	if !hit {
 		return
 	}
-	d := state.NewDecoder(v.sketch)
-	st := sk.decode(d)
-	if d.Done() != nil { // cannot happen (this process encoded it)
+	if v.sketch == nil || !v.sketch.ready { // cannot happen (see snapshot)
 		sk.initSketch()
 		return
 	}
-	sk.install(st)
+	sk.installCopy(v.sketch)
 	sk.w0 = slices.Clone(v.w0)
+}
+
+// snapshot is the map's state as the cache keeps it: encoded and decoded
+// again, so that it shares no buffer with the map (nil if that fails, which
+// cannot happen for a state this process made: the copies then compute).
+func (s *sketchMap) snapshot() *sketchState {
+	e := state.NewEncoder(0)
+	s.encode(e)
+	d := state.NewDecoder(e.Bytes())
+	st := s.decode(d)
+	if d.Done() != nil {
+		return nil
+	}
+	return &st
 }
 
 // sharedUpdate is sk.update(x) for a shared copy, through the cache.
@@ -201,23 +211,19 @@ func (l *FORKS) sharedUpdate(x []float64) {
 		return
 	}
 	key := forksUpdKey{spec: l.spec, dim: l.dim, basis: l.sh.basis, nUpd: sk.nUpd, evict: sk.evict, n: sk.n(), x: floatKey(x)}
-	enc, hit := cacheDo(&forksCache.upd, key, func() []byte {
+	st, hit := cacheDo(&forksCache.upd, key, func() *sketchState {
 		sk.update(x)
-		e := state.NewEncoder(0)
-		sk.encode(e)
-		return e.Bytes()
+		return sk.snapshot()
 	})
 	if !hit {
 		return
 	}
-	d := state.NewDecoder(enc)
-	st := sk.decode(d)
-	if d.Done() != nil { // cannot happen (this process encoded it)
+	if st == nil || !st.ready { // cannot happen (see snapshot)
 		sk.update(x)
 		return
 	}
 	rounds := sk.rounds // the copy's own
-	sk.install(st)
+	sk.installCopy(st)
 	sk.rounds = rounds
 }
 

@@ -14,7 +14,11 @@ package learner
 // sufficient statistics of its ONS surrogate losses, ΔA = Σ s g gᵀ and
 // Δb = Σ (s g gᵀ w − g), which add. Merging adds the other partitions'
 // statistics to the own model (which already holds its own learning) and
-// solves for v with A⁻¹ recomputed from A.
+// solves for v with A⁻¹ recomputed from A. The other partitions' sums are
+// the sums over every delta of the sync point less the own one(s)
+// (ShareMix/ShareApply: one decode and one sum per process instead of per
+// copy; another rounding of the same sums than summing the others
+// directly, which only a merge with late Stage-1 entries still does).
 
 import (
 	"errors"
@@ -61,6 +65,7 @@ type forksShare struct {
 	scratch            []float64
 	fds                []forksDelta
 	mdb, mdA, ma, minv []float64
+	mcands             [][]float64
 	inv                spdInvWork
 }
 
@@ -269,27 +274,174 @@ func (l *FORKS) ShareMerge(deltas []SharedDelta) error {
 	if sh == nil {
 		return errForksNotShared
 	}
-	// The decoded Stage-2 vectors live in one reused scratch slice (a
-	// sync point decodes P deltas in every copy; nothing of them is kept
-	// after the merge: the update rounds copy their example).
+	fds, err := l.decodeDeltas(deltas, false)
+	defer func() { clear(fds); sh.fds = fds[:0] }() // drop the references to Stage-1 entries
+	if err != nil {
+		return err
+	}
+	if !sk.ready {
+		return l.mergeStage1(fds)
+	}
+	if m := l.mixStage2(fds); m != nil {
+		return l.applyStage2(m, fds)
+	}
+	return l.mergeStage2(fds)
+}
+
+// decodeDeltas decodes the deltas (ownOnly: only the Own ones) into the
+// reused scratch: a sync point decodes P deltas in every copy; nothing of
+// them is kept after the merge (the update rounds copy their example).
+func (l *FORKS) decodeDeltas(deltas []SharedDelta, ownOnly bool) ([]forksDelta, error) {
+	sh := l.sh
 	per := sh.k + sh.k*(sh.k+1)/2 + l.dim
 	if need := per * len(deltas); cap(sh.scratch) < need {
 		sh.scratch = make([]float64, need)
 	}
 	fds := sh.fds[:0]
-	defer func() { clear(fds); sh.fds = fds[:0] }() // drop the references to Stage-1 entries
 	for i, sd := range deltas {
+		if ownOnly && !sd.Own {
+			continue
+		}
 		fd, err := l.decodeDelta(sd.Data, sh.scratch[i*per:(i+1)*per])
 		if err != nil {
-			return fmt.Errorf("learner forks: delta of partition %d, epoch %d: %w", sd.Partition, sd.Epoch, err)
+			return fds, fmt.Errorf("learner forks: delta of partition %d, epoch %d: %w", sd.Partition, sd.Epoch, err)
 		}
 		fd.own = sd.Own
 		fds = append(fds, fd)
 	}
-	if !sk.ready {
-		return l.mergeStage1(fds)
+	return fds, nil
+}
+
+// ShareMix (Mixer) decodes every delta once for all the copies of a
+// process that merge the same ones (the runtime shares the result, see
+// Mixer). M holds what the Stage-2 merge reads of the deltas: the sum of
+// their round counts, their update candidates in delta order, and, for
+// each basis they were made in, their count and the sums Σ Δb and Σ ΔA
+// (summed from zero in delta order); layout in mixStage2. Deltas holding
+// Stage-1 entries (before INIT, or late after it) are not mixed: M is then
+// [forksNoMix] and ShareApply merges with ShareMerge. Errors are
+// ShareMerge's.
+func (l *FORKS) ShareMix(deltas []SharedDelta) ([]float64, error) {
+	sh := l.sh
+	if sh == nil {
+		return nil, errForksNotShared
 	}
-	return l.mergeStage2(fds)
+	fds, err := l.decodeDeltas(deltas, false)
+	defer func() { clear(fds); sh.fds = fds[:0] }()
+	if err != nil {
+		return nil, err
+	}
+	if m := l.mixStage2(fds); m != nil {
+		return m, nil
+	}
+	return []float64{forksNoMix}, nil
+}
+
+// ShareApply (Mixer) is ShareMerge with ShareMix's result precomputed:
+// only the copy's own deltas are decoded; the others' statistics are M's
+// sums less the own ones.
+func (l *FORKS) ShareApply(deltas []SharedDelta, mix []float64) error {
+	sh := l.sh
+	if sh == nil {
+		return errForksNotShared
+	}
+	if !l.sk.ready || len(mix) == 0 || mix[0] == forksNoMix {
+		return l.ShareMerge(deltas)
+	}
+	fds, err := l.decodeDeltas(deltas, true)
+	defer func() { clear(fds); sh.fds = fds[:0] }()
+	if err != nil {
+		return err
+	}
+	return l.applyStage2(mix, fds)
+}
+
+// forksNoMix is the M of deltas that are not all Stage-2 ones.
+const forksNoMix = -1
+
+// mixStage2 returns the M of decoded deltas (nil if one is not a Stage-2
+// delta): [G, rounds, C, C candidates of d values, then G groups of
+// (basis high 32 bits, basis low 32 bits, count, Σ Δb (k), Σ ΔA (k(k+1)/2))]
+// for the G distinct bases in order of first appearance. Every value is an
+// integer below 2⁵³ or a sum, so M is exact data.
+func (l *FORKS) mixStage2(fds []forksDelta) []float64 {
+	k, kk := l.sh.k, len(l.sh.dA)
+	rounds, c := 0, 0
+	var bases []uint64
+	for _, fd := range fds {
+		if fd.kind != forksDeltaStage2 {
+			return nil
+		}
+		rounds = min(rounds+fd.rounds, maxForksRounds)
+		if fd.cand != nil {
+			c++
+		}
+		if !slices.Contains(bases, fd.basis) {
+			bases = append(bases, fd.basis)
+		}
+	}
+	m := make([]float64, 3, 3+c*l.dim+len(bases)*(3+k+kk))
+	m[0], m[1], m[2] = float64(len(bases)), float64(rounds), float64(c)
+	for _, fd := range fds {
+		if fd.cand != nil {
+			m = append(m, fd.cand...)
+		}
+	}
+	for _, b := range bases {
+		off := len(m)
+		m = append(m, float64(b>>32), float64(b&(1<<32-1)), 0)
+		m = append(m, make([]float64, k+kk)...)
+		db, dA := m[off+3:off+3+k], m[off+3+k:]
+		for _, fd := range fds {
+			if fd.basis == b {
+				m[off+2]++
+				axpy(1, fd.b, db)
+				axpy(1, fd.dA, dA)
+			}
+		}
+	}
+	return m
+}
+
+// applyStage2 is the Stage-2 merge from M (mixStage2) and the copy's own
+// decoded deltas (own may hold the others too; only Own ones are read):
+// the other partitions' sums in this copy's basis are M's group sums less
+// the own deltas of that basis.
+func (l *FORKS) applyStage2(m []float64, own []forksDelta) error {
+	sh, k, kk, dim := l.sh, l.sh.k, len(l.sh.dA), l.dim
+	g, rounds, c := int(m[0]), int(m[1]), int(m[2])
+	cands := sh.mcands[:0]
+	for i := range c {
+		cands = append(cands, m[3+i*dim:3+(i+1)*dim])
+	}
+	sh.mcands = cands
+	defer clear(cands) // M is the runtime's
+	var db, dA []float64
+	for i, off := 0, 3+c*dim; i < g; i, off = i+1, off+3+k+kk {
+		if uint64(m[off])<<32|uint64(m[off+1]) != sh.basis {
+			continue
+		}
+		others := int(m[off+2])
+		for _, fd := range own {
+			if fd.own && fd.basis == sh.basis {
+				others--
+			}
+		}
+		if others <= 0 {
+			break
+		}
+		sh.mdb = append(sh.mdb[:0], m[off+3:off+3+k]...)
+		sh.mdA = append(sh.mdA[:0], m[off+3+k:off+3+k+kk]...)
+		db, dA = sh.mdb, sh.mdA
+		for _, fd := range own {
+			if fd.own && fd.basis == sh.basis {
+				axpy(-1, fd.b, db)
+				axpy(-1, fd.dA, dA)
+			}
+		}
+		break
+	}
+	return l.finishStage2(db, dA, rounds, cands, nil, nil)
 }
 
 func (l *FORKS) mergeStage1(fds []forksDelta) error {
@@ -352,8 +504,11 @@ func (l *FORKS) replay(rows, labels []float64) {
 	copy(sh.dA, dA)
 }
 
+// mergeStage2 is the Stage-2 merge of deltas among which some hold Stage-1
+// entries (those that arrive after INIT, the lag): the other partitions'
+// statistics are summed directly, the entries replayed.
 func (l *FORKS) mergeStage2(fds []forksDelta) error {
-	sh, sk, k := l.sh, l.sk, l.sh.k
+	sh, k := l.sh, l.sh.k
 	rounds := 0
 	var cands [][]float64
 	var db, dA, replay, replayY []float64
@@ -382,6 +537,15 @@ func (l *FORKS) mergeStage2(fds []forksDelta) error {
 		axpy(1, fd.b, db)
 		axpy(1, fd.dA, dA)
 	}
+	return l.finishStage2(db, dA, rounds, cands, replay, replayY)
+}
+
+// finishStage2 merges the other partitions' Stage-2 statistics db, dA (nil:
+// none in this basis), adds the sync point's rounds to the global count,
+// replays late Stage-1 entries and makes the update rounds that are due
+// from the candidates (see ShareMerge).
+func (l *FORKS) finishStage2(db, dA []float64, rounds int, cands [][]float64, replay, replayY []float64) error {
+	sh, sk, k := l.sh, l.sk, l.sh.k
 	// The own model is the quadratic with minimum v and Hessian A = A_sync +
 	// own ΔA; adding the other partitions' surrogates moves the minimum to
 	// (A + Σ ΔA_q) v' = A v + Σ Δb_q (one Newton step; exact without the

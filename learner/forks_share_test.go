@@ -39,6 +39,9 @@ type shareRun struct {
 	spec    string
 	P, S, L int
 	hook    func(p, i int, ls []Learner)
+	// merge, if set, is called before copy p's merge of ds; the function it
+	// returns (if not nil) after it.
+	merge func(p int, l Learner, ds []SharedDelta) func()
 }
 
 func (r shareRun) run(t testing.TB, xs [][]float64, ys []float64) (scores []float64, ls []Learner) {
@@ -77,12 +80,78 @@ func (r shareRun) run(t testing.TB, xs [][]float64, ys []float64) (scores []floa
 					ds = append(ds, SharedDelta{Partition: q, Epoch: int64(e - r.L), Own: q == p, Data: deltas[e-r.L][q]})
 				}
 			}
+			var after func()
+			if r.merge != nil {
+				after = r.merge(p, ls[p], ds)
+			}
 			if err := ls[p].(Sharer).ShareMerge(ds); err != nil {
 				t.Fatalf("epoch %d, copy %d: %v", e, p, err)
+			}
+			if after != nil {
+				after()
 			}
 		}
 	}
 	return scores, ls
+}
+
+// The mixed Stage-2 merge (ShareMix's sums over every delta, less the own
+// ones: ShareMerge and ShareApply) agrees with summing the other
+// partitions' statistics directly (mergeStage2, the path of deltas with
+// late Stage-1 entries) to rounding: the ONS weights and curvature after
+// every such merge of a 3-copy run, within 1e-9 relative.
+func TestForksShareMixMatchesDirectSum(t *testing.T) {
+	for _, spec := range forksShareSpecs {
+		t.Run(spec, func(t *testing.T) {
+			xs, ys := stream(taskOf(t, spec), 2400, 5, 17)
+			checked := 0
+			r := shareRun{spec: spec, P: 3, S: 20, L: 1}
+			r.merge = func(p int, l Learner, ds []SharedDelta) func() {
+				f := l.(*FORKS)
+				if !f.sk.ready || len(ds) == 0 {
+					return nil
+				}
+				st, _ := f.MarshalBinary()
+				ref, _ := New(spec, 5)
+				if err := ref.UnmarshalBinary(st); err != nil {
+					t.Fatal(err)
+				}
+				rf := ref.(*FORKS)
+				fds, err := rf.decodeDeltas(ds, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rf.mixStage2(fds) == nil {
+					return nil // late Stage-1 entries: both take mergeStage2
+				}
+				if err := rf.mergeStage2(fds); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					checked++
+					for _, c := range []struct {
+						what      string
+						got, want []float64
+					}{{"v", f.ons.v, rf.ons.v}, {"A", f.sh.aSnap, rf.sh.aSnap}} {
+						scale := 0.0
+						for _, w := range c.want {
+							scale = max(scale, math.Abs(w))
+						}
+						for i := range c.want {
+							if math.Abs(c.got[i]-c.want[i]) > 1e-9*max(scale, 1e-300) {
+								t.Fatalf("copy %d: %s[%d] = %v mixed, %v summed directly", p, c.what, i, c.got[i], c.want[i])
+							}
+						}
+					}
+				}
+			}
+			r.run(t, xs, ys)
+			if checked < 10 {
+				t.Fatalf("only %d Stage-2 merges compared", checked)
+			}
+			t.Logf("%d Stage-2 merges compared", checked)
+		})
+	}
 }
 
 // Every copy has the same basis after every sync point (INIT on the same
@@ -662,7 +731,7 @@ func TestForksShareLocalBasis(t *testing.T) {
 func resetForksCache() {
 	forksCache.mu.Lock()
 	defer forksCache.mu.Unlock()
-	forksCache.upd, forksCache.xfer, forksCache.init = boundedMap[forksUpdKey, []byte]{}, boundedMap[forksXferKey, forksXfer]{}, boundedMap[forksInitKey, forksInit]{}
+	forksCache.upd, forksCache.xfer, forksCache.init = boundedMap[forksUpdKey, *sketchState]{}, boundedMap[forksXferKey, forksXfer]{}, boundedMap[forksInitKey, forksInit]{}
 	forksCache.hits = 0
 }
 

@@ -746,3 +746,55 @@ func (s *sketchMap) install(st sketchState) {
 	s.rounds, s.nUpd, s.evict = st.rounds, st.nUpd, st.evt
 	s.allocScratch()
 }
+
+// installCopy is install(st) for a Stage-2 state that stays shared,
+// read-only, with other maps of the same spec (the basis cache of shared
+// FORKS copies, forks_basiscache.go, installs one state in every copy of a
+// process at each INIT and update round): every part is copied into this
+// map's own buffers, reused when they are large enough, so that nothing of
+// st is aliased and an install allocates nothing in the steady state. The
+// state is the one install(st) would leave; only the scratch's capacity may
+// differ. st must have come through decode without error.
+func (s *sketchMap) installCopy(st *sketchState) {
+	if !st.ready {
+		panic("learner: sketchMap.installCopy of a Stage-1 state")
+	}
+	if err := s.stored.SetData(st.rows); err != nil {
+		panic(fmt.Sprintf("learner: sketchMap.installCopy after validation: %v", err))
+	}
+	n := s.n()
+	s.rnd.Restore(st.hi, st.lo)
+	s.ready, s.w0 = true, nil
+	s.coef = s.coef[:0]
+	if s.sjlt == nil {
+		s.sjlt = linalg.NewSJLT(s.sp, s.blocks, max(s.capRows(), n))
+	}
+	if err := s.sjlt.Restore(st.sjlt.Hashes()); err != nil {
+		panic(fmt.Sprintf("learner: sketchMap.installCopy after validation: %v", err))
+	}
+	s.landmarks = append(s.landmarks[:0], st.landmarks...)
+	if s.lmx == nil {
+		s.lmx = kernel.NewMatrix(s.dim, s.sm)
+	}
+	s.lmx.Reset()
+	for _, i := range s.landmarks {
+		s.lmx.Append(s.stored.Row(i))
+	}
+	s.phiPM = append(s.phiPM[:0], st.phiPM...)
+	s.z = append(s.z[:0], st.z...)
+	if s.decomp == decompTISVD {
+		if s.tisvd == nil {
+			s.tisvd = linalg.NewTISVD(s.sp, s.sp, s.k, linalg.TISVDOptions{ReorthEvery: s.reorthOpt(), MaxCols: 2})
+		}
+		s.tisvd.SetFactors(&linalg.TruncSVD{Rows: s.sp, Cols: s.sp, Rank: s.k, U: st.u, S: st.sig, V: st.v}) // copies
+		s.tisvd.SetUpdates(st.tisvdCount)
+		s.phiPP = nil
+	} else {
+		s.phiPP = append(s.phiPP[:0], st.phiPP...)
+		s.trunc.Reset(s.sp, s.sp, s.k)
+	}
+	s.rounds, s.nUpd, s.evict = st.rounds, st.nUpd, st.evt
+	if c := max(s.capRows(), n); cap(s.psi) < c || cap(s.psi2) < c || len(s.av) != s.sp {
+		s.allocScratch()
+	}
+}

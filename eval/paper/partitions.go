@@ -219,14 +219,18 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   machine shared with other jobs, and the ratio column the median of the pairs' ratios with
   their range (earlier versions of this table showed single runs, whose ratios moved by
   ±15 points between regenerations; this regeneration's ranges are wider still, e.g. FORKS at
-  P = 1: 75–138 %). Against the issue's 80 %: FOGD on cod-rna is at 80 % at P = 16 (75–89;
-  84 % at P = 4, 67 % at P = 64; 81 % in the previous regeneration), FOGD with the square loss
-  on casp at 75 % (85 % in the previous one), KuaiRec FOGD at 80 % (below); FORKS is at
-  64–65 % at P = 4 and 16 and 49 % at P = 64, NOGD at 63 % and ridge at 65 % at P = 16: below
-  it. Shared FORKS costs more at P = 1 (80 %, no other partition to merge; 69 % in the previous
-  regeneration) than FOGD's sync points cost FOGD, so much of what it lacks is the fixed cost of a sync point (a delta encoded and produced, the
-  schedule, the merge of the own delta) against FORKS' 1.5 µs per event, not the merging of
-  other partitions' deltas; the same holds for ridge (80 % at P = 1). Measured back to back in
+  P = 1: 75–138 %; and NOGD, whose code did not change, was at 83 % at P = 16 in a run of this
+  build just before this one and 63 % here). Against the issue's 80 %, at P = 16: FOGD on
+  cod-rna 83 % (71–83), mix=own 80 %, FOGD with the square loss on casp 89 %, KuaiRec FOGD 88 %
+  (42–130) and mix=own 76 %, FORKS 81 % (72–94; 65 % in the previous regeneration), NOGD 63 %
+  and ridge 76 %; at P = 64 every row is below it (45–77 %). FORKS' gain is this build's: its
+  merge decodes and sums the deltas once per process (a Mixer; each copy subtracts its own) and
+  the basis cache's installs copy a decoded state instead of decoding one. Back to back
+  (BenchmarkShareRatio, 6 interleaved pairs at P = 16) they cut sharing's extra CPU from 53 to
+  30 ms per run and moved shared/independent from 0.75 to 0.82; shared FORKS' mistake rates
+  did not change. What remains at P = 1 (71 % for FORKS, 85 % for ridge, no other partition to
+  merge) is the fixed cost of a sync point (a delta encoded and produced, the schedule, the
+  merge of the own delta) against a cheap learner's per-event work. Measured back to back in
   one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
   runs), sharing's extra CPU over the timed window is 45 ms per run (16 % of the independent
   run's) after a fused quantiser and table-driven merge, fewer allocations per boundary, and a
@@ -250,10 +254,11 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   gave 85 % and 84 %. Decision records are now written asynchronously (the partition's next
   delta, its micro-batch's predictions and its checkpoint wait for the acknowledgement) by one
   committer per instance that writes every decision queued since its last write in one request:
-  80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the table (mix=own: 83 and 71 %).
+  80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the regeneration that introduced them
+  (mix=own: 83 and 71 %; 88 / 71 % and 76 / 68 % in this one).
   Asynchronous writes alone, one request per decision, changed nothing (back to back: 72 and
   50 % before, 67–72 and 47–48 % after): the requests' CPU, not their latency, was the cost.
-  At P = 64, "exact" says no for mix=own: a later one of the five shared runs differed from
+  In that regeneration "exact" said no for mix=own at P = 64 (every row says yes in this one): a later one of the five shared runs differed from
   the simulator (in a back-to-back run on a loaded machine where the first one did, it ended
   at 28.79 % against 28.74 %), the signature of a 100 ms wait that expired while 64 workers
   shared 2 cores; with asynchronous decisions the workers run further apart, and it happened
