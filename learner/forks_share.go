@@ -66,6 +66,7 @@ type forksShare struct {
 	fds                []forksDelta
 	mdb, mdA, ma, minv []float64
 	mcands             [][]float64
+	mmix               []float64 // ShareMerge's M
 	inv                spdInvWork
 }
 
@@ -282,7 +283,8 @@ func (l *FORKS) ShareMerge(deltas []SharedDelta) error {
 	if !sk.ready {
 		return l.mergeStage1(fds)
 	}
-	if m := l.mixStage2(fds); m != nil {
+	if m := l.mixStage2(fds, sh.mmix); m != nil {
+		sh.mmix = m
 		return l.applyStage2(m, fds)
 	}
 	return l.mergeStage2(fds)
@@ -331,7 +333,7 @@ func (l *FORKS) ShareMix(deltas []SharedDelta) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := l.mixStage2(fds); m != nil {
+	if m := l.mixStage2(fds, nil); m != nil {
 		return m, nil
 	}
 	return []float64{forksNoMix}, nil
@@ -363,8 +365,10 @@ const forksNoMix = -1
 // delta): [G, rounds, C, C candidates of d values, then G groups of
 // (basis high 32 bits, basis low 32 bits, count, Σ Δb (k), Σ ΔA (k(k+1)/2))]
 // for the G distinct bases in order of first appearance. Every value is an
-// integer below 2⁵³ or a sum, so M is exact data.
-func (l *FORKS) mixStage2(fds []forksDelta) []float64 {
+// integer below 2⁵³ or a sum, so M is exact data. M is appended to
+// dst[:0] (ShareMerge reuses its scratch; ShareMix passes nil, since its M
+// is shared with the other copies).
+func (l *FORKS) mixStage2(fds []forksDelta, dst []float64) []float64 {
 	k, kk := l.sh.k, len(l.sh.dA)
 	rounds, c := 0, 0
 	var bases []uint64
@@ -380,8 +384,7 @@ func (l *FORKS) mixStage2(fds []forksDelta) []float64 {
 			bases = append(bases, fd.basis)
 		}
 	}
-	m := make([]float64, 3, 3+c*l.dim+len(bases)*(3+k+kk))
-	m[0], m[1], m[2] = float64(len(bases)), float64(rounds), float64(c)
+	m := append(slices.Grow(dst[:0], 3+c*l.dim+len(bases)*(3+k+kk)), float64(len(bases)), float64(rounds), float64(c))
 	for _, fd := range fds {
 		if fd.cand != nil {
 			m = append(m, fd.cand...)
@@ -390,7 +393,8 @@ func (l *FORKS) mixStage2(fds []forksDelta) []float64 {
 	for _, b := range bases {
 		off := len(m)
 		m = append(m, float64(b>>32), float64(b&(1<<32-1)), 0)
-		m = append(m, make([]float64, k+kk)...)
+		m = m[:off+3+k+kk] // within the capacity grown above
+		clear(m[off+3:])
 		db, dA := m[off+3:off+3+k], m[off+3+k:]
 		for _, fd := range fds {
 			if fd.basis == b {

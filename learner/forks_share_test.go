@@ -121,7 +121,7 @@ func TestForksShareMixMatchesDirectSum(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rf.mixStage2(fds) == nil {
+				if rf.mixStage2(fds, nil) == nil {
 					return nil // late Stage-1 entries: both take mergeStage2
 				}
 				if err := rf.mergeStage2(fds); err != nil {
