@@ -10,6 +10,10 @@ package learner
 // so P copies in one process repeated P times the work of one: with P = 16
 // on cod-rna it was two thirds of the copies' merge time (docs/sharing.md).
 //
+// Shared NOGD copies switch to phase 2 at the same sync point from the same
+// merged buffer, so the Nyström map (a Gram matrix and an eigendecomposition,
+// O(B³)) is made once per process too (nogd_share.go, sharedBuildMap).
+//
 // This cache keeps the results of that basis-only work, keyed by what
 // determines them, for the other copies of the process: the sketch after
 // INIT on the merged buffer (with its warm start), the sketch after an
@@ -86,7 +90,8 @@ var forksCache struct {
 	upd  boundedMap[forksUpdKey, *sketchState] // the sketch's state after the round (read-only)
 	xfer boundedMap[forksXferKey, forksXfer]
 	init boundedMap[forksInitKey, forksInit]
-	hits int // results served (tests)
+	nogd boundedMap[nogdMapKey, nogdMap] // shared NOGD's switch (nogd_share.go)
+	hits int                             // results served (tests)
 }
 
 // flight is one cached result, or the promise of one: done is closed when

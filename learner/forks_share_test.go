@@ -129,20 +129,8 @@ func TestForksShareMixMatchesDirectSum(t *testing.T) {
 				}
 				return func() {
 					checked++
-					for _, c := range []struct {
-						what      string
-						got, want []float64
-					}{{"v", f.ons.v, rf.ons.v}, {"A", f.sh.aSnap, rf.sh.aSnap}} {
-						scale := 0.0
-						for _, w := range c.want {
-							scale = max(scale, math.Abs(w))
-						}
-						for i := range c.want {
-							if math.Abs(c.got[i]-c.want[i]) > 1e-9*max(scale, 1e-300) {
-								t.Fatalf("copy %d: %s[%d] = %v mixed, %v summed directly", p, c.what, i, c.got[i], c.want[i])
-							}
-						}
-					}
+					requireMixClose(t, p, "v", f.ons.v, rf.ons.v, 1e-9)
+					requireMixClose(t, p, "A", f.sh.aSnap, rf.sh.aSnap, 1e-9)
 				}
 			}
 			r.run(t, xs, ys)
@@ -151,6 +139,21 @@ func TestForksShareMixMatchesDirectSum(t *testing.T) {
 			}
 			t.Logf("%d Stage-2 merges compared", checked)
 		})
+	}
+}
+
+// requireMixClose fails unless got (copy p's merge through the mix) is
+// want (the direct sum) within tol relative to want's largest magnitude.
+func requireMixClose(t *testing.T, p int, what string, got, want []float64, tol float64) {
+	t.Helper()
+	scale := 0.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(w))
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol*max(scale, 1e-300) {
+			t.Fatalf("copy %d: %s[%d] = %v mixed, %v summed directly", p, what, i, got[i], want[i])
+		}
 	}
 }
 
@@ -732,6 +735,7 @@ func resetForksCache() {
 	forksCache.mu.Lock()
 	defer forksCache.mu.Unlock()
 	forksCache.upd, forksCache.xfer, forksCache.init = boundedMap[forksUpdKey, *sketchState]{}, boundedMap[forksXferKey, forksXfer]{}, boundedMap[forksInitKey, forksInit]{}
+	forksCache.nogd = boundedMap[nogdMapKey, nogdMap]{}
 	forksCache.hits = 0
 }
 
@@ -741,44 +745,56 @@ func resetForksCache() {
 // state of every copy, byte for byte, and with it the copies after the
 // first take their update rounds and transfers from the cache.
 func TestForksBasisCacheExact(t *testing.T) {
-	defer func(off bool) { forksCacheOff = off; resetForksCache() }(forksCacheOff)
 	for _, spec := range forksShareSpecs {
 		t.Run(spec, func(t *testing.T) {
-			task := taskOf(t, spec)
-			xs, ys := stream(task, 3600, 5, 31)
-			run := func(off bool) ([]float64, [][]byte, int) {
-				forksCacheOff = off
-				resetForksCache()
-				scores, ls := shareRun{spec: spec, P: 4, S: 40, L: 1}.run(t, xs, ys)
-				states := make([][]byte, len(ls))
-				for p, l := range ls {
-					b, err := l.MarshalBinary()
-					if err != nil {
-						t.Fatal(err)
-					}
-					states[p] = b
-				}
+			testBasisCacheExact(t, spec, func(t *testing.T, ls []Learner) {
 				if l := ls[0].(*FORKS); l.sk.nUpd < 2 {
 					t.Fatalf("%d update rounds: the spec does not exercise them", l.sk.nUpd)
 				}
-				return scores, states, forksCache.hits
-			}
-			s0, st0, _ := run(true)
-			s1, st1, hits := run(false)
-			if hits == 0 {
-				t.Fatal("the cache served nothing")
-			}
-			for i := range s0 {
-				if math.Float64bits(s0[i]) != math.Float64bits(s1[i]) {
-					t.Fatalf("score %d: %v with the cache, %v without", i, s1[i], s0[i])
-				}
-			}
-			for p := range st0 {
-				if !bytes.Equal(st0[p], st1[p]) {
-					t.Fatalf("copy %d's final state differs with the cache", p)
-				}
-			}
+			})
 		})
+	}
+}
+
+// testBasisCacheExact runs 4 shared copies of spec with the basis cache
+// and without it, and requires the same scores and final states byte for
+// byte, and that the cache served something. check sees the copies of the
+// run without the cache (the spec must exercise what the cache keeps).
+func testBasisCacheExact(t *testing.T, spec string, check func(*testing.T, []Learner)) {
+	defer func(off bool) { forksCacheOff = off; resetForksCache() }(forksCacheOff)
+	task := taskOf(t, spec)
+	xs, ys := stream(task, 3600, 5, 31)
+	run := func(off bool) ([]float64, [][]byte, int) {
+		forksCacheOff = off
+		resetForksCache()
+		scores, ls := shareRun{spec: spec, P: 4, S: 40, L: 1}.run(t, xs, ys)
+		states := make([][]byte, len(ls))
+		for p, l := range ls {
+			b, err := l.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			states[p] = b
+		}
+		if off {
+			check(t, ls)
+		}
+		return scores, states, forksCache.hits
+	}
+	s0, st0, _ := run(true)
+	s1, st1, hits := run(false)
+	if hits == 0 {
+		t.Fatal("the cache served nothing")
+	}
+	for i := range s0 {
+		if math.Float64bits(s0[i]) != math.Float64bits(s1[i]) {
+			t.Fatalf("score %d: %v with the cache, %v without", i, s1[i], s0[i])
+		}
+	}
+	for p := range st0 {
+		if !bytes.Equal(st0[p], st1[p]) {
+			t.Fatalf("copy %d's final state differs with the cache", p)
+		}
 	}
 }
 

@@ -167,9 +167,22 @@ func (l *NOGD) Learn(x []float64, y float64) float64 {
 // neither happens with a Gaussian kernel, whose Gram matrix has unit
 // diagonal.
 func (l *NOGD) buildMap() {
+	r, m, vals := l.nystrom()
+	l.installMap(r, m, vals)
+}
+
+// nystrom is the rank-r map M (r×B) of the full buffer and its kept
+// eigenvalues, a function of the spec and the buffer alone.
+func (l *NOGD) nystrom() (r int, m, vals []float64) {
 	B := l.budget
 	gram := l.kern.Gram(make([]float64, B*B), l.sv)
-	r, m, vals := linalg.NystromMap(gram, B, l.k)
+	return linalg.NystromMap(gram, B, l.k)
+}
+
+// installMap switches to phase 2 with the map M (r×B, now the model's own)
+// and its eigenvalues.
+func (l *NOGD) installMap(r int, m, vals []float64) {
+	B := l.budget
 	// Warm start w = Λ^{1/2} Vᵀ a = Λ M a, so that wᵀz(x) is the Nyström
 	// projection of the dual model Σ a_i κ(x_i, x).
 	w := make([]float64, r)

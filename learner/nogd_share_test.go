@@ -42,6 +42,68 @@ func TestNOGDShareSameBasisAndLearns(t *testing.T) {
 	}
 }
 
+// The mixed phase-2 merge (ShareMix's sums over every delta, less the own
+// ones: w − Σ_own Δw + (1/k) Σ Δw) is the parameter mixing of the direct
+// form (w + (1/k − 1) Δw_own + (1/k) Σ_others Δw, mergeLate) up to
+// rounding: compared after every phase-2 merge of a 3-copy run, within
+// 1e-12 relative.
+func TestNOGDShareMixMatchesDirectSum(t *testing.T) {
+	for _, spec := range nogdShareSpecs {
+		t.Run(spec, func(t *testing.T) {
+			xs, ys := stream(taskOf(t, spec), 2400, 5, 17)
+			checked := 0
+			r := shareRun{spec: spec, P: 3, S: 20, L: 1}
+			r.merge = func(p int, l Learner, ds []SharedDelta) func() {
+				n := l.(*NOGD)
+				if !n.primal() || len(ds) == 0 {
+					return nil
+				}
+				st, _ := n.MarshalBinary()
+				ref, _ := New(spec, 5)
+				if err := ref.UnmarshalBinary(st); err != nil {
+					t.Fatal(err)
+				}
+				rn := ref.(*NOGD)
+				nds, err := rn.decodeDeltas(ds, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if nogdMix(nds, nil) == nil {
+					return nil // late Stage-1 entries: both take mergeLate
+				}
+				if err := rn.mergeLate(nds); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					checked++
+					requireMixClose(t, p, "w", n.w, rn.w, 1e-12)
+				}
+			}
+			r.run(t, xs, ys)
+			if checked < 10 {
+				t.Fatalf("only %d phase-2 merges compared", checked)
+			}
+			t.Logf("%d phase-2 merges compared", checked)
+		})
+	}
+}
+
+// The Nyström map made once per process (sharedBuildMap) changes nothing:
+// scores and final states are the same byte for byte with the basis cache
+// and without it, and with it the copies after the first take their map
+// from the cache.
+func TestNOGDBasisCacheExact(t *testing.T) {
+	for _, spec := range nogdShareSpecs {
+		t.Run(spec, func(t *testing.T) {
+			testBasisCacheExact(t, spec, func(t *testing.T, ls []Learner) {
+				if !ls[0].(*NOGD).primal() {
+					t.Fatal("the run does not reach phase 2")
+				}
+			})
+		})
+	}
+}
+
 // Hostile deltas are refused with state.ErrCorrupt and leave the model
 // unchanged, in both phases; Learn in phase 2 does not allocate.
 func TestNOGDShareRejectsBadDeltas(t *testing.T) {
