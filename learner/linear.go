@@ -443,6 +443,28 @@ func (l *Linear) ShareMerge(deltas []SharedDelta) error {
 	return nil
 }
 
+// ShareMix (Mixer; regression only) is Σ_q of the deltas' ΔG and Δb,
+// summed from zero in the order given (the same for every copy).
+func (l *Linear) ShareMix(deltas []SharedDelta) ([]float64, error) {
+	if l.st == nil {
+		return nil, fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+	}
+	return l.sh.sumAll(&l.base, len(l.st), deltas, nil)
+}
+
+// ShareApply (Mixer) is ShareMerge with ShareMix's result precomputed:
+// only the own delta is decoded.
+func (l *Linear) ShareApply(deltas []SharedDelta, mix []float64) error {
+	if l.st == nil {
+		return fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+	}
+	if err := l.sh.sumApply(&l.base, l.st, deltas, mix); err != nil {
+		return err
+	}
+	l.refit()
+	return nil
+}
+
 // Info reports the learner (no budget; Bytes is the state's floats).
 func (l *Linear) Info() Info {
 	return l.info(0, 0, 8*(len(l.w)+len(l.g2)+len(l.smax)+len(l.gram)+len(l.pinv)+len(l.b)+2))

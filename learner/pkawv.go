@@ -280,10 +280,33 @@ func (l *PKAWV) ShareMerge(deltas []SharedDelta) error {
 	if l.ny != nil {
 		return fmt.Errorf("learner pkawv: %s", errNystromShare)
 	}
+	m, err := l.sh.sumAll(&l.base, len(l.st), deltas, l.sh.scratch)
+	if err != nil {
+		return err
+	}
+	l.sh.scratch = m
+	return l.ShareApply(deltas, m)
+}
+
+// ShareMix (Mixer; basis=taylor only) is Σ_q of the deltas' ΔS and Δb,
+// summed from zero in the order given (the same for every copy).
+func (l *PKAWV) ShareMix(deltas []SharedDelta) ([]float64, error) {
+	if l.ny != nil {
+		return nil, fmt.Errorf("learner pkawv: %s", errNystromShare)
+	}
+	return l.sh.sumAll(&l.base, len(l.st), deltas, nil)
+}
+
+// ShareApply (Mixer) is ShareMerge with ShareMix's result precomputed:
+// only the own delta is decoded; then the refactor, and the same refusal.
+func (l *PKAWV) ShareApply(deltas []SharedDelta, mix []float64) error {
+	if l.ny != nil {
+		return fmt.Errorf("learner pkawv: %s", errNystromShare)
+	}
 	trial := l.sh // merged into a copy first: the copy stays unchanged on a refusal
 	trial.snap = slices.Clone(l.sh.snap)
 	st := slices.Clone(l.st)
-	if err := trial.merge(&l.base, st, deltas); err != nil {
+	if err := trial.sumApply(&l.base, st, deltas, mix); err != nil {
 		return err
 	}
 	chol := l.taylorFactor(st[:tri(l.r)])

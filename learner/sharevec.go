@@ -36,10 +36,11 @@ type vecShare struct {
 	// 8-bit codes did not carry, added to the next delta (error feedback;
 	// see delta). nil until the first merge (zero).
 	res     []float64
-	bufs    [][]float64 // merge scratch: the decoded deltas
-	scratch []float64   // mix's M
-	dbuf    []float64   // scratch: the delta before quantisation
-	qbuf    []byte      // scratch: its codes
+	dec     []float64 // sum-mode scratch: one decoded delta
+	owns    []float64 // sum-mode scratch: the own deltas, concatenated
+	scratch []float64 // mix's M
+	dbuf    []float64 // scratch: the delta before quantisation
+	qbuf    []byte    // scratch: its codes
 	// The last delta's codes (qbuf, scale qscale) are still those of the
 	// current state while qok and b.updates == qupd (delta sets them; a
 	// merge or a restore clears qok): the merge that follows a delta at a
@@ -90,9 +91,14 @@ func (s *vecShare) delta(b *base, v []float64) []byte {
 // merge decodes every delta (refusing the whole merge, with v unchanged, if
 // one does not decode or does not fit), then updates v and snapshots it:
 //
-//   - sum (statistics): v ← v + Σ_{non-own} d, in the order given: the own
-//     delta is already in v, so v holds the statistics of every event whose
-//     delta was merged plus the own events since;
+//   - sum (statistics): v ← v − Σ_{own} d + Σ_all d (Σ_all from zero in
+//     the order given; sumAll, then sumApply), i.e. v plus the others'
+//     deltas: the own delta is already in v, so v holds the statistics of
+//     every event whose delta was merged plus the own events since. The
+//     term Σ_all d is the same for every copy, so a Mixer computes it once
+//     per process and sync point (it used to be v + Σ_{non-own} d summed
+//     into v directly: the same sums rounded in another order,
+//     TestVecShareSumMixMatchesDirectSum);
 //   - mean (parameter mixing, for stochastic-gradient learners): v ← v −
 //     Σ_{own} d + (1/k) Σ_all d, k the number of partitions present: the
 //     own steps count fully until they are merged, and then, like every
@@ -113,29 +119,79 @@ func (s *vecShare) delta(b *base, v []float64) []byte {
 //     partitions"). The mixing term M = (1/k) Σ_all d is the same, so
 //     Mixer's shared M serves both.
 func (s *vecShare) merge(b *base, v []float64, deltas []SharedDelta) error {
-	for len(s.bufs) < len(deltas) {
-		s.bufs = append(s.bufs, nil)
-	}
 	if s.mean {
 		return s.mix(b, v, deltas)
 	}
-	decoded := s.bufs[:len(deltas)] // reused across merges: no allocation once warm
-	for i, sd := range deltas {
-		d := state.NewDecoder(sd.Data)
-		d.Header(b.name, b.spec, b.dim)
-		x := d.F64sN(decoded[i], len(v))
-		if err := deltaErr(b, sd, d); err != nil {
-			return err
-		}
-		decoded[i] = x
+	m, err := s.sumAll(b, len(v), deltas, s.scratch)
+	if err != nil {
+		return err
 	}
-	for i, sd := range deltas {
-		if sd.Own {
+	s.scratch = m
+	return s.sumApply(b, v, deltas, m)
+}
+
+// sumAll is the sum mode's mixing term M = Σ_all d: every delta decoded
+// (exact float64s) and summed from zero in the order given, into dst's
+// storage if it has room (ShareMix passes nil: its M is shared with the
+// other copies of the process). Errors are merge's.
+func (s *vecShare) sumAll(b *base, n int, deltas []SharedDelta, dst []float64) ([]float64, error) {
+	if cap(dst) < n {
+		dst = make([]float64, n)
+	}
+	m := dst[:n]
+	clear(m)
+	for _, sd := range deltas {
+		x, err := s.decodeSum(b, sd, n)
+		if err != nil {
+			return nil, err
+		}
+		for j, v := range x {
+			m[j] += v
+		}
+	}
+	return m, nil
+}
+
+// decodeSum decodes one sum-mode delta of n floats into reused scratch.
+func (s *vecShare) decodeSum(b *base, sd SharedDelta, n int) ([]float64, error) {
+	d := state.NewDecoder(sd.Data)
+	d.Header(b.name, b.spec, b.dim)
+	x := d.F64sN(s.dec, n)
+	if err := deltaErr(b, sd, d); err != nil {
+		return nil, err
+	}
+	s.dec = x
+	return x, nil
+}
+
+// sumApply is the sum mode's merge with M = Σ_all d precomputed (sumAll):
+// v ← v − Σ_own d + M, i.e. v plus the others' deltas (the own ones are in
+// v already), then the new snapshot. Only the own deltas are decoded, and
+// every one is checked before v changes.
+func (s *vecShare) sumApply(b *base, v []float64, deltas []SharedDelta, m []float64) error {
+	if len(m) != len(v) {
+		return fmt.Errorf("learner %s: a mix of %d values for %d weights", b.name, len(m), len(v))
+	}
+	n := len(v)
+	own := s.owns[:0]
+	for _, sd := range deltas {
+		if !sd.Own {
 			continue
 		}
-		for j, x := range decoded[i] {
-			v[j] += x
+		x, err := s.decodeSum(b, sd, n)
+		if err != nil {
+			return err
 		}
+		own = append(own, x...)
+	}
+	s.owns = own
+	for o := 0; o < len(own); o += n {
+		for j, x := range own[o : o+n] {
+			v[j] -= x
+		}
+	}
+	for j, x := range m {
+		v[j] += x
 	}
 	s.snapshot(v)
 	return nil
