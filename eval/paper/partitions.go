@@ -218,17 +218,18 @@ on a loaded 2-core machine (single runs vary by ±30 %).
 - Throughput: the events/s columns are medians of 5 interleaved pairs of runs on a 2-core
   machine shared with other jobs, and the ratio column the median of the pairs' ratios with
   their range (earlier versions of this table showed single runs, whose ratios moved by
-  ±15 points between regenerations; this regeneration's ranges are wider still, e.g. FORKS at
-  P = 1: 75–138 %; and NOGD, whose code did not change, was at 83 % at P = 16 in a run of this
-  build just before this one and 63 % here). Against the issue's 80 %, at P = 16: FOGD on
-  cod-rna 83 % (71–83), mix=own 80 %, FOGD with the square loss on casp 89 %, KuaiRec FOGD 88 %
-  (42–130) and mix=own 76 %, FORKS 81 % (72–94; 65 % in the previous regeneration), NOGD 63 %
-  and ridge 76 %; at P = 64 every row is below it (45–77 %). FORKS' gain is this build's: its
-  merge decodes and sums the deltas once per process (a Mixer; each copy subtracts its own) and
-  the basis cache's installs copy a decoded state instead of decoding one. Back to back
-  (BenchmarkShareRatio, 6 interleaved pairs at P = 16) they cut sharing's extra CPU from 53 to
-  30 ms per run and moved shared/independent from 0.75 to 0.82; shared FORKS' mistake rates
-  did not change. What remains at P = 1 (71 % for FORKS, 85 % for ridge, no other partition to
+  ±15 points between regenerations; ranges stay wide, e.g. FOGD mix=own on cod-rna at P = 16:
+  57–94 %). Against the issue's 80 %, at P = 16: FOGD on cod-rna 84 % (71–93), mix=own 79 %,
+  FOGD with the square loss on casp 83 %, KuaiRec FOGD 79 % (67–86) and mix=own 79 %, FORKS 84 %
+  (80–95), NOGD 81 % (78–89; 63 % in the previous regeneration) and ridge 80 % (66–87; 76 %); at
+  P = 64 every row is below it (54–79 %). NOGD's gain is this build's: its phase-2 merge sums the
+  deltas once per process (a Mixer; each copy subtracts its own Δw) and the switch's Nyström map
+  is made once per process (back to back, BenchmarkShareRatio, 4 interleaved pairs at P = 16:
+  0.73 → 0.81). Ridge's merge is a Mixer too (no measurable change at P = 16; its decoding was
+  small). The build before made FORKS' merge a Mixer and the basis cache's installs copies of a
+  decoded state (back to back at P = 16: sharing's extra CPU 53 → 30 ms per run, 0.75 → 0.82);
+  shared FORKS', NOGD's and ridge's mistake rates and MSEs did not change. What remains at P = 1
+  (83 % for FORKS, 84 % for ridge in this regeneration, no other partition to
   merge) is the fixed cost of a sync point (a delta encoded and produced, the schedule, the
   merge of the own delta) against a cheap learner's per-event work. Measured back to back in
   one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
@@ -241,8 +242,7 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   bit for bit the same states), with a single-flight lookup (the copies reach a sync point
   together, and without it all 16 computed every transfer before the first had stored it):
   back to back at P = 16, sharing's extra CPU went from 150 to 56 ms per run and
-  shared/independent from 0.52 to 0.71. NOGD's INIT on the merged buffer is still made by every
-  copy.
+  shared/independent from 0.52 to 0.71.
   KuaiRec's partitions run out of events at different times. Each used to cost the others one
   bounded wait (100 ms here, ShareMaxWait, 10 s by default); with --share-skip-idle, which
   these replays set, a partition of the same instance whose last fetch found no new events is
