@@ -81,6 +81,7 @@ package learner
 // predicted but not learned; the model is unchanged by it.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -434,7 +435,7 @@ func (l *Linear) ShareDelta() ([]byte, error) {
 // at the range of the labels this copy learnt itself.
 func (l *Linear) ShareMerge(deltas []SharedDelta) error {
 	if l.st == nil {
-		return fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+		return errLinearNotShared
 	}
 	if err := l.sh.merge(&l.base, l.st, deltas); err != nil {
 		return err
@@ -443,11 +444,15 @@ func (l *Linear) ShareMerge(deltas []SharedDelta) error {
 	return nil
 }
 
+// errLinearNotShared refuses a merge into a linear model that cannot share
+// (ShareDelta says why).
+var errLinearNotShared = errors.New("learner linear: only loss=square without rls can be shared across partitions")
+
 // ShareMix (Mixer; regression only) is Σ_q of the deltas' ΔG and Δb,
 // summed from zero in the order given (the same for every copy).
 func (l *Linear) ShareMix(deltas []SharedDelta) ([]float64, error) {
 	if l.st == nil {
-		return nil, fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+		return nil, errLinearNotShared
 	}
 	return l.sh.sumAll(&l.base, len(l.st), deltas, nil)
 }
@@ -456,7 +461,7 @@ func (l *Linear) ShareMix(deltas []SharedDelta) ([]float64, error) {
 // only the own delta is decoded.
 func (l *Linear) ShareApply(deltas []SharedDelta, mix []float64) error {
 	if l.st == nil {
-		return fmt.Errorf("learner linear: only loss=square without rls can be shared across partitions")
+		return errLinearNotShared
 	}
 	if err := l.sh.sumApply(&l.base, l.st, deltas, mix); err != nil {
 		return err
