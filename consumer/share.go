@@ -233,6 +233,14 @@ type tailer struct {
 	// processed). Its next delta cannot come before new events do, so a
 	// boundary does not wait for it (see setIdle).
 	idle []bool
+	// epochs[e mod window] counts, for the newest epoch e stored in that
+	// slot, the input partitions whose delta of epoch e is held, and holds
+	// the channel closed when all of them are (awaitEpoch): a boundary on
+	// the strict schedule waits for one wake-up instead of one per missing
+	// partition.
+	epochs []epochCount
+	idles  int64 // partitions turned idle so far (wakes awaitEpoch)
+	nIdle  int   // partitions idle now (awaitEpoch leaves them to await)
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -411,8 +419,12 @@ func (t *tailer) setIdle(q int, idle bool) {
 	}
 	t.idle[q] = idle
 	if !idle {
+		t.nIdle--
 		return
 	}
+	t.nIdle++
+	t.idles++
+	t.wakeEpochsLocked()
 	for s, ch := range t.arrivals {
 		if s.kind == share.KindDelta && s.partition == q {
 			close(ch)
@@ -487,7 +499,11 @@ func (t *tailer) storeLocked(rec *share.Record, own bool) {
 	if byPart[rec.Partition] == nil {
 		byPart[rec.Partition] = make([]held, t.window)
 	}
+	prev := byPart[rec.Partition][s.slot].rec
 	byPart[rec.Partition][s.slot] = held{rec, own}
+	if rec.Kind == share.KindDelta {
+		t.countLocked(s.slot, prev, rec.Epoch)
+	}
 	if ch, ok := t.arrivals[s]; ok {
 		close(ch)
 		delete(t.arrivals, s)
@@ -524,6 +540,103 @@ func (t *tailer) await(ctx context.Context, stop <-chan time.Time, kind, q int, 
 			return false, nil
 		case <-ctx.Done():
 			return false, nil
+		}
+	}
+}
+
+// epochCount is one slot of tailer.epochs.
+type epochCount struct {
+	epoch int64 // −1: none counted yet
+	n     int   // input partitions whose delta of epoch is held
+	done  chan struct{}
+}
+
+// countLocked keeps epochs[slot] exact after a delta of epoch e replaced
+// prev (nil: none) in one partition's slot: n is the number of partitions
+// whose slot holds a delta of the counted epoch, the newest stored there.
+// t.mu is held.
+func (t *tailer) countLocked(slot int64, prev *share.Record, e int64) {
+	t.initEpochsLocked()
+	c := &t.epochs[slot]
+	switch {
+	case e > c.epoch: // a newer epoch in the slot: count it afresh
+		if c.done != nil {
+			close(c.done) // its waiters see the slot moved on (and fall back)
+		}
+		*c = epochCount{epoch: e}
+		for _, byQ := range t.recs[share.KindDelta-1] {
+			if byQ != nil && byQ[slot].rec != nil && byQ[slot].rec.Epoch == e {
+				c.n++
+			}
+		}
+	case e == c.epoch:
+		if prev == nil || prev.Epoch != e {
+			c.n++
+		}
+	default: // an older epoch read back over a counted one
+		if prev != nil && prev.Epoch == c.epoch {
+			c.n--
+		}
+	}
+	if c.n >= len(t.local) && c.done != nil {
+		close(c.done)
+		c.done = nil
+	}
+}
+
+func (t *tailer) initEpochsLocked() {
+	if t.epochs == nil {
+		t.epochs = make([]epochCount, t.window)
+		for i := range t.epochs {
+			t.epochs[i].epoch = -1
+		}
+	}
+}
+
+// awaitEpoch waits until every input partition's delta of epoch e is held
+// (complete), or until stop fires (stopped), ctx ends, a partition of this
+// process is or turns idle, or the slot moves on to a later epoch (neither: the
+// caller falls back to awaiting partitions one by one, which sorts these
+// cases out). Its channel is closed only when the count completes, the
+// slot takes a newer epoch or a partition turns idle, so it wakes once per
+// boundary on the strict schedule.
+func (t *tailer) awaitEpoch(ctx context.Context, stop <-chan time.Time, e int64) (complete, stopped bool) {
+	idles := int64(-1)
+	for {
+		t.mu.Lock()
+		t.initEpochsLocked()
+		c := &t.epochs[e%t.window]
+		if c.epoch == e && c.n >= len(t.local) {
+			t.mu.Unlock()
+			return true, false
+		}
+		if c.epoch > e || t.nIdle > 0 || idles >= 0 && t.idles != idles {
+			t.mu.Unlock()
+			return false, false
+		}
+		idles = t.idles
+		if c.done == nil {
+			c.done = make(chan struct{})
+		}
+		ch := c.done
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-stop:
+			return false, true
+		case <-ctx.Done():
+			return false, false
+		}
+	}
+}
+
+// wakeEpochsLocked wakes every awaitEpoch (a partition turned idle). t.mu
+// is held.
+func (t *tailer) wakeEpochsLocked() {
+	for i := range t.epochs {
+		if c := &t.epochs[i]; c.done != nil {
+			close(c.done)
+			c.done = nil
 		}
 	}
 }
@@ -907,6 +1020,18 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			defer sr.timer.Stop()
 			deadline = sr.timer.C
 		}
+		if len(waitFor) > 0 && strictAt(old, e-sr.cfg.Lag-1) {
+			// Every partition is waited for (the frontier is the strict
+			// one): one wake-up when the last delta of the epoch lands.
+			// Anything else (the deadline, an idle partition) is left to
+			// the loop below, as if the waits had happened there.
+			complete, stopped := t.awaitEpoch(ctx, deadline, e-sr.cfg.Lag)
+			if complete {
+				waitFor = nil
+			} else if stopped {
+				deadline = expired
+			}
+		}
 		for _, q := range waitFor {
 			found, err := t.await(ctx, deadline, share.KindDelta, q, e-sr.cfg.Lag)
 			if err != nil {
@@ -991,6 +1116,24 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	sr.st.Frontier = append(sr.st.Frontier[:0], next...)
 	return true, nil
 }
+
+// strictAt reports whether every partition's frontier is t.
+func strictAt(old []int64, t int64) bool {
+	for _, f := range old {
+		if f != t {
+			return false
+		}
+	}
+	return true
+}
+
+// expired is a deadline that has passed (a wait that timed out before the
+// loop over the partitions waited for).
+var expired = func() <-chan time.Time {
+	ch := make(chan time.Time)
+	close(ch)
+	return ch
+}()
 
 func findDelta(r *share.Record, model string) ([]byte, bool) {
 	for _, d := range r.Deltas {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"okstream/share"
 )
@@ -108,5 +109,97 @@ func TestTailerAwait(t *testing.T) {
 	cancel()
 	if found, err := tl.await(ctx, nil, share.KindDelta, 0, 8); found || err != nil {
 		t.Fatalf("await after ctx ended: %v %v", found, err)
+	}
+}
+
+// The per-epoch count behind awaitEpoch stays exact whatever the order of
+// arrivals: after every store, each slot counts the newest epoch stored in
+// it, and exactly the partitions whose record there is of that epoch
+// (records read back over newer ones, re-reads of the same epoch and
+// window wrap-around included), and its channel is closed once all are.
+func TestTailerEpochCountExact(t *testing.T) {
+	const P, W = 5, 4
+	tl := newTestTailer(P, W)
+	tl.idle = make([]bool, P)
+	newest := make([]int64, W)
+	for i := range newest {
+		newest[i] = -1
+	}
+	rng := uint64(1)
+	next := func(n int) int { // xorshift: deterministic, no wall clock
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	for step := 0; step < 5000; step++ {
+		q, e := next(P), int64(next(3*W))
+		tl.mu.Lock()
+		tl.storeLocked(delta(q, e), next(2) == 0)
+		tl.mu.Unlock()
+		s := e % W
+		newest[s] = max(newest[s], e)
+		for slot := range int64(W) {
+			want := 0
+			for p := range P {
+				if byQ := tl.recs[share.KindDelta-1]; p < len(byQ) && byQ[p] != nil && byQ[p][slot].rec != nil && byQ[p][slot].rec.Epoch == newest[slot] {
+					want++
+				}
+			}
+			c := tl.epochs[slot]
+			if newest[slot] >= 0 && (c.epoch != newest[slot] || c.n != want) {
+				t.Fatalf("step %d (delta %d/%d): slot %d counts epoch %d × %d, want epoch %d × %d", step, q, e, slot, c.epoch, c.n, newest[slot], want)
+			}
+			if c.n == P && c.done != nil {
+				t.Fatalf("step %d: slot %d is complete but its channel is open", step, slot)
+			}
+		}
+	}
+}
+
+// awaitEpoch returns once the last partition's delta of the epoch lands,
+// and gives up (for the caller's per-partition wait) when a partition
+// turns idle or the deadline passes.
+func TestTailerAwaitEpoch(t *testing.T) {
+	const P = 3
+	tl := newTestTailer(P, 8)
+	tl.idle = make([]bool, P)
+	ctx := context.Background()
+	type res struct{ complete, stopped bool }
+	wait := func(e int64, stop <-chan time.Time) chan res {
+		ch := make(chan res, 1)
+		go func() { c, s := tl.awaitEpoch(ctx, stop, e); ch <- res{c, s} }()
+		return ch
+	}
+	done := wait(2, nil)
+	tl.put(delta(0, 2))
+	tl.put(delta(1, 2))
+	tl.put(delta(2, 10)) // epoch 2's slot of partition 2 moves on: the wait ends, not complete
+	if r := <-done; r.complete || r.stopped {
+		t.Fatalf("a slot that moved on to a later epoch: %+v", r)
+	}
+	done = wait(3, nil)
+	for q := range P {
+		tl.put(delta(q, 3))
+	}
+	if r := <-done; !r.complete {
+		t.Fatalf("every partition's delta of epoch 3 is held: %+v", r)
+	}
+	done = wait(4, nil)
+	tl.put(delta(0, 4))
+	tl.setIdle(1, true)
+	if r := <-done; r.complete || r.stopped {
+		t.Fatalf("a partition turned idle: %+v", r)
+	}
+	done = wait(5, nil) // while a partition is idle, the per-partition wait decides
+	if r := <-done; r.complete || r.stopped {
+		t.Fatalf("a partition is idle: %+v", r)
+	}
+	tl.setIdle(1, false)
+	stop := make(chan time.Time)
+	done = wait(5, stop)
+	close(stop)
+	if r := <-done; r.complete || !r.stopped {
+		t.Fatalf("the deadline passed: %+v", r)
 	}
 }

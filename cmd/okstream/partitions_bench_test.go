@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -27,6 +29,9 @@ import (
 // runs, e.g. FORKS without shared=true, as the experiment compares them);
 // REPEAT=k the stream k times over (a longer run, less start-up in the
 // window); SHARE_ONLY / INDEP_ONLY one side only (for a CPU profile).
+// WINDOW_PROFILE=prefix writes a CPU profile of each run's timed window
+// alone to prefix-shared-N.prof / prefix-indep-N.prof (run without
+// -test.cpuprofile; read them together: go tool pprof x.test prefix-shared-*).
 //
 // Besides events/s it reports the process's CPU time over each run's timed
 // window (shared-/indep-window-cpu-ms): what sharing costs in CPU, less
@@ -68,8 +73,27 @@ func BenchmarkShareRatio(b *testing.B) {
 	var indep, shared, wait float64
 	var indepWin, sharedWin, winStart float64
 	var sharing bool
+	winProf, nProf := os.Getenv("WINDOW_PROFILE"), 0
+	var profFile *os.File
 	partitionsWindow = func(start bool) {
+		if profFile != nil && !start {
+			pprof.StopCPUProfile()
+			profFile.Close()
+			profFile = nil
+		}
 		c := cpuSeconds()
+		if winProf != "" && start {
+			side := map[bool]string{false: "indep", true: "shared"}[sharing]
+			f, err := os.Create(fmt.Sprintf("%s-%s-%d.prof", winProf, side, nProf))
+			if err != nil {
+				b.Fatal(err)
+			}
+			profFile = f
+			nProf++
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+		}
 		switch {
 		case start:
 			winStart = c
@@ -82,6 +106,7 @@ func BenchmarkShareRatio(b *testing.B) {
 	defer func() { partitionsWindow = nil }()
 	var indepCPU, indepWall, sharedCPU, sharedWall float64
 	var waits uint64
+	var decisions, skips float64
 	partitionsDebug = func(pl *consumer.Pipeline) {
 		mfs, _ := pl.Registry().Gather()
 		for _, mf := range mfs {
@@ -89,6 +114,12 @@ func BenchmarkShareRatio(b *testing.B) {
 				h := mf.GetMetric()[0].GetHistogram()
 				wait += h.GetSampleSum()
 				waits += h.GetSampleCount()
+			}
+			switch mf.GetName() {
+			case "okstream_share_decisions_total":
+				decisions += mf.GetMetric()[0].GetCounter().GetValue()
+			case "okstream_share_skips_total":
+				skips += mf.GetMetric()[0].GetCounter().GetValue()
 			}
 		}
 	}
@@ -144,6 +175,8 @@ func BenchmarkShareRatio(b *testing.B) {
 	if waits > 0 {
 		b.ReportMetric(wait/float64(b.N), "wait-s/run")
 		b.ReportMetric(float64(waits)/float64(b.N), "boundaries/run")
+		b.ReportMetric(decisions/float64(b.N), "decisions/run")
+		b.ReportMetric(skips/float64(b.N), "skips/run")
 	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -219,17 +219,19 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   machine shared with other jobs, and the ratio column the median of the pairs' ratios with
   their range (earlier versions of this table showed single runs, whose ratios moved by
   ±15 points between regenerations; ranges stay wide, e.g. FOGD mix=own on cod-rna at P = 16:
-  57–94 %). Against the issue's 80 %, at P = 16: FOGD on cod-rna 84 % (71–93), mix=own 79 %,
-  FOGD with the square loss on casp 83 %, KuaiRec FOGD 79 % (67–86) and mix=own 79 %, FORKS 84 %
-  (80–95), NOGD 81 % (78–89; 63 % in the previous regeneration) and ridge 80 % (66–87; 76 %); at
-  P = 64 every row is below it (54–79 %). NOGD's gain is this build's: its phase-2 merge sums the
-  deltas once per process (a Mixer; each copy subtracts its own Δw) and the switch's Nyström map
-  is made once per process (back to back, BenchmarkShareRatio, 4 interleaved pairs at P = 16:
-  0.73 → 0.81). Ridge's merge is a Mixer too (no measurable change at P = 16; its decoding was
-  small). The build before made FORKS' merge a Mixer and the basis cache's installs copies of a
-  decoded state (back to back at P = 16: sharing's extra CPU 53 → 30 ms per run, 0.75 → 0.82);
-  shared FORKS', NOGD's and ridge's mistake rates and MSEs did not change. What remains at P = 1
-  (83 % for FORKS, 84 % for ridge in this regeneration, no other partition to
+  57–94 % in the previous regeneration). Against the issue's 80 %, at P = 16: FOGD on cod-rna
+  80 % (78–84), mix=own 87 %, FOGD with the square loss on casp 84 %, KuaiRec FOGD 77 % (76–87)
+  and mix=own 82 %, FORKS 85 % (80–93), NOGD 80 % (75–87) and ridge 77 % (66–86); at P = 64
+  FOGD 82 % and casp FOGD 81 %, the other six below it (67–79 %). In the previous regeneration
+  (the build before this one) the P = 16 rows were at 79–84 % and the P = 64 rows at 54–79 %:
+  between regenerations a row moves by up to 20 points with no change to its code. This build
+  makes a worker on the strict schedule wait once per sync point for the epoch's last delta
+  instead of once per missing partition (back to back, BenchmarkShareRatio, 6 interleaved
+  pairs: P = 64 0.72 → 0.76, p = 0.009; P = 16 0.81 → 0.82, not significant). The builds
+  before made NOGD's phase-2 merge, ridge's and FORKS' merges Mixers (the deltas summed once
+  per process, each copy subtracting its own), NOGD's Nyström map and FORKS' basis updates once
+  per process; shared mistake rates and MSEs did not change. What remains at P = 1
+  (71 % for FORKS, 76 % for ridge in this regeneration, no other partition to
   merge) is the fixed cost of a sync point (a delta encoded and produced, the schedule, the
   merge of the own delta) against a cheap learner's per-event work. Measured back to back in
   one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
@@ -255,7 +257,7 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   delta, its micro-batch's predictions and its checkpoint wait for the acknowledgement) by one
   committer per instance that writes every decision queued since its last write in one request:
   80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the regeneration that introduced them
-  (mix=own: 83 and 71 %; 88 / 71 % and 76 / 68 % in this one).
+  (mix=own: 83 and 71 %; 77 / 76 % and 82 / 79 % in this one).
   Asynchronous writes alone, one request per decision, changed nothing (back to back: 72 and
   50 % before, 67–72 and 47–48 % after): the requests' CPU, not their latency, was the cost.
   In that regeneration "exact" said no for mix=own at P = 64 (every row says yes in this one): a later one of the five shared runs differed from
