@@ -239,8 +239,7 @@ type tailer struct {
 	// the strict schedule waits for one wake-up instead of one per missing
 	// partition.
 	epochs []epochCount
-	idles  int64 // partitions turned idle so far (wakes awaitEpoch)
-	nIdle  int   // partitions idle now (awaitEpoch leaves them to await)
+	nIdle  int // partitions idle now (awaitEpoch leaves them to await)
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -423,7 +422,6 @@ func (t *tailer) setIdle(q int, idle bool) {
 		return
 	}
 	t.nIdle++
-	t.idles++
 	t.wakeEpochsLocked()
 	for s, ch := range t.arrivals {
 		if s.kind == share.KindDelta && s.partition == q {
@@ -601,7 +599,6 @@ func (t *tailer) initEpochsLocked() {
 // slot takes a newer epoch or a partition turns idle, so it wakes once per
 // boundary on the strict schedule.
 func (t *tailer) awaitEpoch(ctx context.Context, stop <-chan time.Time, e int64) (complete, stopped bool) {
-	idles := int64(-1)
 	for {
 		t.mu.Lock()
 		t.initEpochsLocked()
@@ -610,11 +607,10 @@ func (t *tailer) awaitEpoch(ctx context.Context, stop <-chan time.Time, e int64)
 			t.mu.Unlock()
 			return true, false
 		}
-		if c.epoch > e || t.nIdle > 0 || idles >= 0 && t.idles != idles {
+		if c.epoch > e || t.nIdle > 0 {
 			t.mu.Unlock()
 			return false, false
 		}
-		idles = t.idles
 		if c.done == nil {
 			c.done = make(chan struct{})
 		}
