@@ -598,7 +598,11 @@ func (t *tailer) initEpochsLocked() {
 // cases out). Its channel is closed only when the count completes, the
 // slot takes a newer epoch or a partition turns idle, so it wakes once per
 // boundary on the strict schedule.
-func (t *tailer) awaitEpoch(ctx context.Context, stop <-chan time.Time, e int64) (complete, stopped bool) {
+//
+// arm returns the bounded wait's deadline; it is called (and the wait's
+// clock started) only if awaitEpoch must block.
+func (t *tailer) awaitEpoch(ctx context.Context, arm func() <-chan time.Time, e int64) (complete, stopped bool) {
+	var stop <-chan time.Time
 	for {
 		t.mu.Lock()
 		t.initEpochsLocked()
@@ -616,6 +620,9 @@ func (t *tailer) awaitEpoch(ctx context.Context, stop <-chan time.Time, e int64)
 		}
 		ch := c.done
 		t.mu.Unlock()
+		if stop == nil {
+			stop = arm()
+		}
 		select {
 		case <-ch:
 		case <-stop:
@@ -646,14 +653,23 @@ func (t *tailer) wakeEpochsLocked() {
 // Past mixKeep entries, those more than mixKeep/4 epochs before e are
 // dropped (a partition that lags further recomputes its term: a miss costs
 // time, never exactness).
-func (t *tailer) mix(model string, e int64, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
+//
+// strict says that refs are the strict schedule's (every partition's delta
+// of one epoch, each partition merged up to the epoch before): the key is
+// then the model and that epoch, not the list.
+func (t *tailer) mix(model string, e int64, strict bool, refs []share.Ref, mx learner.Mixer, in []learner.SharedDelta) ([]float64, error) {
 	var buf [256]byte // on the stack unless the key is longer
 	kb := append(buf[:0], model...)
-	for _, r := range refs {
-		kb = append(kb, '/')
-		kb = strconv.AppendInt(kb, int64(r.Partition), 10)
-		kb = append(kb, ':')
-		kb = strconv.AppendInt(kb, r.Epoch, 10)
+	if strict && len(refs) > 0 {
+		kb = append(kb, 0, 's') // no model name holds a NUL
+		kb = strconv.AppendInt(kb, refs[0].Epoch, 10)
+	} else {
+		for _, r := range refs {
+			kb = append(kb, '/')
+			kb = strconv.AppendInt(kb, int64(r.Partition), 10)
+			kb = append(kb, ':')
+			kb = strconv.AppendInt(kb, r.Epoch, 10)
+		}
 	}
 	t.mixMu.Lock()
 	m, ok := t.mixes[string(kb)] // no allocation for the lookup
@@ -813,6 +829,7 @@ type shareRun struct {
 	// Scratch reused by every boundary (a sync point every few events:
 	// what it allocates is garbage at that rate).
 	refs  []share.Ref
+	next  []int64 // the strict frontier (fillFrontier)
 	recs  []*share.Record
 	in    []learner.SharedDelta
 	timer *time.Timer // the bounded wait's deadline (stopped between uses)
@@ -968,6 +985,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	// 2. The frontier: a recorded decision, or the bounded wait and Plan.
 	old := sr.st.Frontier
 	var next []int64
+	fast := false // the strict schedule's frontier, found without Plan
 	dec, err := t.get(share.KindDecision, w.part, e)
 	if err != nil {
 		return false, err
@@ -998,34 +1016,52 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			}
 		}
 	} else {
-		// Each partition waited for is awaited in turn, woken only by
-		// arrivals in its slot (Plan then rechecks them all).
-		t.mu.RLock()
-		waitFor := sr.cfg.WaitFor(e, old, avail)
-		t.mu.RUnlock()
-		if getErr != nil {
-			return false, getErr
-		}
+		// The bounded wait's deadline, armed when a wait begins.
 		var deadline <-chan time.Time
-		if len(waitFor) > 0 {
-			if sr.timer == nil {
-				sr.timer = time.NewTimer(w.p.cfg.ShareMaxWait)
-			} else {
-				sr.timer.Reset(w.p.cfg.ShareMaxWait) // stopped: Go ≥ 1.23 timers need no drain
+		arm := func() <-chan time.Time {
+			if deadline == nil {
+				if sr.timer == nil {
+					sr.timer = time.NewTimer(w.p.cfg.ShareMaxWait)
+				} else {
+					sr.timer.Reset(w.p.cfg.ShareMaxWait) // stopped: Go ≥ 1.23 timers need no drain
+				}
+				deadline = sr.timer.C
 			}
-			defer sr.timer.Stop()
-			deadline = sr.timer.C
+			return deadline
 		}
-		if len(waitFor) > 0 && strictAt(old, e-sr.cfg.Lag-1) {
-			// Every partition is waited for (the frontier is the strict
-			// one): one wake-up when the last delta of the epoch lands.
-			// Anything else (the deadline, an idle partition) is left to
-			// the loop below, as if the waits had happened there.
-			complete, stopped := t.awaitEpoch(ctx, deadline, e-sr.cfg.Lag)
+		defer func() {
+			if deadline != nil && deadline != expired {
+				sr.timer.Stop()
+			}
+		}()
+		var waitFor []int
+		tgt := e - sr.cfg.Lag
+		if tgt >= 0 && strictAt(old, tgt-1) {
+			// On the strict schedule every partition is waited for: one
+			// wake-up when the last delta of epoch tgt lands. Once it
+			// has, the frontier is the strict one (what Plan finds when
+			// every delta of tgt is held), with no scan of the
+			// partitions. Anything else (the deadline, an idle partition)
+			// is left to the loop below, as if the waits had happened
+			// there.
+			complete, stopped := t.awaitEpoch(ctx, arm, tgt)
 			if complete {
-				waitFor = nil
+				fast = true
 			} else if stopped {
 				deadline = expired
+			}
+		}
+		if !fast {
+			// Each partition waited for is awaited in turn, woken only by
+			// arrivals in its slot (Plan then rechecks them all).
+			t.mu.RLock()
+			waitFor = sr.cfg.WaitFor(e, old, avail)
+			t.mu.RUnlock()
+			if getErr != nil {
+				return false, getErr
+			}
+			if len(waitFor) > 0 {
+				arm()
 			}
 		}
 		for _, q := range waitFor {
@@ -1055,9 +1091,13 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			break
 		}
 		var strict bool
-		t.mu.RLock()
-		next, strict = sr.cfg.Plan(e, old, avail)
-		t.mu.RUnlock()
+		if fast {
+			next, strict = fillFrontier(&sr.next, len(old), tgt), true
+		} else {
+			t.mu.RLock()
+			next, strict = sr.cfg.Plan(e, old, avail)
+			t.mu.RUnlock()
+		}
 		if getErr != nil {
 			return false, getErr
 		}
@@ -1095,7 +1135,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		var err error
 		if mx, ok := w.ms.models[i].l.(learner.Mixer); ok {
 			var mix []float64
-			if mix, err = t.mix(sr.names[k], e, refs, mx, in); err == nil {
+			if mix, err = t.mix(sr.names[k], e, fast, refs, mx, in); err == nil {
 				err = mx.ShareApply(in, mix)
 			}
 		} else {
@@ -1111,6 +1151,17 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	}
 	sr.st.Frontier = append(sr.st.Frontier[:0], next...)
 	return true, nil
+}
+
+// fillFrontier sets *buf to n copies of t and returns it (the strict
+// frontier, in storage reused across boundaries).
+func fillFrontier(buf *[]int64, n int, t int64) []int64 {
+	f := slices.Grow((*buf)[:0], n)[:n]
+	for i := range f {
+		f[i] = t
+	}
+	*buf = f
+	return f
 }
 
 // strictAt reports whether every partition's frontier is t.

@@ -168,7 +168,7 @@ func TestTailerAwaitEpoch(t *testing.T) {
 	type res struct{ complete, stopped bool }
 	wait := func(e int64, stop <-chan time.Time) chan res {
 		ch := make(chan res, 1)
-		go func() { c, s := tl.awaitEpoch(ctx, stop, e); ch <- res{c, s} }()
+		go func() { c, s := tl.awaitEpoch(ctx, func() <-chan time.Time { return stop }, e); ch <- res{c, s} }()
 		return ch
 	}
 	done := wait(2, nil)
@@ -184,6 +184,10 @@ func TestTailerAwaitEpoch(t *testing.T) {
 	}
 	if r := <-done; !r.complete {
 		t.Fatalf("every partition's delta of epoch 3 is held: %+v", r)
+	}
+	// Complete already: no wait, so no deadline is armed.
+	if c, s := tl.awaitEpoch(ctx, func() <-chan time.Time { t.Fatal("armed a deadline for a complete epoch"); return nil }, 3); !c || s {
+		t.Fatalf("epoch 3 again: complete %v, stopped %v", c, s)
 	}
 	done = wait(4, nil)
 	tl.put(delta(0, 4))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -347,5 +348,29 @@ func TestVecShareSumMixMatchesDirectSum(t *testing.T) {
 				t.Fatalf("only %d merges compared", checked)
 			}
 		})
+	}
+}
+
+// partitionsPresent counts distinct partitions in one pass for deltas in
+// partition order and by the quadratic scan otherwise; both must agree
+// with a set's count.
+func TestPartitionsPresent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := rng.IntN(40)
+		d := make([]SharedDelta, n)
+		for i := range d {
+			d[i] = SharedDelta{Partition: rng.IntN(12), Epoch: int64(rng.IntN(3))}
+		}
+		if trial%2 == 0 {
+			slices.SortFunc(d, func(a, b SharedDelta) int { return a.Partition - b.Partition })
+		}
+		set := map[int]bool{}
+		for _, sd := range d {
+			set[sd.Partition] = true
+		}
+		if got := partitionsPresent(d); got != len(set) {
+			t.Fatalf("trial %d: %d distinct partitions counted, want %d (%v)", trial, got, len(set), d)
+		}
 	}
 }

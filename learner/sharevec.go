@@ -320,8 +320,20 @@ func (s *vecShare) mixSum(b *base, n int, deltas []SharedDelta, dst []float64) (
 	return m, nil
 }
 
-// partitionsPresent is the number k of distinct partitions among deltas.
+// partitionsPresent is the number k of distinct partitions among deltas:
+// one pass when they come in partition order (as the schedule lists them,
+// share.Due), else a quadratic count (at P = 64 the quadratic one was a
+// mix=own copy's largest cost at a sync point).
 func partitionsPresent(deltas []SharedDelta) int {
+	if slices.IsSortedFunc(deltas, func(a, b SharedDelta) int { return a.Partition - b.Partition }) {
+		k := 0
+		for i, sd := range deltas {
+			if i == 0 || sd.Partition != deltas[i-1].Partition {
+				k++
+			}
+		}
+		return k
+	}
 	k := 0
 	for i, sd := range deltas {
 		if !slices.ContainsFunc(deltas[:i], func(o SharedDelta) bool { return o.Partition == sd.Partition }) {
