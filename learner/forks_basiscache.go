@@ -12,7 +12,8 @@ package learner
 //
 // Shared NOGD copies switch to phase 2 at the same sync point from the same
 // merged buffer, so the Nyström map (a Gram matrix and an eigendecomposition,
-// O(B³)) is made once per process too (nogd_share.go, sharedBuildMap).
+// O(B³)) is made once per process too (nogd_share.go, sharedBuildMap), and so
+// are the projections of merged kernel OGD terms onto it (NOGD.project).
 //
 // This cache keeps the results of that basis-only work, keyed by what
 // determines them, for the other copies of the process: the sketch after
@@ -91,7 +92,9 @@ var forksCache struct {
 	xfer boundedMap[forksXferKey, forksXfer]
 	init boundedMap[forksInitKey, forksInit]
 	nogd boundedMap[nogdMapKey, nogdMap] // shared NOGD's switch (nogd_share.go)
-	hits int                             // results served (tests)
+	// shared NOGD's projections onto the map (NOGD.project; read-only)
+	nogdProj boundedMap[nogdProjKey, []float64]
+	hits     int // results served (tests)
 }
 
 // flight is one cached result, or the promise of one: done is closed when

@@ -736,6 +736,7 @@ func resetForksCache() {
 	defer forksCache.mu.Unlock()
 	forksCache.upd, forksCache.xfer, forksCache.init = boundedMap[forksUpdKey, *sketchState]{}, boundedMap[forksXferKey, forksXfer]{}, boundedMap[forksInitKey, forksInit]{}
 	forksCache.nogd = boundedMap[nogdMapKey, nogdMap]{}
+	forksCache.nogdProj = boundedMap[nogdProjKey, []float64]{}
 	forksCache.hits = 0
 }
 
@@ -751,7 +752,7 @@ func TestForksBasisCacheExact(t *testing.T) {
 				if l := ls[0].(*FORKS); l.sk.nUpd < 2 {
 					t.Fatalf("%d update rounds: the spec does not exercise them", l.sk.nUpd)
 				}
-			})
+			}, nil)
 		})
 	}
 }
@@ -759,8 +760,9 @@ func TestForksBasisCacheExact(t *testing.T) {
 // testBasisCacheExact runs 4 shared copies of spec with the basis cache
 // and without it, and requires the same scores and final states byte for
 // byte, and that the cache served something. check sees the copies of the
-// run without the cache (the spec must exercise what the cache keeps).
-func testBasisCacheExact(t *testing.T, spec string, check func(*testing.T, []Learner)) {
+// run without the cache (the spec must exercise what the cache keeps),
+// cached (if not nil) the cache after the run with it.
+func testBasisCacheExact(t *testing.T, spec string, check func(*testing.T, []Learner), cached func(*testing.T)) {
 	defer func(off bool) { forksCacheOff = off; resetForksCache() }(forksCacheOff)
 	task := taskOf(t, spec)
 	xs, ys := stream(task, 3600, 5, 31)
@@ -785,6 +787,9 @@ func testBasisCacheExact(t *testing.T, spec string, check func(*testing.T, []Lea
 	s1, st1, hits := run(false)
 	if hits == 0 {
 		t.Fatal("the cache served nothing")
+	}
+	if cached != nil {
+		cached(t)
 	}
 	for i := range s0 {
 		if math.Float64bits(s0[i]) != math.Float64bits(s1[i]) {

@@ -26,7 +26,8 @@ package learner
 // costs O(r) instead of O(P·r) decodes and sums; the direct form
 // (mergeLate, kept for sync points with late Stage-1 deltas) agrees within
 // rounding (TestNOGDShareMixMatchesDirectSum). The Nyström map of the
-// switch is made once per process too (sharedBuildMap). Adding the deltas instead (one SGD over all events
+// switch is made once per process too (sharedBuildMap), and so are the
+// projections of merged entries onto it (project). Adding the deltas instead (one SGD over all events
 // with delays, Langford, Smola & Zinkevich, NIPS 2009) diverges at NOGD's
 // constant η = 0.2: on cod-rna at P = 16, S = 100 the delay is 1,600
 // events and the mistake rate 19.6 % (13.5 averaged). Every delta carries
@@ -333,10 +334,12 @@ func (l *NOGD) mergeStage1(nds []nogdDelta) error {
 func (l *NOGD) mergeLate(nds []nogdDelta) error {
 	sh := l.sh
 	late, k := 0, 0
+	var rows, coef []float64
 	for _, nd := range nds {
 		switch {
 		case nd.kind == forksDeltaStage1:
 			late++
+			rows, coef = append(rows, nd.entries.rows...), append(coef, nd.entries.coef...)
 		case nd.basis == sh.basis:
 			k++
 		}
@@ -344,26 +347,58 @@ func (l *NOGD) mergeLate(nds []nogdDelta) error {
 	mu := 1 / float64(max(1, k))
 	for _, nd := range nds {
 		switch {
-		case nd.kind == forksDeltaStage1:
-			l.project(nd.entries.rows, nd.entries.coef, 1/float64(late))
-		case nd.basis != sh.basis:
+		case nd.kind == forksDeltaStage1, nd.basis != sh.basis:
 		case nd.own:
 			axpy(mu-1, nd.dw, l.w)
 		default:
 			axpy(mu, nd.dw, l.w)
 		}
 	}
+	if late > 0 {
+		l.project(rows, coef, 1/float64(late))
+	}
 	sh.wSnap = append(sh.wSnap[:0], l.w...)
 	return nil
 }
 
 // project adds the Nyström projection of the kernel OGD terms
-// mu Σ_i a_i κ(x_i, ·) to w: w += mu Σ_i a_i z(x_i).
+// mu Σ_i a_i κ(x_i, ·) to w: w += mu s with s = Σ_i a_i z(x_i), summed
+// from zero in entry order. s is a function of the map and the entries
+// alone, the same in every copy that projects them (the merged buffer's
+// surplus at the switch, a sync point's late Stage-1 entries), so a shared
+// copy takes it from the cache (forks_basiscache.go) when another copy of
+// the process has made it: at P = 64 the projections were a quarter of the
+// shared copies' CPU, each made by all 64 copies.
 func (l *NOGD) project(rows, coef []float64, mu float64) {
-	for i, a := range coef {
-		l.Predict(rows[i*l.dim : (i+1)*l.dim]) // leaves z(x_i) in l.z
-		axpy(mu*a, l.z[:l.r], l.w)
+	if len(coef) == 0 {
+		return
 	}
+	compute := func() []float64 {
+		s := make([]float64, l.r)
+		for i, a := range coef {
+			l.Predict(rows[i*l.dim : (i+1)*l.dim]) // leaves z(x_i) in l.z
+			axpy(a, l.z[:l.r], s)
+		}
+		return s
+	}
+	var s []float64
+	if forksCacheOff || l.sh == nil {
+		s = compute()
+	} else {
+		key := nogdProjKey{spec: l.spec, dim: l.dim, basis: l.sh.basis, rows: floatKey(rows), coef: floatKey(coef)}
+		s, _ = cacheDo(&forksCache.nogdProj, key, compute) // read-only
+	}
+	axpy(mu, s, l.w)
+}
+
+// nogdProjKey is what determines a projection (NOGD.project): the spec, the
+// dimension, the map (through the basis identity, a hash of the B rows it
+// was built from) and the entries, bit for bit.
+type nogdProjKey struct {
+	spec       string
+	dim        int
+	basis      uint64
+	rows, coef string
 }
 
 // nogdMapKey is what determines a shared copy's Nyström map: the spec (the

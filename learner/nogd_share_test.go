@@ -99,6 +99,10 @@ func TestNOGDBasisCacheExact(t *testing.T) {
 				if !ls[0].(*NOGD).primal() {
 					t.Fatal("the run does not reach phase 2")
 				}
+			}, func(t *testing.T) {
+				if len(forksCache.nogdProj.keys) == 0 {
+					t.Fatal("no projection was cached: the run does not exercise them")
+				}
 			})
 		})
 	}

@@ -218,26 +218,31 @@ on a loaded 2-core machine (single runs vary by ±30 %).
 - Throughput: the events/s columns are medians of 5 interleaved pairs of runs on a 2-core
   machine shared with other jobs, and the ratio column the median of the pairs' ratios with
   their range (earlier versions of this table showed single runs, whose ratios moved by
-  ±15 points between regenerations; ranges stay wide, e.g. FOGD mix=own on cod-rna at P = 16:
-  57–94 % in the previous regeneration). Against the issue's 80 %, at P = 16: FOGD on cod-rna
-  82 % (79–92), mix=own 76 % (71–88), FOGD with the square loss on casp 86 %, KuaiRec FOGD 82 %
-  and mix=own 81 %, FORKS 94 % (72–103), NOGD 84 % and ridge 78 % (74–89): six of eight rows at
-  80 % or more; at P = 64 FORKS 84 %, casp FOGD 81 % and cod-rna FOGD mix=own 81 %, the other
-  five below it (66–77 %; NOGD 66 %, cod-rna FOGD 74 %). In the previous regeneration (the build
-  before this one) the P = 16 rows were at 77–87 % and the P = 64 rows at 67–82 %: between
-  regenerations a row moves by up to 20 points with no change to its code (cod-rna FOGD mix=own
-  at P = 16: 87 % then 76 %; cod-rna FOGD at P = 64: 82 % then 74 %, although the back-to-back
-  benchmark below puts this build ahead). This build takes the strict schedule's frontier
+  ±15 points between regenerations; ranges stay wide, e.g. ridge at P = 16: 68–98 %).
+  Against the issue's 80 %, at P = 16: FOGD on cod-rna 84 % (80–87), mix=own 83 % (77–91),
+  FOGD with the square loss on casp 88 %, KuaiRec FOGD 80 % and mix=own 76 %, FORKS 85 %
+  (78–97), NOGD 89 % (79–91) and ridge 76 % (68–98): six of eight rows at 80 % or more; at
+  P = 64 cod-rna FOGD 81 %, mix=own 82 % and FORKS 83 %, the other five below it (75–79 %;
+  NOGD 79 %, ridge 77 %). Between regenerations a row moves by up to 20 points with no change
+  to its code (cod-rna FOGD mix=own at P = 16: 87 %, then 76 % in the previous regeneration,
+  83 % in this one). This build makes NOGD's projections of merged kernel OGD terms onto the
+  Nyström map (the merged buffer's surplus at the switch, and the late Stage-1 entries of the
+  next sync point) once per process: every copy made them, and at P = 64 they were a quarter of
+  the shared copies' CPU (NOGD at P = 64: 66 % in the previous regeneration, 79 % in this one;
+  back to back, BenchmarkShareRatio, 3 interleaved pairs: 0.67–0.71 → 0.86–0.94, shared CPU
+  over the window 542–569 → 412–434 ms per run, against 372–407 ms independent; shared NOGD's
+  mistake rates are unchanged to two decimals, the projection now summed before it is scaled,
+  a change of rounding only). The build before took the strict schedule's frontier
   without scanning the partitions once the epoch's last delta is held (no WaitFor, no Plan,
   the mix cached under the epoch instead of a key listing P deltas; back to back,
   BenchmarkShareRatio, FOGD on cod-rna, 8 interleaved pairs: P = 64 0.72 → 0.80, p = 0.002,
-  shared CPU −6.5 %, p = 0.028; P = 16 0.81 → 0.82, not significant); the build before made a
+  shared CPU −6.5 %, p = 0.028; P = 16 0.81 → 0.82, not significant); the one before made a
   worker on the strict schedule wait once per sync point for the epoch's last delta instead of
   once per missing partition (P = 64 0.72 → 0.76, p = 0.009). The builds
   before made NOGD's phase-2 merge, ridge's and FORKS' merges Mixers (the deltas summed once
   per process, each copy subtracting its own), NOGD's Nyström map and FORKS' basis updates once
   per process; shared mistake rates and MSEs did not change. What remains at P = 1
-  (79 % for FORKS and ridge in this regeneration, no other partition to
+  (71 % for FORKS and 75 % for ridge in this regeneration, no other partition to
   merge) is the fixed cost of a sync point (a delta encoded and produced, the schedule, the
   merge of the own delta) against a cheap learner's per-event work. Measured back to back in
   one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
@@ -263,7 +268,7 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   delta, its micro-batch's predictions and its checkpoint wait for the acknowledgement) by one
   committer per instance that writes every decision queued since its last write in one request:
   80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the regeneration that introduced them
-  (mix=own: 83 and 71 %; 82 / 76 % and 81 / 75 % in this one).
+  (mix=own: 83 and 71 %; 80 / 75 % and 76 / 77 % in this one).
   Asynchronous writes alone, one request per decision, changed nothing (back to back: 72 and
   50 % before, 67–72 and 47–48 % after): the requests' CPU, not their latency, was the cost.
   In that regeneration "exact" said no for mix=own at P = 64 (every row says yes in this one): a later one of the five shared runs differed from
