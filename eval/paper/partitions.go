@@ -229,8 +229,8 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   Nyström map (the merged buffer's surplus at the switch, and the late Stage-1 entries of the
   next sync point) once per process: every copy made them, and at P = 64 they were a quarter of
   the shared copies' CPU (NOGD at P = 64: 66 % in the previous regeneration, 79 % in this one;
-  back to back, BenchmarkShareRatio, 3 interleaved pairs: 0.67–0.71 → 0.86–0.94, shared CPU
-  over the window 542–569 → 412–434 ms per run, against 372–407 ms independent; shared NOGD's
+  back to back, BenchmarkShareRatio, 6 interleaved pairs: 0.67 → 0.89, p = 0.002, shared CPU
+  over the window −22 %, p = 0.009; P = 16 0.85 → 0.89, not significant; shared NOGD's
   mistake rates are unchanged to two decimals, the projection now summed before it is scaled,
   a change of rounding only). The build before took the strict schedule's frontier
   without scanning the partitions once the epoch's last delta is held (no WaitFor, no Plan,
