@@ -74,7 +74,9 @@ package learner
 // O(d³/3) to refactor for regression (d = 40: about 25k flops), so the
 // refit form is for low-dimensional streams (solver=rls: O(d²)). State: w,
 // s, G_j, N and t (classification); G, b and w (regression; P and w with
-// solver=rls), all marshalled.
+// solver=rls), all marshalled. G is symmetric: it is kept (and updated,
+// and shared) as its lower triangle, packed by rows; the state writes it
+// whole, as before.
 //
 // Robustness: an event whose update would put a non-finite number into the
 // state (a feature or label of magnitude ≥ 1e150, or non-finite) is
@@ -125,13 +127,13 @@ type Linear struct {
 	smax   []float64 // classification: largest |x̃_j| seen
 	norm   float64   // classification: N = Σ_t Σ_j x̃_tj²/s_j²
 	steps  float64   // classification: t, the number of updates taken
-	gram   []float64 // regression: G, n×n row-major
+	gram   []float64 // regression: G, its lower triangle packed by rows (row i at tri(i), i+1 values)
 	pinv   []float64 // regression, solver=rls: P = (λI + Σx̃x̃ᵀ)⁻¹, n×n row-major
 	b      []float64 // regression: Σ y x̃
 	ylo    float64   // regression: the smallest and largest label learnt
 	yhi    float64
 	ranged bool      // regression: a label has been learnt
-	st     []float64 // regression: G and b in one backing vector (gram, b are its parts)
+	st     []float64 // regression: G (packed) and b in one backing vector (gram, b are its parts)
 	sh     vecShare  // regression: sharing across partitions (Sharer), over st
 	xt     []float64 // scratch: x̃
 	a      []float64 // scratch: the scaled system
@@ -180,8 +182,8 @@ func newLinear(p *Params, dim int) (Learner, error) {
 			l.pinv[i*n+i] = 1 / lambda
 		}
 	case loss == Square:
-		l.st = make([]float64, n*n+n) // G and b, one vector for sharing (vecShare)
-		l.gram, l.b = l.st[:n*n:n*n], l.st[n*n:]
+		l.st = make([]float64, tri(n)+n) // G's lower triangle and b, one vector for sharing (vecShare)
+		l.gram, l.b = l.st[:tri(n):tri(n)], l.st[tri(n):]
 		l.a, l.r = make([]float64, n*n), make([]float64, n)
 		l.chol = linalg.NewCholesky(n)
 	default:
@@ -241,13 +243,11 @@ func (l *Linear) Learn(x []float64, y float64) float64 {
 		l.stepRLS(xt, y)
 		return f
 	}
-	n := l.n
 	for i, vi := range xt {
 		if vi == 0 {
 			continue
 		}
-		row := l.gram[i*n : i*n+n]
-		axpy(vi, xt, row)
+		axpy(vi, xt[:i+1], l.gram[tri(i):tri(i+1)]) // G's row i up to the diagonal
 		l.b[i] += y * vi
 	}
 	l.refit()
@@ -316,13 +316,13 @@ func (l *Linear) refit() {
 	n := l.n
 	for i := range n {
 		l.r[i] = 0
-		if gii := l.gram[i*n+i]; gii > 0 {
+		if gii := l.gram[tri(i)+i]; gii > 0 {
 			l.r[i] = 1 / math.Sqrt(gii)
 		}
 	}
 	for i := range n {
 		for j := 0; j <= i; j++ {
-			v := l.gram[i*n+j] * l.r[i] * l.r[j]
+			v := l.gram[tri(i)+j] * l.r[i] * l.r[j]
 			if i == j {
 				v = 1 + l.lambda
 				if l.r[i] == 0 {
@@ -345,6 +345,39 @@ func (l *Linear) refit() {
 	}
 }
 
+// unpack returns the symmetric n×n matrix (row-major) whose lower triangle
+// is g (packed by rows, as l.gram), followed by tail: the state's format
+// for G, which stores the whole matrix (states written before G was kept
+// packed restore unchanged).
+func (l *Linear) unpack(g, tail []float64) []float64 {
+	n := l.n
+	out := make([]float64, n*n, n*n+len(tail))
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			out[i*n+j], out[j*n+i] = g[tri(i)+j], g[tri(i)+j]
+		}
+	}
+	return append(out, tail...)
+}
+
+// pack is unpack's inverse: the lower triangle of the n×n row-major m
+// (packed by rows), followed by tail, or nil if m is not exactly symmetric
+// (G always is: x_i·x_j and x_j·x_i are the same product in floating
+// point, so a state whose G is not was corrupted).
+func (l *Linear) pack(m, tail []float64) []float64 {
+	n := l.n
+	out := make([]float64, 0, tri(n)+len(tail))
+	for i := range n {
+		for j := range i {
+			if math.Float64bits(m[i*n+j]) != math.Float64bits(m[j*n+i]) {
+				return nil
+			}
+		}
+		out = append(out, m[i*n:i*n+i+1]...)
+	}
+	return append(out, tail...)
+}
+
 // MarshalBinary writes w and the accumulated statistics.
 func (l *Linear) MarshalBinary() ([]byte, error) {
 	e := l.encoder(8 * (len(l.w) + len(l.g2) + len(l.gram) + len(l.pinv) + len(l.b) + 4))
@@ -353,13 +386,13 @@ func (l *Linear) MarshalBinary() ([]byte, error) {
 		if l.pinv != nil {
 			e.F64s(l.pinv)
 		} else {
-			e.F64s(l.gram)
+			e.F64s(l.unpack(l.gram, nil))
 			e.F64s(l.b)
 		}
 		e.Bool(l.ranged)
 		e.F64(l.ylo)
 		e.F64(l.yhi)
-		l.sh.encode(e)
+		l.sh.encodeMapped(e, func(st []float64) []float64 { return l.unpack(st[:tri(l.n)], st[tri(l.n):]) })
 	} else {
 		e.F64s(l.g2)
 		e.F64s(l.smax)
@@ -382,12 +415,20 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 		if l.pinv != nil {
 			pinv = d.F64sN(nil, l.n*l.n)
 		} else {
-			gram = d.F64sN(nil, l.n*l.n)
+			if gram = d.F64sN(nil, l.n*l.n); len(gram) == l.n*l.n {
+				if gram = l.pack(gram, nil); gram == nil {
+					d.Fail("G is not symmetric")
+				}
+			}
 			b = d.F64sN(nil, l.n)
 		}
 		ranged, ylo, yhi = d.Bool(), d.F64(), d.F64()
 		if l.st != nil {
-			sh = decodeVecShare(d, l.n*l.n+l.n)
+			if sh = decodeVecShare(d, l.n*l.n+l.n); sh.shared && len(sh.snap) == l.n*l.n+l.n {
+				if sh.snap = l.pack(sh.snap[:l.n*l.n], sh.snap[l.n*l.n:]); sh.snap == nil {
+					d.Fail("shared snapshot of G is not symmetric")
+				}
+			}
 		}
 	} else {
 		g2 = d.F64sN(nil, l.n)
@@ -419,7 +460,9 @@ func (l *Linear) UnmarshalBinary(data []byte) error {
 }
 
 // ShareDelta (Sharer; regression only) encodes the change of the ridge
-// statistics G = Σ x̃x̃ᵀ and b = Σ y x̃ since the last sync. NAG's
+// statistics G = Σ x̃x̃ᵀ (its lower triangle, as it is kept: G is
+// symmetric) and b = Σ y x̃ since the last sync, exact float64s:
+// 8·(n(n+1)/2 + n) bytes for n = d+1. NAG's
 // per-coordinate state (classification) has no exact merge: a
 // classification model refuses with an error.
 func (l *Linear) ShareDelta() ([]byte, error) {

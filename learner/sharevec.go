@@ -77,7 +77,10 @@ func (s *vecShare) delta(b *base, v []float64) []byte {
 	}
 	e := state.NewEncoder(8*len(v) + 64 + len(b.spec))
 	e.Header(b.name, b.spec, b.dim)
-	d := make([]float64, len(v))
+	if cap(s.dbuf) < len(v) {
+		s.dbuf = make([]float64, len(v))
+	}
+	d := s.dbuf[:len(v)] // scratch (sum mode does not keep it)
 	copy(d, v)
 	if s.shared {
 		for i := range d {
@@ -419,18 +422,28 @@ func (s *vecShare) mixApply(b *base, v []float64, deltas []SharedDelta, m []floa
 
 // encode appends the snapshot to a state, if the model has merged, and in
 // mean mode the unsent residual (marker 2; marker 1: snapshot only).
-func (s *vecShare) encode(e *state.Encoder) {
+func (s *vecShare) encode(e *state.Encoder) { s.encodeMapped(e, nil) }
+
+// encodeMapped is encode with the snapshot written as conv(snap) (conv nil:
+// as it is): for a model whose state format lays the vector out otherwise
+// than its memory (the linear model keeps G packed, its state the whole
+// matrix).
+func (s *vecShare) encodeMapped(e *state.Encoder, conv func([]float64) []float64) {
 	if !s.shared {
 		return
 	}
+	snap := s.snap
+	if conv != nil {
+		snap = conv(snap)
+	}
 	if s.res != nil {
 		e.U8(2)
-		e.F64s(s.snap)
+		e.F64s(snap)
 		e.F64s(s.res)
 		return
 	}
 	e.U8(1)
-	e.F64s(s.snap)
+	e.F64s(snap)
 }
 
 // decode reads what encode wrote (nothing, for a model that never merged)
