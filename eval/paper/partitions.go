@@ -233,7 +233,8 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   state still writes it whole, and the predictions are bit for bit the same): its delta at
   d = 8 is 54 float64s instead of 90, the learner's part of a sync point of 16 copies 24.6 →
   16.9 µs (BenchmarkLinearShareBoundary, −31 %, p = 0.002), and ridge's shared/independent
-  at P = 16 0.80 → 0.84 back to back (12 pairs, p = 0.22, not significant). The build
+  at P = 16 0.80 → 0.84 back to back (12 pairs, p = 0.22) and 0.81 → 0.82 in 20 more pairs
+  (p = 0.74): no end-to-end change that this machine can measure. The build
   before made NOGD's projections of merged kernel OGD terms onto the
   Nyström map (the merged buffer's surplus at the switch, and the late Stage-1 entries of the
   next sync point) once per process: every copy made them, and at P = 64 they were a quarter of
