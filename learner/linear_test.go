@@ -163,3 +163,51 @@ func TestLinearRLSIsOnlineRidge(t *testing.T) {
 		}
 	}
 }
+
+// Ridge keeps G = Σ x̃x̃ᵀ as its packed lower triangle, but its state
+// writes the whole symmetric matrix, as states did before: the state's G
+// is compared with Σ x̃x̃ᵀ summed here from the events (x̃ = (x, 1)), both
+// triangles. It fails if the state format changes or if the packed update
+// misplaces an entry.
+func TestLinearRidgeStateWritesWholeG(t *testing.T) {
+	xs, ys := linearStream(Regression, 200, 7)
+	l, err := New("linear:loss=square", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	want := make([]float64, n*n)
+	for i, x := range xs {
+		l.Learn(x, ys[i])
+		xt := append(append([]float64(nil), x...), 1)
+		for r := range n {
+			for c := range n {
+				want[r*n+c] += xt[r] * xt[c]
+			}
+		}
+	}
+	data, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := l.(*Linear)
+	d, _ := lin.decoder(data)
+	d.F64sN(nil, n) // w
+	got := d.F64sN(nil, n*n)
+	if err := d.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-12*math.Abs(want[k]) {
+			t.Fatalf("state's G[%d][%d] = %v, want Σ x̃x̃ᵀ = %v", k/n, k%n, got[k], want[k])
+		}
+	}
+	// And the state restores to the same model.
+	l2, _ := New("linear:loss=square", 3)
+	if err := l2.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if p, q := l.Predict(xs[0]), l2.Predict(xs[0]); p != q {
+		t.Fatalf("restored model predicts %v, want %v", q, p)
+	}
+}
