@@ -77,8 +77,10 @@
 // Config.ShareTopic (asynchronously; every delta is acknowledged before the
 // next checkpoint), waits up to Config.ShareMaxWait for the deltas the
 // schedule needs (Config.ShareLag epochs behind), writes a decision record
-// if it proceeds without some (asynchronously: the next delta, the
-// micro-batch's output and the next checkpoint wait for it), and merges.
+// if it proceeds without some (asynchronously: its later deltas are held
+// until it lands, and so are the micro-batch's output and the next
+// checkpoint; the worker itself waits only to merge its own held delta),
+// and merges.
 // A restored worker
 // first reads the sync topic to its end, then replays recorded decisions
 // and the strict schedule elsewhere, which reproduces the merges bit for

@@ -818,9 +818,13 @@ type shareRun struct {
 	// not written is written again by whoever replays those epochs.
 	pubCancel context.CancelFunc
 	pubCtx    context.Context // the publisher's (outlives the generation, like the writer)
-	// dec is the decision record being written (nil: none; see
-	// writeDecisionAsync). Owned by the worker's goroutine.
+	// dec is the newest decision record written (nil: none since the last
+	// one found landed; see writeDecisionAsync). Owned by the worker's
+	// goroutine, as is unsent.
 	dec *pendingDecision
+	// unsent: the delta records not yet given to the publisher, in epoch
+	// order (flushDeltas).
+	unsent []unsentDelta
 	// broken: a boundary was interrupted (the generation ended while it
 	// waited): the state is between an epoch's end and its merge, so the
 	// worker must not checkpoint it.
@@ -933,7 +937,7 @@ func (w *worker) deltasAcked(ctx context.Context) bool {
 	if sr == nil {
 		return true
 	}
-	if !w.decisionAcked(ctx) {
+	if !w.flushDeltas(ctx, true) || !w.decisionAcked(ctx) {
 		return false
 	}
 	stop := context.AfterFunc(ctx, func() {
@@ -955,13 +959,13 @@ func (w *worker) deltasAcked(ctx context.Context) bool {
 // merge; an error the schedule cannot recover from fails the partition.
 func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	sr, t := w.sh, w.p.tail
-	// 0. The previous boundary's decision, if it wrote one, must be durable
-	// before this delta (a function of it) is seen by anyone.
-	if !w.decisionAcked(ctx) {
-		sr.broken = true
-		return false, nil
-	}
-	// 1. Publish the deltas.
+	// 1. The deltas. Delta e is a function of every decision this
+	// partition made before e, so nobody may see it before they are
+	// durable: while one is in flight, the delta is handed over (to this
+	// process's other partitions) by the decision committer when it lands,
+	// and written to the sync topic by this worker after that (flushDeltas).
+	// The worker goes on meanwhile; it waits only where it needs its own
+	// delta (awaitOwn, below).
 	rec := &share.Record{Kind: share.KindDelta, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next}
 	for k, i := range sr.models {
 		m := w.ms.models[i]
@@ -971,14 +975,25 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		}
 		rec.Deltas = append(rec.Deltas, share.ModelDelta{Model: m.name, Data: d})
 	}
-	t.put(rec)
-	sr.pubMu.Lock()
-	sr.unacked++
-	sr.pubMu.Unlock()
-	msg := kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}
-	select {
-	case sr.pubCh <- msg:
-	case <-ctx.Done():
+	pd := sr.dec
+	if pd != nil && !pd.hold(rec) {
+		if !pd.ok { // not durable: its work must not be seen; the next owner replays it
+			sr.broken = true
+			return false, nil
+		}
+		pd, sr.dec = nil, nil
+	}
+	if pd == nil {
+		t.put(rec)
+	}
+	sr.unsent = append(sr.unsent, unsentDelta{epoch: e, after: pd,
+		msg: kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}})
+	if !w.flushDeltas(ctx, false) {
+		sr.broken = true
+		return false, nil
+	}
+	// The own delta this boundary merges (epoch e − L) must be held.
+	if !w.awaitOwn(ctx, e-sr.cfg.Lag) {
 		sr.broken = true
 		return false, nil
 	}
@@ -1200,19 +1215,133 @@ type pendingDecision struct {
 	ctx  context.Context // the writing worker's publisher's: dropped once it ends
 	done chan struct{}
 	ok   bool
+	// mu guards settled and held: the deltas the partition computed after
+	// this decision, handed over by the committer when it lands (settle),
+	// in epoch order, or dropped with it.
+	mu      sync.Mutex
+	settled bool
+	held    []*share.Record
+}
+
+// hold keeps rec to be handed over when the decision lands, and reports
+// true; false if it has settled already (then ok says how).
+func (pd *pendingDecision) hold(rec *share.Record) bool {
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
+	if pd.settled {
+		return false
+	}
+	pd.held = append(pd.held, rec)
+	return true
+}
+
+// settle ends the decision's flight (ok: it landed) and hands over what it
+// held: the decision itself, then the deltas, in the tailer; or drops them.
+func (pd *pendingDecision) settle(t *tailer, ok bool) {
+	pd.mu.Lock()
+	if ok {
+		t.put(pd.rec)
+		for _, r := range pd.held {
+			t.put(r)
+		}
+	}
+	pd.ok, pd.settled, pd.held = ok, true, nil
+	pd.mu.Unlock()
+	close(pd.done)
+}
+
+// unsentDelta is a delta record not yet given to the worker's publisher:
+// it waits for the decision in flight when it was made (after, nil if
+// none) to land.
+type unsentDelta struct {
+	epoch int64
+	msg   kafka.Message
+	after *pendingDecision
+}
+
+// flushDeltas gives the publisher every unsent delta whose decision has
+// landed, in epoch order; with wait, it waits for the decisions and gives
+// it all of them. It returns false if a decision did not land (what
+// follows it must not be published) or ctx ended.
+func (w *worker) flushDeltas(ctx context.Context, wait bool) bool {
+	sr := w.sh
+	n := 0
+	defer func() {
+		sr.unsent = sr.unsent[:copy(sr.unsent, sr.unsent[n:])]
+		clear(sr.unsent[len(sr.unsent):cap(sr.unsent)])
+	}()
+	for _, u := range sr.unsent {
+		if pd := u.after; pd != nil {
+			if wait {
+				select {
+				case <-pd.done:
+				case <-ctx.Done():
+					return false
+				}
+			}
+			select {
+			case <-pd.done:
+				if !pd.ok {
+					return false
+				}
+			default:
+				return true // this one and the later ones wait
+			}
+		}
+		sr.pubMu.Lock()
+		sr.unacked++
+		sr.pubMu.Unlock()
+		select {
+		case sr.pubCh <- u.msg:
+		case <-ctx.Done():
+			sr.pubMu.Lock()
+			sr.unacked--
+			sr.pubMu.Unlock()
+			return false
+		}
+		n++
+	}
+	return true
+}
+
+// awaitOwn waits until the partition's own deltas up to epoch e are held
+// (handed over: their decisions have landed), and reports false if one
+// did not land or ctx ended.
+func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
+	var last *pendingDecision
+	for _, u := range w.sh.unsent {
+		if u.epoch > e {
+			break
+		}
+		if u.after != nil {
+			last = u.after // decisions land in order: the last one is enough
+		}
+	}
+	if last == nil {
+		return true
+	}
+	select {
+	case <-last.done:
+		return last.ok
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // writeDecisionAsync queues the decision record of the boundary being
 // processed for the pipeline's decision committer and returns at once. The
-// merge and the next epoch's learning go on meanwhile, but nothing that
+// merge and the next epochs' learning go on meanwhile, but nothing that
 // depends on the decision leaves the worker before it is acknowledged: the
-// next boundary's delta (to the sync topic and to this process's other
-// partitions) waits for it (boundary), the predictions and dead letters of
+// deltas of the next boundaries are handed over to this process's other
+// partitions by the committer once it has landed and published after that
+// (pendingDecision.hold, flushDeltas), the predictions and dead letters of
 // the micro-batch wait for it in the writer (unit.dec), and a checkpoint
 // waits for it (deltasAcked). So a crash before it lands loses only work
 // that a replay redoes with a decision of its own, as if this one had never
-// been made. At most one per partition is in flight: the next boundary
-// waits for it first.
+// been made. Several may be in flight per partition: the committer writes
+// them in order, so the newest landing means every earlier one has (a
+// dropped one drops the later ones too: they share the publisher's
+// context), and sr.dec is the newest.
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
 	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, done: make(chan struct{}),
@@ -1282,7 +1411,7 @@ func (dq *decisionQueue) run(ctx context.Context) {
 		case <-ctx.Done():
 			dq.mu.Lock()
 			for _, pd := range dq.q {
-				close(pd.done)
+				pd.settle(p.tail, false)
 			}
 			dq.q = nil
 			dq.mu.Unlock()
@@ -1298,7 +1427,7 @@ func (dq *decisionQueue) run(ctx context.Context) {
 					hook(pd.ctx, pd.part, pd.rec.Epoch)
 				}
 				if pd.ctx.Err() != nil || ctx.Err() != nil {
-					close(pd.done) // not written: ok stays false
+					pd.settle(p.tail, false) // not written
 					continue
 				}
 				live = append(live, pd)
@@ -1315,9 +1444,7 @@ func (dq *decisionQueue) run(ctx context.Context) {
 			if err == nil {
 				for _, pd := range batch {
 					p.sm.decisions.Inc()
-					p.tail.put(pd.rec)
-					pd.ok = true
-					close(pd.done)
+					pd.settle(p.tail, true)
 				}
 				break
 			}

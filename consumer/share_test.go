@@ -272,10 +272,12 @@ func TestSharedDecisionHeldUntilDurable(t *testing.T) {
 		cfg := sharedConfig(e, input, group, output)
 		cfg.ShareMaxWait = time.Hour
 		cfg.ShareSkipIdle = true
-		// Boundaries after records 25, 50, 75, …: the first micro-batch
-		// ends between the first decision (boundary 1, at 50) and the next
-		// boundary.
-		cfg.BatchSize = 60
+		// Boundaries after records 25, 50, 75, 100, …: the second
+		// micro-batch (records 40–79) holds the first decision (boundary
+		// 1, at 50) and the next boundary (2, at 75), whose delta depends
+		// on it; the third (80–119) holds boundary 3, the first that
+		// merges the own delta of epoch 2.
+		cfg.BatchSize = 40
 		return cfg
 	}
 
@@ -308,7 +310,7 @@ func TestSharedDecisionHeldUntilDurable(t *testing.T) {
 		}
 	}
 	held.afterBatch = func(part int, next int64) {
-		if part == 0 && next == 60 {
+		if part == 0 && next == 80 {
 			batched <- struct{}{}
 		}
 	}
@@ -323,21 +325,32 @@ func TestSharedDecisionHeldUntilDurable(t *testing.T) {
 	if epoch != 1 {
 		t.Fatalf("partition 0's first decision is at boundary %d, want 1", epoch)
 	}
+	// The worker goes on past boundary 2 while the decision is in flight
+	// (it waits only at boundary 3, for its own delta of epoch 2).
 	select {
 	case <-batched:
 	case <-time.After(60 * time.Second):
-		t.Fatal("partition 0 did not finish its first micro-batch while its decision was in flight")
+		t.Fatal("partition 0 did not finish the micro-batch of boundaries 1 and 2 while the decision of boundary 1 was in flight")
 	}
 	// Give a writer that does not wait time to write the batch's
 	// predictions and a publisher time to publish the next delta.
 	time.Sleep(500 * time.Millisecond)
 	for k := range predictionsByOffset(t, e, cfg.Output) {
-		if k[0] == 0 {
+		if k[0] == 0 && k[1] >= 40 {
 			t.Fatalf("partition 0's prediction of offset %d was written before its decision record landed", k[1])
 		}
 	}
 	if d, _ := r.p.tail.get(share.KindDelta, 0, 2); d != nil {
-		t.Fatal("partition 0's delta of epoch 2 was published before the decision of boundary 1 landed")
+		t.Fatal("partition 0's delta of epoch 2 was handed over before the decision of boundary 1 landed")
+	}
+	prefix := share.Prefix(cfg.Group, cfg.Input) + "/"
+	for _, m := range e.ReadAll(t, cfg.ShareTopic) {
+		if !strings.HasPrefix(string(m.Key), prefix) {
+			continue // the reference run's
+		}
+		if kind, part, epoch, ok := share.Peek(m.Value); ok && kind == share.KindDelta && part == 0 && epoch >= 2 {
+			t.Fatalf("partition 0's delta of epoch %d was written to the sync topic before the decision of boundary 1 landed", epoch)
+		}
 	}
 	r.kill(t)
 

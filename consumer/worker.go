@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,9 +147,9 @@ type unit struct {
 	next  int64  // input offset after the batch
 	first int64  // input offset the batch starts from (effectively-once; dedup.go)
 	hdrs  []kafka.Header
-	// dec: shared models' decision record in flight when the batch ended
-	// (nil: none); the batch's output depends on it and is written only
-	// once it has landed (writeDecisionAsync).
+	// dec: shared models' newest decision record when the batch ended
+	// (nil: none in flight); the batch's output depends on it and is
+	// written only once it has landed (writeDecisionAsync).
 	dec *pendingDecision
 }
 
@@ -271,6 +272,12 @@ loop:
 			// Shared models: a fetch that waited and found nothing past
 			// what was processed marks the partition idle, so that the
 			// others do not wait for its next delta (tailer.setIdle).
+			// Its deltas made so far are handed over first (their
+			// decisions landed): the others skip only what it has not
+			// made yet, as when the deltas went out with no wait.
+			if !w.awaitOwn(ctx, math.MaxInt64) {
+				break loop
+			}
 			w.p.tail.setIdle(w.part, true)
 		}
 		w.recycle(f.recs)
@@ -652,6 +659,11 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	u.next = w.next
 	if w.sh != nil {
 		u.dec = w.sh.dec
+		if !stopped {
+			// Deltas whose decisions landed during the batch go now, not
+			// at the next boundary (another instance may be waiting).
+			w.flushDeltas(ctx, false)
+		}
 	}
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
 	w.p.eventsSeen.Add(int64(len(recs)))

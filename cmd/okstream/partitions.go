@@ -31,6 +31,10 @@ var partitionsDebug func(*consumer.Pipeline)
 // time over exactly the window that Seconds measures.
 var partitionsWindow func(start bool)
 
+// partitionsCluster, if set (a benchmark), sees each run's embedded broker
+// before anything is produced to it, e.g. to delay its produce responses.
+var partitionsCluster func(*kfake.Cluster)
+
 // freshListen listens on a port no earlier embedded broker of this process
 // used (kfake.ListenFn). kafka-go's default transport, which the pipeline
 // uses, caches topic metadata per broker address for 6 s; a run whose fresh
@@ -80,6 +84,9 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 		return out, fmt.Errorf("embedded broker: %w", err)
 	}
 	defer c.Close()
+	if partitionsCluster != nil {
+		partitionsCluster(c)
+	}
 	brokers := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"okstream/consumer"
-	"okstream/dataset"
 	"okstream/eval/paper"
 	"okstream/share"
 )
@@ -23,7 +25,11 @@ import (
 //
 //	go test ./cmd/okstream -run xxx -bench ShareRatio -benchtime 2x
 //
-// Knobs (environment): SHARE_EVERY=S and SHARE_LAG=L another schedule;
+// Knobs (environment): SHARE_DATA=kuairec the experiment's keyed KuaiRec
+// stream (FOGD σ = 2, the 100 ms bounded wait; partitions end at different
+// times, so decision records are written); PRODUCE_DELAY=d (a Go
+// duration) answers every produce request d late, as a real broker's
+// acks=all round trip would; SHARE_EVERY=S and SHARE_LAG=L another schedule;
 // SHARE_P=P another partition count; SHARE_SPEC another learner
 // (INDEP_SPEC another one for the independent
 // runs, e.g. FORKS without shared=true, as the experiment compares them);
@@ -37,15 +43,14 @@ import (
 // window (shared-/indep-window-cpu-ms): what sharing costs in CPU, less
 // sensitive than wall-clock rates to other processes on the machine.
 func BenchmarkShareRatio(b *testing.B) {
-	path, opts, err := dataset.Resolve("cod-rna")
+	data := os.Getenv("SHARE_DATA")
+	if data == "" {
+		data = "cod-rna"
+	}
+	stream, keys, dim, err := paper.PartitionsStream(data, 1)
 	if err != nil {
 		b.Skip(err)
 	}
-	ds, err := dataset.Load(path, opts)
-	if err != nil {
-		b.Skip(err)
-	}
-	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
 	P := 16
 	if v, err := strconv.Atoi(os.Getenv("SHARE_P")); err == nil && v > 0 {
 		P = v
@@ -54,13 +59,31 @@ func BenchmarkShareRatio(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("REPEAT")); err == nil {
 		rep = v
 	}
-	events := make([]share.Event, ds.Len()*rep)
+	events := make([]share.Event, len(stream)*rep)
 	assign := make([]int, len(events))
 	for i := range events {
-		events[i], assign[i] = share.Event{X: ds.X[i%ds.Len()], Y: ds.Y[i%ds.Len()]}, i%P
+		events[i], assign[i] = stream[i%len(stream)], i%P
+		if keys != nil {
+			assign[i] = int(keys[i%len(stream)] % uint64(P))
+		}
 	}
-	run := paper.PartitionsRun{Spec: "fogd:budget=100,eta=0.002,sigma=8", Dim: ds.Dim, Partitions: P,
+	run := paper.PartitionsRun{Spec: "fogd:budget=100,eta=0.002,sigma=8", Dim: dim, Partitions: P,
 		Every: 16, Lag: 1, MaxWait: time.Second, Events: events, Assign: assign}
+	if keys != nil { // as the experiment runs its keyed stream
+		run.Spec, run.MaxWait = "fogd:budget=100,sigma=2", 100*time.Millisecond
+	}
+	if d, err := time.ParseDuration(os.Getenv("PRODUCE_DELAY")); err == nil && d > 0 {
+		// Every produce request is answered d late, as by a broker that
+		// replicates before it acknowledges (acks=all) across a network.
+		partitionsCluster = func(c *kfake.Cluster) {
+			c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				c.SleepControl(func() { time.Sleep(d) })
+				return nil, nil, false
+			})
+		}
+		defer func() { partitionsCluster = nil }()
+	}
 	if v, err := strconv.Atoi(os.Getenv("SHARE_EVERY")); err == nil {
 		run.Every = int64(v)
 	}

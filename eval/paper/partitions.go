@@ -287,7 +287,14 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   at 28.79 % against 28.74 %), the signature of a 100 ms wait that expired while 64 workers
   shared 2 cores; with asynchronous decisions the workers run further apart, and it happened
   in 2 of 5 such runs of these rows against none of 4 before. The kill tests check replay
-  exactness with asynchronous decisions.`,
+  exactness with asynchronous decisions. Since then the partition that decides no longer
+  waits for the acknowledgement at its next boundary: its later deltas are held until the
+  decision lands (docs/sharing.md). That changed nothing measurable here (5 regenerations of
+  these rows with each build: medians 76 → 77 % and 71 → 72 %, mix=own 78 → 77 % and
+  69 → 72 %), where the embedded broker acknowledges in well under a millisecond; with every
+  produce request answered 2 ms late, as by a replicated broker, the P = 16 row went from 18 %
+  to 27 % of independent (BenchmarkShareRatio, SHARE_DATA=kuairec PRODUCE_DELAY=2ms, 6 pairs):
+  on a real broker, these decisions' round trips bound a keyed replay.`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})
@@ -380,6 +387,18 @@ func partitionsStream(key string, o Options) (*partitionsData, error) {
 		return d, d.baselines()
 	}
 	return d, nil
+}
+
+// PartitionsStream returns the experiment's stream key ("cod-rna",
+// "kuairec" or "casp") as it runs it with seed: the events in stream order,
+// each event's key (nil for the round-robin streams) and the dimension.
+// For benchmarks of the same runs.
+func PartitionsStream(key string, seed uint64) (events []share.Event, keys []uint64, dim int, err error) {
+	d, err := partitionsStream(key, Options{Seed: seed})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return d.Events, d.Users, d.Dim, nil
 }
 
 func toShareEvents(ds *dataset.Dataset) []share.Event {
