@@ -47,7 +47,7 @@ type Pipeline struct {
 	// topic's writer and tailer, the metrics.
 	inputParts int
 	shareW     *kafka.Writer
-	shareDecW  *kafka.Writer // decision records (see setupShareTopic)
+	shareDecW  []*kafka.Writer // decision records, one per request in flight (see setupShareTopic, decisionQueue)
 	decq       *decisionQueue
 	tail       *tailer
 	sm         *shareMetrics
@@ -309,7 +309,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return kafkasec.Explain(err)
 		}
 		defer p.shareW.Close()
-		defer p.shareDecW.Close()
+		for _, w := range p.shareDecW {
+			defer w.Close()
+		}
 		tctx, stopTail := context.WithCancel(context.Background())
 		tailDone := make(chan struct{})
 		go func() { defer close(tailDone); p.tail.run(tctx) }()

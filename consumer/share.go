@@ -822,6 +822,9 @@ type shareRun struct {
 	// one found landed; see writeDecisionAsync). Owned by the worker's
 	// goroutine, as is unsent.
 	dec *pendingDecision
+	// decDropped: one of this worker's decisions was dropped, so the later
+	// ones are dropped too (decisionQueue; only the committer touches it).
+	decDropped bool
 	// unsent: the delta records not yet given to the publisher, in epoch
 	// order (flushDeltas).
 	unsent []unsentDelta
@@ -1213,8 +1216,11 @@ type pendingDecision struct {
 	msg  kafka.Message
 	part int
 	ctx  context.Context // the writing worker's publisher's: dropped once it ends
-	done chan struct{}
-	ok   bool
+	// dropped: a decision of this worker was dropped (the committer's,
+	// shared by the worker's decisions: shareRun.decDropped).
+	dropped *bool
+	done    chan struct{}
+	ok      bool
 	// mu guards settled and held: the deltas the partition computed after
 	// this decision, handed over by the committer when it lands (settle),
 	// in epoch order, or dropped with it.
@@ -1344,7 +1350,7 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 // context), and sr.dec is the newest.
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
-	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, done: make(chan struct{}),
+	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, dropped: &sr.decDropped, done: make(chan struct{}),
 		msg: kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}}
 	sr.dec = pd
 	w.p.decq.add(pd)
@@ -1369,18 +1375,27 @@ func (w *worker) decisionAcked(ctx context.Context) bool {
 	return true
 }
 
-// decisionQueue is the pipeline's decision committer: one goroutine writes
-// every decision queued since its last write in one produce request (group
+// decisionQueue is the pipeline's decision committer. It writes every
+// decision queued since its last write in one produce request (group
 // commit: no timer, so a lone decision goes at once, and under load the
 // decisions of many partitions share a request). What a request costs the
 // 2-core machine's CPU, not its latency, was what synchronous decisions
-// cost (docs/sharing.md).
+// cost (docs/sharing.md). Up to decisionFlights requests are in flight at
+// once, each on a writer of its own (kafka-go writes one request at a time
+// per writer and partition), so that a broker's round trip does not hold
+// back the decisions queued during it; they are settled (landed or
+// dropped: pendingDecision.settle) in the order they were taken, and once
+// a decision is dropped, the later ones of the same worker are dropped too
+// even if they landed (what they hold depends on it).
 type decisionQueue struct {
 	p    *Pipeline
 	mu   sync.Mutex
 	q    []*pendingDecision
 	wake chan struct{}
 }
+
+// decisionFlights bounds the decision requests in flight at once.
+const decisionFlights = 4
 
 func newDecisionQueue(p *Pipeline) *decisionQueue {
 	return &decisionQueue{p: p, wake: make(chan struct{}, 1)}
@@ -1396,6 +1411,15 @@ func (dq *decisionQueue) add(pd *pendingDecision) {
 	}
 }
 
+// decisionFlight is one request of decisions: written[i] says whether
+// batch[i] was written (set before done is closed).
+type decisionFlight struct {
+	batch   []*pendingDecision
+	written []bool
+	done    chan struct{}
+	w       *kafka.Writer
+}
+
 // run writes the queued decisions until ctx ends (after every worker has
 // returned), retrying a failed write until it lands; a decision whose
 // worker's publisher stopped meanwhile is dropped (ok = false). Each
@@ -1403,12 +1427,33 @@ func (dq *decisionQueue) add(pd *pendingDecision) {
 // there).
 func (dq *decisionQueue) run(ctx context.Context) {
 	p := dq.p
-	var batch []*pendingDecision
-	var msgs []kafka.Message
+	free := append([]*kafka.Writer(nil), p.shareDecW...)
+	var flights []*decisionFlight
+	settle := func(f *decisionFlight) {
+		for i, pd := range f.batch {
+			ok := f.written[i] && !*pd.dropped
+			if !ok {
+				*pd.dropped = true
+			} else {
+				p.sm.decisions.Inc()
+			}
+			pd.settle(p.tail, ok)
+		}
+		free = append(free, f.w)
+	}
 	for {
+		var head <-chan struct{}
+		if len(flights) > 0 {
+			head = flights[0].done
+		}
 		select {
 		case <-dq.wake:
+		case <-head:
 		case <-ctx.Done():
+			for _, f := range flights {
+				<-f.done // its writes end with ctx
+				settle(f)
+			}
 			dq.mu.Lock()
 			for _, pd := range dq.q {
 				pd.settle(p.tail, false)
@@ -1417,45 +1462,70 @@ func (dq *decisionQueue) run(ctx context.Context) {
 			dq.mu.Unlock()
 			return
 		}
-		dq.mu.Lock()
-		batch, dq.q = append(batch[:0], dq.q...), dq.q[:0]
-		dq.mu.Unlock()
-		for attempt := 0; len(batch) > 0; attempt++ {
-			live := batch[:0]
-			for _, pd := range batch {
-				if hook := p.cfg.beforeDecision; hook != nil && attempt == 0 {
-					hook(pd.ctx, pd.part, pd.rec.Epoch)
-				}
-				if pd.ctx.Err() != nil || ctx.Err() != nil {
-					pd.settle(p.tail, false) // not written
-					continue
-				}
-				live = append(live, pd)
-			}
-			batch = live
+		for len(flights) > 0 && isClosed(flights[0].done) {
+			settle(flights[0])
+			flights[0] = nil
+			flights = flights[1:]
+		}
+		for len(free) > 0 {
+			dq.mu.Lock()
+			batch := dq.q
+			dq.q = nil
+			dq.mu.Unlock()
 			if len(batch) == 0 {
 				break
 			}
-			msgs = msgs[:0]
-			for _, pd := range batch {
+			f := &decisionFlight{batch: batch, written: make([]bool, len(batch)), done: make(chan struct{}), w: free[len(free)-1]}
+			free = free[:len(free)-1]
+			flights = append(flights, f)
+			go dq.write(ctx, f)
+		}
+	}
+}
+
+// write writes f's decisions, retrying until they land or their workers
+// (or the committer) stop.
+func (dq *decisionQueue) write(ctx context.Context, f *decisionFlight) {
+	p := dq.p
+	defer close(f.done)
+	live := make([]int, 0, len(f.batch))
+	var msgs []kafka.Message
+	for attempt := 0; ; attempt++ {
+		live = live[:0]
+		msgs = msgs[:0]
+		for i, pd := range f.batch {
+			if hook := p.cfg.beforeDecision; hook != nil && attempt == 0 {
+				hook(pd.ctx, pd.part, pd.rec.Epoch)
+			}
+			if pd.ctx.Err() == nil && ctx.Err() == nil {
+				live = append(live, i)
 				msgs = append(msgs, pd.msg)
 			}
-			err := p.shareDecW.WriteMessages(ctx, msgs...)
-			if err == nil {
-				for _, pd := range batch {
-					p.sm.decisions.Inc()
-					pd.settle(p.tail, true)
-				}
-				break
-			}
-			if ctx.Err() == nil {
-				p.m.writeErrors.WithLabelValues("share").Inc()
-				p.cfg.Logger.Warn("writing share decisions failed; retrying", "decisions", len(batch), "attempt", attempt+1, "err", err)
-				sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
-			}
 		}
-		clear(batch)
-		clear(msgs)
+		if len(live) == 0 {
+			return
+		}
+		err := f.w.WriteMessages(ctx, msgs...)
+		if err == nil {
+			for _, i := range live {
+				f.written[i] = true
+			}
+			return
+		}
+		if ctx.Err() == nil {
+			p.m.writeErrors.WithLabelValues("share").Inc()
+			p.cfg.Logger.Warn("writing share decisions failed; retrying", "decisions", len(live), "attempt", attempt+1, "err", err)
+			sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
+		}
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -1484,16 +1554,19 @@ func (p *Pipeline) setupShareTopic(ctx context.Context) error {
 	}
 	// Decisions: the committer (decisionQueue) writes what is queued in one
 	// call, and the batch must go out at once, as one request: BatchSize
-	// the most that can be queued (one per input partition: a partition
-	// has at most one in flight; kafka-go allocates a batch of BatchSize
-	// messages, so no larger), BatchTimeout negligible (the call adds all
-	// its messages to the batch under kafka-go's lock before the timer's
-	// goroutine can take it).
-	p.shareDecW = &kafka.Writer{
-		Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchSize: max(p.inputParts, 1), BatchTimeout: time.Microsecond,
-		BatchBytes: int64(limit), MaxAttempts: 4,
-		Transport: p.client.Transport,
+	// the most that can be queued (L + 1 per input partition: a partition
+	// that has written a decision at boundary b waits for it at boundary
+	// b+1+L, before that boundary's decision; kafka-go allocates a batch of
+	// BatchSize messages, so no larger), BatchTimeout negligible (the call
+	// adds all its messages to the batch under kafka-go's lock before the
+	// timer's goroutine can take it).
+	for range decisionFlights {
+		p.shareDecW = append(p.shareDecW, &kafka.Writer{
+			Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.ShareTopic, Balancer: &kafka.Hash{},
+			RequiredAcks: kafka.RequireAll, BatchSize: max(p.inputParts, 1) * int(cfg.ShareLag+1), BatchTimeout: time.Microsecond,
+			BatchBytes: int64(limit), MaxAttempts: 4,
+			Transport: p.client.Transport,
+		})
 	}
 	p.tail = newTailer(p, n)
 	p.decq = newDecisionQueue(p)

@@ -538,3 +538,104 @@ func TestShareRecordTooLarge(t *testing.T) {
 		t.Fatalf("FOGD B = 10: record floor %d bytes, want its 80 codes, scale and header", need)
 	}
 }
+
+// The decision committer settles decisions in the order it took them, even
+// when a later request lands first, and once one of a worker's decisions
+// is dropped, its later ones are dropped too although they landed (the
+// deltas they hold depend on the dropped one): another worker's decision
+// in the same later request lands.
+func TestDecisionCommitterSettlesInOrder(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 3, nil)
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CreateTopics = true
+	blocked, release := make(chan struct{}), make(chan struct{})
+	cfg.beforeDecision = func(ctx context.Context, part int, epoch int64) {
+		if part == 0 && epoch == 1 {
+			close(blocked)
+			select { // until released, or the worker stops (a failed test too)
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.client = &kafka.Client{Addr: kafka.TCP(p.cfg.Brokers...), Timeout: 10 * time.Second}
+	p.inputParts = 3
+	if err := p.setupShareTopic(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, w := range p.shareDecW {
+			w.Close()
+		}
+	}()
+	dctx, stopQueue := context.WithCancel(ctx)
+	queueDone := make(chan struct{})
+	go func() { defer close(queueDone); p.decq.run(dctx) }()
+	defer func() { stopQueue(); <-queueDone }()
+
+	w0ctx, stop0 := context.WithCancel(ctx) // worker of partition 0
+	defer stop0()                           // before the queue stops (it waits for a's request)
+	var dropped0, dropped1 bool
+	decision := func(wctx context.Context, dropped *bool, part int, epoch int64) *pendingDecision {
+		rec := &share.Record{Kind: share.KindDecision, Partition: part, Epoch: epoch, Partitions: 3, Frontier: []int64{0, 0, 0}}
+		pd := &pendingDecision{rec: rec, part: part, ctx: wctx, dropped: dropped, done: make(chan struct{}),
+			msg: kafka.Message{Key: []byte(share.Key(p.tail.prefix, share.KindDecision, part, epoch, p.tail.window)), Value: rec.Encode()}}
+		p.decq.add(pd)
+		return pd
+	}
+	a := decision(w0ctx, &dropped0, 0, 1)
+	<-blocked // a's request is held before it is written
+	held := &share.Record{Kind: share.KindDelta, Partition: 0, Epoch: 3, Partitions: 3}
+	b := decision(w0ctx, &dropped0, 0, 2)
+	if !b.hold(held) {
+		t.Fatal("a decision settled before it was written")
+	}
+	c := decision(ctx, &dropped1, 1, 2)
+	// b and c go in a second request, which lands; they must not settle
+	// before a.
+	waitFor(t, 30*time.Second, "the second request to land", func() bool {
+		for _, m := range e.ReadAll(t, p.cfg.ShareTopic) {
+			if k, part, _, ok := share.Peek(m.Value); ok && k == share.KindDecision && part == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(100 * time.Millisecond)
+	for _, pd := range []*pendingDecision{b, c} {
+		select {
+		case <-pd.done:
+			t.Fatalf("partition %d's decision of boundary %d settled before an earlier one", pd.part, pd.rec.Epoch)
+		default:
+		}
+	}
+	stop0() // partition 0's worker stops: a is dropped
+	close(release)
+	for _, pd := range []*pendingDecision{a, b, c} {
+		select {
+		case <-pd.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("partition %d's decision of boundary %d never settled", pd.part, pd.rec.Epoch)
+		}
+	}
+	if a.ok || b.ok {
+		t.Fatalf("partition 0's decisions settled ok = %v, %v, want both dropped (the first was never written)", a.ok, b.ok)
+	}
+	if !c.ok {
+		t.Fatal("partition 1's decision, written, was not settled as landed")
+	}
+	if d, _ := p.tail.get(share.KindDelta, 0, 3); d != nil {
+		t.Fatal("a delta held by a dropped decision was handed over")
+	}
+	if d, _ := p.tail.get(share.KindDecision, 1, 2); d == nil {
+		t.Fatal("partition 1's landed decision is not held in the tailer")
+	}
+}

@@ -293,8 +293,9 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   these rows with each build: medians 76 → 77 % and 71 → 72 %, mix=own 78 → 77 % and
   69 → 72 %), where the embedded broker acknowledges in well under a millisecond; with every
   produce request answered 2 ms late, as by a replicated broker, the P = 16 row went from 18 %
-  to 27 % of independent (BenchmarkShareRatio, SHARE_DATA=kuairec PRODUCE_DELAY=2ms, 6 pairs):
-  on a real broker, these decisions' round trips bound a keyed replay.`,
+  to 27 % of independent (BenchmarkShareRatio, SHARE_DATA=kuairec PRODUCE_DELAY=2ms, 6 pairs),
+  and to 35 % with up to 4 decision requests in flight (from 26 %, 6 pairs): on a real broker,
+  these decisions' round trips bound a keyed replay.`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})
