@@ -1344,10 +1344,10 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 // the micro-batch wait for it in the writer (unit.dec), and a checkpoint
 // waits for it (deltasAcked). So a crash before it lands loses only work
 // that a replay redoes with a decision of its own, as if this one had never
-// been made. Several may be in flight per partition: the committer writes
-// them in order, so the newest landing means every earlier one has (a
-// dropped one drops the later ones too: they share the publisher's
-// context), and sr.dec is the newest.
+// been made. Several may be in flight per partition: the committer settles
+// them in the order it took them and, once one is dropped, drops the later
+// ones of the same worker (shareRun.decDropped), so the newest landing
+// means every earlier one has; sr.dec is the newest.
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
 	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, dropped: &sr.decDropped, done: make(chan struct{}),
