@@ -83,7 +83,9 @@
 // and merges.
 // A restored worker
 // first reads the sync topic to its end, then replays recorded decisions
-// and the strict schedule elsewhere, which reproduces the merges bit for
+// and the default frontier elsewhere (share.Config.Default: the strict
+// one, but a partition skipped earlier stays behind until a rejoin
+// boundary, recorded), which reproduces the merges bit for
 // bit. A generation that ends while a worker waits at a sync point leaves
 // no final checkpoint (the next owner replays). Failure modes that stop
 // the pipeline: a needed sync record overwritten by a newer epoch (raise

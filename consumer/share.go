@@ -178,6 +178,7 @@ type shareMetrics struct {
 	published prometheus.Counter
 	merged    prometheus.Counter
 	skips     prometheus.Counter
+	expired   prometheus.Counter
 	decisions prometheus.Counter
 }
 
@@ -195,10 +196,12 @@ func newShareMetrics(reg prometheus.Registerer) *shareMetrics {
 			Help: "Shared models: partition deltas merged (own included), per model."}),
 		skips: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_skips_total",
 			Help: "Shared models: partitions a boundary proceeded without (their delta was not there within the maximum wait, or their partition on this instance had no input)."}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_wait_expired_total",
+			Help: "Shared models: boundaries whose bounded wait expired (a partition's delta did not arrive within the maximum wait; the boundary went on without it, a timing-dependent decision). A rising count means a slow partition or instance."}),
 		decisions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "share_decisions_total",
-			Help: "Shared models: decision records written (boundaries off the strict schedule)."}),
+			Help: "Shared models: decision records written (boundaries whose frontier a replay could not derive: a partition skipped, or a rejoin boundary while one is behind)."}),
 	}
-	reg.MustRegister(m.staleness, m.wait, m.published, m.merged, m.skips, m.decisions)
+	reg.MustRegister(m.staleness, m.wait, m.published, m.merged, m.skips, m.expired, m.decisions)
 	return m
 }
 
@@ -1105,21 +1108,24 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 				return false, getErr
 			}
 			w.p.sm.skips.Add(float64(len(missing)))
+			w.p.sm.expired.Inc()
 			w.log.Warn("shared models: proceeding without partitions whose deltas did not arrive within the maximum wait", "boundary", e, "partitions", missing, "max_wait", w.p.cfg.ShareMaxWait)
 			break
 		}
-		var strict bool
+		// def: the frontier is the one a replay applies where it finds
+		// no decision record (share.Config.Default), so none is written.
+		var def bool
 		if fast {
-			next, strict = fillFrontier(&sr.next, len(old), tgt), true
+			next, def = fillFrontier(&sr.next, len(old), tgt), true
 		} else {
 			t.mu.RLock()
-			next, strict = sr.cfg.Plan(e, old, avail)
+			next, def = sr.cfg.Plan(e, old, avail)
 			t.mu.RUnlock()
 		}
 		if getErr != nil {
 			return false, getErr
 		}
-		if !strict {
+		if !def {
 			w.writeDecisionAsync(&share.Record{Kind: share.KindDecision, Partition: w.part, Epoch: e, Partitions: sr.cfg.Partitions, Offset: w.next, Frontier: next}) // Plan returns a fresh slice
 		}
 	}

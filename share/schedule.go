@@ -23,16 +23,21 @@
 //     If some q's deltas are not available within the bounded wait, p
 //     proceeds with what it has (see Plan) and records that frontier in a
 //     Decision record, which must be durable before anything computed
-//     after e leaves p (its next delta, its output, its checkpoint);
+//     after e leaves p (its next delta, its output, its checkpoint). A q
+//     skipped so is behind; until it is merged again its frontier stays
+//     where it is, which needs no record, except at the rejoin boundaries
+//     (e a multiple of RejoinEvery), where p merges what has arrived of q
+//     and records the frontier whatever it is (see Default);
 //  3. merges, with learner.Sharer.ShareMerge, the deltas Due(F, F′): every
 //     q in partition order (its own included), each q's epochs F[q]+1..F′[q]
 //     in epoch order; then F = F′.
 //
 // Recovery replays the same schedule: at a boundary with a Decision record
 // the recorded frontier is applied (and waited for as long as it takes),
-// elsewhere the strict one. Since deltas are deterministic functions of the
-// partitions' inputs, the replayed merges and therefore the models are
-// bit-identical to those of the first run.
+// elsewhere the default one (Default: the strict one for the partitions not
+// behind, the old one for those behind). Since deltas are deterministic
+// functions of the partitions' inputs, the replayed merges and therefore
+// the models are bit-identical to those of the first run.
 package share
 
 import (
@@ -132,33 +137,86 @@ func AppendDue(dst []Ref, old, next []int64) []Ref {
 	return out
 }
 
-// Plan decides the frontier at boundary e from what is available, after the
-// runtime's bounded wait (see WaitFor): for every q, the last epoch up to
-// e−L such that every delta of q after old[q] up to it is available
-// (available(q, ep) reports whether q's delta of epoch ep is). strict
-// reports whether that is the strict schedule's frontier (no Decision
-// record is needed then).
-func (c Config) Plan(e int64, old []int64, available func(q int, ep int64) bool) (next []int64, strict bool) {
+// RejoinEvery is K: a partition the schedule left behind at an earlier
+// boundary (see Behind) is merged again only at boundaries e that are
+// multiples of K, as far as its deltas have arrived, and each of those
+// boundaries writes a Decision record while a partition is behind. In
+// between, its frontier stays where it is: that is the default (Default),
+// which a replay applies where it finds no record, so those boundaries need
+// none. A replay cannot tell a boundary the first run went past from one it
+// never reached, so whatever a boundary without a record does must not
+// depend on what has arrived; that is why a behind partition is not merged
+// as its deltas arrive (each such merge is timing-dependent and would need
+// its own record: a partition whose stream has ended, in a replay of a
+// keyed log, cost one record per boundary of every other partition). The
+// price is staleness: a behind partition's deltas wait up to K−1 more
+// boundaries. It is a constant, not a setting, because it is part of how a
+// sync topic's records are read: a run and its replay must agree on it.
+const RejoinEvery = 8
+
+// Behind reports whether partition q is behind at boundary e with frontier
+// old: skipped at an earlier boundary (old[q] < e−L−1), so not waited for
+// (WaitFor) and merged only at rejoin boundaries.
+func (c Config) Behind(e int64, old []int64, q int) bool { return old[q] < max(e-c.Lag, -1)-1 }
+
+// Default is the frontier a boundary e applies when it has no Decision
+// record: e−L for every partition not behind, old[q] for a partition q
+// behind. ok is false at a rejoin boundary with a partition behind: there
+// the frontier is always recorded (it depends on what has arrived).
+func (c Config) Default(e int64, old []int64) (next []int64, ok bool) {
 	next = slices.Clone(old)
-	strict = true
 	t := max(e-c.Lag, -1)
+	rejoin := e%RejoinEvery == 0
 	for q := range next {
+		if c.Behind(e, old, q) {
+			if rejoin {
+				return next, false
+			}
+			continue
+		}
+		next[q] = t
+	}
+	return next, true
+}
+
+// Plan decides the frontier at boundary e from what is available, after the
+// runtime's bounded wait (see WaitFor): for every q not behind, the last
+// epoch up to e−L such that every delta of q after old[q] up to it is
+// available (available(q, ep) reports whether q's delta of epoch ep is);
+// for a q behind, the same at a rejoin boundary (e a multiple of
+// RejoinEvery) and old[q] elsewhere. def reports whether that is the
+// Default frontier, which needs no Decision record: false if a partition
+// not behind is short of e−L, or at a rejoin boundary with a partition
+// behind. With no partition behind, def is whether next is the strict
+// schedule's frontier.
+func (c Config) Plan(e int64, old []int64, available func(q int, ep int64) bool) (next []int64, def bool) {
+	next = slices.Clone(old)
+	def = true
+	t := max(e-c.Lag, -1)
+	rejoin := e%RejoinEvery == 0
+	for q := range next {
+		if c.Behind(e, old, q) {
+			if !rejoin {
+				continue // stays behind: the default
+			}
+			def = false // rejoin: recorded whatever has arrived
+		}
 		for next[q] < t && available(q, next[q]+1) {
 			next[q]++
 		}
 		if next[q] < t {
-			strict = false
+			def = false
 		}
 	}
-	return next, strict
+	return next, def
 }
 
 // WaitFor lists, at boundary e, the partitions the runtime waits for (up to
 // its bounded wait) before it calls Plan: those that were up to date at the
 // previous boundary (old[q] ≥ e−L−1) and whose delta of epoch e−L is
-// missing. A partition that was already skipped (old[q] < e−L−1) is not
-// waited for again until it has caught up: its deltas are merged, as they
-// arrive, at later boundaries.
+// missing. A partition that was already skipped (Behind) is not waited for
+// again until it has caught up: what has arrived of it is merged at the
+// rejoin boundaries (RejoinEvery).
 func (c Config) WaitFor(e int64, old []int64, available func(q int, ep int64) bool) []int {
 	t := e - c.Lag
 	if t < 0 {

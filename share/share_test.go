@@ -3,6 +3,7 @@ package share
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -49,8 +50,9 @@ func TestPlanAndWaitFor(t *testing.T) {
 	if st := c.Staleness(2, next); st != 1 {
 		t.Fatalf("staleness %d, want 1", st)
 	}
-	// Boundary 3: partition 1 was skipped, so it is not waited for; 2 has a
-	// gap at epoch 2 and is waited for.
+	// Boundary 3: partition 1 was skipped, so it is behind: not waited
+	// for, and not merged before a rejoin boundary even once its deltas
+	// are there; 2 has a gap at epoch 2 and is waited for.
 	if w := c.WaitFor(3, next, avail); !slices.Equal(w, []int{0, 2}) {
 		t.Fatalf("WaitFor = %v, want [0 2]", w)
 	}
@@ -58,13 +60,91 @@ func TestPlanAndWaitFor(t *testing.T) {
 	if w := c.WaitFor(3, next, avail); len(w) != 0 {
 		t.Fatalf("WaitFor = %v, want none", w)
 	}
-	next2, strict := c.Plan(3, next, avail)
-	if !strict || !slices.Equal(next2, []int64{2, 2, 2}) {
-		t.Fatalf("Plan = %v strict %v, want [2 2 2] true (partition 1 caught up)", next2, strict)
+	next2, def := c.Plan(3, next, avail)
+	if !def || !slices.Equal(next2, []int64{2, 0, 2}) {
+		t.Fatalf("Plan = %v default %v, want [2 0 2] true (partition 1 stays behind until boundary %d)", next2, def, RejoinEvery)
+	}
+	if d, ok := c.Default(3, next); !ok || !slices.Equal(d, next2) {
+		t.Fatalf("Default = %v %v, want %v true", d, ok, next2)
+	}
+	// The rejoin boundary K: partition 1 is merged as far as it has
+	// arrived (epoch 4 of 7), and the frontier is recorded.
+	K := int64(RejoinEvery)
+	old = []int64{K - 2, 0, K - 2}
+	have = map[Ref]bool{{0, K - 1}: true, {2, K - 1}: true, {1, 1}: true, {1, 2}: true, {1, 3}: true, {1, 4}: true, {1, 6}: true}
+	next3, def := c.Plan(K, old, avail)
+	if def || !slices.Equal(next3, []int64{K - 1, 4, K - 1}) {
+		t.Fatalf("Plan at the rejoin boundary = %v default %v, want [%d 4 %d] false", next3, def, K-1, K-1)
+	}
+	if _, ok := c.Default(K, old); ok {
+		t.Fatal("Default at a rejoin boundary with a partition behind: ok, want no default (recorded)")
+	}
+	// A rejoin boundary records the frontier even when the partition behind
+	// has caught up completely (a replay might not have its deltas yet).
+	for ep := int64(5); ep < K; ep++ {
+		have[Ref{1, ep}] = true
+	}
+	if next4, def := c.Plan(K, old, avail); def || !slices.Equal(next4, []int64{K - 1, K - 1, K - 1}) {
+		t.Fatalf("Plan at the rejoin boundary, caught up = %v default %v, want [%d %d %d] false", next4, def, K-1, K-1, K-1)
 	}
 	// Before epoch L nothing is due.
 	if n, s := c.Plan(0, NewState(3).Frontier, avail); !s || !slices.Equal(n, []int64{-1, -1, -1}) {
 		t.Fatalf("Plan at boundary 0 = %v %v", n, s)
+	}
+}
+
+// Plan against Default and the rules it states, on random frontiers and
+// arrivals: a frontier Plan calls default is Default's, a partition behind
+// moves only at rejoin boundaries (whatever has arrived), no partition moves
+// back or past e−L, and a boundary with a partition behind is default
+// except at rejoin boundaries.
+func TestPlanDefaultProperties(t *testing.T) {
+	src := rand.New(rand.NewPCG(5, 6))
+	for it := range 20000 {
+		c := Config{Every: 1, Lag: int64(src.IntN(3)), Partitions: 1 + src.IntN(5)}
+		e := int64(src.IntN(40))
+		tgt := max(e-c.Lag, -1)
+		old := make([]int64, c.Partitions)
+		for q := range old {
+			old[q] = max(tgt-int64(src.IntN(6)), -1)
+		}
+		have := map[Ref]bool{}
+		for q := range old {
+			for ep := old[q] + 1; ep <= tgt; ep++ {
+				if src.IntN(4) > 0 {
+					have[Ref{q, ep}] = true
+				}
+			}
+		}
+		avail := func(q int, ep int64) bool { return have[Ref{q, ep}] }
+		next, def := c.Plan(e, old, avail)
+		d, ok := c.Default(e, old)
+		rejoin := e%RejoinEvery == 0
+		anyBehind := false
+		for q := range old {
+			behind := c.Behind(e, old, q)
+			anyBehind = anyBehind || behind
+			if next[q] < old[q] || next[q] > tgt {
+				t.Fatalf("it %d: partition %d moved from %d to %d (target %d)", it, q, old[q], next[q], tgt)
+			}
+			if behind && !rejoin && next[q] != old[q] {
+				t.Fatalf("it %d: partition %d behind moved at boundary %d, not a rejoin boundary", it, q, e)
+			}
+			for ep := old[q] + 1; ep <= next[q]; ep++ {
+				if !have[Ref{q, ep}] {
+					t.Fatalf("it %d: partition %d merged up to %d without its delta of %d", it, q, next[q], ep)
+				}
+			}
+		}
+		if ok != !(rejoin && anyBehind) {
+			t.Fatalf("it %d: Default ok %v at boundary %d (rejoin %v, behind %v)", it, ok, e, rejoin, anyBehind)
+		}
+		if def && (!ok || !slices.Equal(next, d)) {
+			t.Fatalf("it %d: Plan says default for %v, Default is %v %v", it, next, d, ok)
+		}
+		if !def && ok && slices.Equal(next, d) {
+			t.Fatalf("it %d: Plan records %v, which is the default", it, next)
+		}
 	}
 }
 

@@ -26,9 +26,9 @@ type SimResult struct {
 	// consumer's Stats count them.
 	Labeled, Mistakes []uint64
 	SqErr             []float64
-	// Decisions lists the boundaries where a partition left the strict
-	// schedule (only when a partition's stream ended before the others'
-	// needed its deltas).
+	// Decisions lists the boundaries whose frontier was not the default
+	// one (Config.Default): where a partition's stream ended before the
+	// others needed its deltas, and the rejoin boundaries after that.
 	Decisions []Record
 	// Merges counts ShareMerge calls; Deltas the deltas merged (own
 	// included).
@@ -46,9 +46,8 @@ type SimResult struct {
 // partitions hold the same events, with no partition skipped by the bounded
 // wait, ends with the same models bit for bit. A partition whose stream
 // ends before the others have merged its deltas is skipped as the
-// consumer's bounded wait would skip it (its later boundaries are on the
-// strict schedule only if its deltas are all there, see Plan); the
-// Decisions say where.
+// consumer's bounded wait would skip it (it is then behind: merged again
+// at the rejoin boundaries, see Plan); the Decisions say where.
 func Simulate(spec string, dim int, c Config, events []Event, assign func(i int) int) (*SimResult, error) {
 	share := c.Every > 0
 	if share {
@@ -101,8 +100,8 @@ func Simulate(spec string, dim int, c Config, events []Event, assign func(i int)
 		if !skip && len(c.WaitFor(e, st.Frontier, avail)) > 0 {
 			return false, nil
 		}
-		next, strict := c.Plan(e, st.Frontier, avail)
-		if !strict {
+		next, def := c.Plan(e, st.Frontier, avail)
+		if !def {
 			r.Decisions = append(r.Decisions, Record{Kind: KindDecision, Partition: p, Epoch: e, Partitions: P, Frontier: next})
 		}
 		var in []learner.SharedDelta

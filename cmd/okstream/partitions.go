@@ -188,6 +188,13 @@ func partitionsPipeline(r paper.PartitionsRun) (paper.PartitionsOutcome, error) 
 		out.SqErr[s.Partition] += s.Models["m"].SqErr
 	}
 	out.Seconds = last.Sub(first).Seconds()
+	if mfs, err := pl.Registry().Gather(); err == nil {
+		for _, mf := range mfs {
+			if mf.GetName() == "okstream_share_wait_expired_total" {
+				out.Expired = int(mf.GetMetric()[0].GetCounter().GetValue())
+			}
+		}
+	}
 	stop()
 	if err := <-done; err != nil {
 		return out, err

@@ -27,6 +27,8 @@ func TestPartitionsBodyRegressionColumns(t *testing.T) {
 	res := &partitionsResult{Experiment: "partitions", Rows: []partitionsRow{
 		{Stream: "cls", Learner: "A", P: 1, N: 10, Independent: 12, Shared: 11.5, Simulated: 11.5, Exact: true, Pipeline: true},
 		{Stream: "cls", Learner: "A", P: 4, N: 10, Independent: 13, Shared: 12, Simulated: 12, Exact: true, Pipeline: true},
+		{Stream: "cls", Learner: "A", P: 16, N: 10, Independent: 14, Shared: 12, Simulated: 12, Pipeline: true, Timings: 9, Inexact: 1, InexactExpired: 1},
+		{Stream: "cls", Learner: "A", P: 64, N: 10, Independent: 15, Shared: 13, Simulated: 13, Pipeline: true, Timings: 9, Inexact: 2, InexactExpired: 1},
 		{Stream: "reg", Learner: "B", P: 1, N: 10, Regression: true, Mean: 0.33956, Independent: 0.25, Shared: 0.24, Simulated: 0.24, Exact: true, Pipeline: true},
 		{Stream: "reg", Learner: "B", P: 4, N: 10, Regression: true, Mean: 0.33956, Independent: 0.27, Shared: 0.26, Simulated: 0.2599, Exact: false, Pipeline: true},
 		{Stream: "reg", Learner: "C", P: 4, N: 10, Regression: true, Mean: 0.33956, Independent: 0.3, Shared: -1, Simulated: -1, Pipeline: true},
@@ -39,7 +41,9 @@ func TestPartitionsBodyRegressionColumns(t *testing.T) {
 	if !ok {
 		t.Fatalf("no regression table:\n%s", body)
 	}
-	for _, want := range []string{"| A | 1 | 12.00 % | 11.50 % | 11.50 % | yes |", "![cls](img/partitions-1.png)"} {
+	for _, want := range []string{"| A | 1 | 12.00 % | 11.50 % | 11.50 % | yes |", "![cls](img/partitions-1.png)",
+		"| A | 16 | 14.00 % | 12.00 % | 12.00 % | no (1 of 9 runs, a wait expired in each) |",
+		"| A | 64 | 15.00 % | 13.00 % | 13.00 % | no (2 of 9 runs, a wait expired in 1) |"} {
 		if !strings.Contains(cls, want) {
 			t.Errorf("classification table lacks %q:\n%s", want, cls)
 		}
