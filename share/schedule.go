@@ -224,7 +224,7 @@ func (c Config) WaitFor(e int64, old []int64, available func(q int, ep int64) bo
 	}
 	var out []int
 	for q := range old {
-		if old[q] >= t-1 && old[q] < t && !available(q, t) {
+		if !c.Behind(e, old, q) && old[q] < t && !available(q, t) {
 			out = append(out, q)
 		}
 	}
