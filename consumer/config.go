@@ -168,6 +168,14 @@ type Config struct {
 	// beforeDecision, when set (tests), is called before a decision record
 	// of shared models is written, with the publisher's context.
 	beforeDecision func(ctx context.Context, partition int, epoch int64)
+	// beforeDelta, when set (tests), is called at the start of a sync
+	// point, before its delta is computed and handed to this process's
+	// other partitions.
+	beforeDelta func(ctx context.Context, partition int, epoch int64)
+	// beforePublish, when set (tests), is called by a partition's delta
+	// publisher before it writes a batch to the sync topic, with the
+	// publisher's context.
+	beforePublish func(ctx context.Context, partition int)
 
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".

@@ -752,6 +752,20 @@ func (t *tailer) getLocked(kind, q int, e int64) (*share.Record, error) {
 	return r, nil
 }
 
+// newestLocked returns the newest epoch of partition q's records of the
+// kind held (−1: none). t.mu is held.
+func (t *tailer) newestLocked(kind, q int) int64 {
+	n := int64(-1)
+	if byPart := t.recs[kind-1]; q < len(byPart) {
+		for _, h := range byPart[q] {
+			if h.rec != nil {
+				n = max(n, h.rec.Epoch)
+			}
+		}
+	}
+	return n
+}
+
 func kindName(kind int) string {
 	if kind == share.KindDecision {
 		return "decision"
@@ -831,6 +845,13 @@ type shareRun struct {
 	// unsent: the delta records not yet given to the publisher, in epoch
 	// order (flushDeltas).
 	unsent []unsentDelta
+	// passed and passedOffset: how far previous owners of the partition
+	// are known to have gone past the restored checkpoint (see
+	// noteReplay): every boundary up to epoch passed, and every boundary
+	// followed by an event at or below passedOffset (whose output is
+	// published). Such a boundary without a decision record merged the
+	// default frontier, which the replay applies (boundary).
+	passed, passedOffset int64
 	// broken: a boundary was interrupted (the generation ended while it
 	// waited): the state is between an epoch's end and its merge, so the
 	// worker must not checkpoint it.
@@ -851,7 +872,7 @@ func (w *worker) setupShare() {
 	if len(cfg.Share) == 0 {
 		return
 	}
-	sr := &shareRun{cfg: share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: w.p.inputParts}}
+	sr := &shareRun{cfg: share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: w.p.inputParts}, passed: -1, passedOffset: -1}
 	sr.st = share.NewState(w.p.inputParts)
 	for _, name := range cfg.Share {
 		for i, m := range w.ms.models {
@@ -895,6 +916,9 @@ func (w *worker) startPublisher(parent context.Context) {
 				default:
 					break more
 				}
+			}
+			if hook := w.p.cfg.beforePublish; hook != nil {
+				hook(ctx, w.part)
 			}
 			for attempt := 0; ; attempt++ {
 				err := w.p.shareW.WriteMessages(ctx, batch...)
@@ -965,6 +989,9 @@ func (w *worker) deltasAcked(ctx context.Context) bool {
 // merge; an error the schedule cannot recover from fails the partition.
 func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	sr, t := w.sh, w.p.tail
+	if hook := w.p.cfg.beforeDelta; hook != nil {
+		hook(ctx, w.part, e)
+	}
 	// 1. The deltas. Delta e is a function of every decision this
 	// partition made before e, so nobody may see it before they are
 	// durable: while one is in flight, the delta is handed over (to this
@@ -1026,15 +1053,23 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			return false, fmt.Errorf("share: decision record of boundary %d has %d partitions, the input has %d", e, len(dec.Frontier), sr.cfg.Partitions)
 		}
 		next = dec.Frontier
-		for _, ref := range share.Due(old, next) {
-			found, err := t.await(ctx, nil, share.KindDelta, ref.Partition, ref.Epoch)
-			if err != nil {
-				return false, err
-			}
-			if !found {
-				sr.broken = true
-				return false, nil
-			}
+	} else if e <= sr.passed || w.next <= sr.passedOffset {
+		// A previous owner went past this boundary and wrote no record,
+		// so it merged the default frontier; its output or deltas may
+		// have left since, computed from that merge. Deciding again would
+		// let the bounded wait skip a delta it merged in-process before
+		// the delta was durable, if the partition regenerating it now is
+		// slower than --share-max-wait.
+		if d, ok := sr.cfg.Default(e, old); ok {
+			next = d
+		}
+	}
+	if next != nil {
+		// The frontier a previous owner applied: waited for as long as it
+		// takes.
+		ok, err := w.awaitApplied(ctx, e, old, next)
+		if err != nil || !ok {
+			return false, err
 		}
 	} else {
 		// The bounded wait's deadline, armed when a wait begins.
@@ -1174,6 +1209,64 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		clear(in) // no reference to the deltas' bytes outlives the merge
 	}
 	sr.st.Frontier = append(sr.st.Frontier[:0], next...)
+	return true, nil
+}
+
+// noteReplay sets how far previous owners of the partition are known to
+// have gone (shareRun.passed, passedOffset), once the restored worker's
+// tailer has caught up and its published output is known (findPublished):
+//   - a delta of epoch d of the partition on the sync topic (or held in
+//     this process from an earlier generation) was computed after boundary
+//     d−1, and a decision record of boundary d after boundary d−1 too;
+//   - in effectively-once mode, an output record of source offset o was
+//     computed after every boundary before o.
+//
+// In at-least-once mode only the first holds: a boundary whose only trace
+// is a prediction (its next delta not yet written) is decided again, and a
+// prediction published again after it may differ from the first (see
+// docs/sharing.md).
+func (w *worker) noteReplay() {
+	sr, t := w.sh, w.p.tail
+	t.mu.RLock()
+	sr.passed = max(t.newestLocked(share.KindDelta, w.part), t.newestLocked(share.KindDecision, w.part)) - 1
+	t.mu.RUnlock()
+	sr.passedOffset = w.published.last()
+	if sr.passed >= 0 || sr.passedOffset >= w.next {
+		w.log.Info("shared models: replaying boundaries a previous owner passed, with its frontiers", "through_epoch", sr.passed, "through_offset", sr.passedOffset)
+	}
+}
+
+// awaitApplied waits, with no bound, for the deltas a boundary e moving
+// the frontier from old to next merges (a frontier a previous owner of the
+// partition applied). Past --share-max-wait it says in the log which delta
+// it still waits for, once. It returns false, with the worker marked
+// broken, if ctx ended or a partition due is idle on this process first.
+func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (bool, error) {
+	sr, t := w.sh, w.p.tail
+	var slow <-chan time.Time
+	if w.p.cfg.ShareMaxWait > 0 {
+		tm := time.NewTimer(w.p.cfg.ShareMaxWait)
+		defer tm.Stop()
+		slow = tm.C
+	}
+	for _, ref := range share.Due(old, next) {
+		for {
+			found, err := t.await(ctx, slow, share.KindDelta, ref.Partition, ref.Epoch)
+			if err != nil {
+				return false, err
+			}
+			if found {
+				break
+			}
+			if ctx.Err() != nil || t.isIdle(ref.Partition) {
+				sr.broken = true
+				return false, nil
+			}
+			w.log.Warn("shared models: replaying a boundary a previous owner passed, and waiting for a delta it merged (exact recovery needs it; it comes when its partition has been replayed up to it)",
+				"boundary", e, "partition", ref.Partition, "epoch", ref.Epoch, "waited", w.p.cfg.ShareMaxWait)
+			slow = nil
+		}
+	}
 	return true, nil
 }
 

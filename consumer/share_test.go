@@ -97,6 +97,25 @@ func simulate(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts in
 	return res
 }
 
+// equalsStrictSchedule checks that the first shared model of each partition's
+// newest checkpoint is, bit for bit, the simulator's on the strict schedule
+// (what is added to the failure message: when).
+func equalsStrictSchedule(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts int, when string) *share.SimResult {
+	t.Helper()
+	sim := simulate(t, e, cfg, input, parts)
+	if len(sim.Decisions) != 0 {
+		t.Fatalf("the simulation left the strict schedule: %+v", sim.Decisions)
+	}
+	states, _ := checkpointStates(t, e, cfg, parts)
+	for p := range parts {
+		want, _ := sim.Models[p].MarshalBinary()
+		if !bytes.Equal(states[p][0], want) {
+			t.Fatalf("partition %d: the shared model%s differs from the simulator's", p, when)
+		}
+	}
+	return sim
+}
+
 // The consumer's shared models end, bit for bit, where the offline
 // simulator's do (same schedule code, strict schedule), and so do their
 // progressive statistics.
@@ -112,17 +131,7 @@ func TestSharedModelsEqualTheSimulator(t *testing.T) {
 	if err := r.shutdown(t); err != nil {
 		t.Fatal(err)
 	}
-	sim := simulate(t, e, cfg, input, 3)
-	if len(sim.Decisions) != 0 {
-		t.Fatalf("the simulation left the strict schedule: %+v", sim.Decisions)
-	}
-	states, _ := checkpointStates(t, e, cfg, 3)
-	for p := range 3 {
-		want, _ := sim.Models[p].MarshalBinary()
-		if !bytes.Equal(states[p][0], want) {
-			t.Fatalf("partition %d: the shared model differs from the simulator's", p)
-		}
-	}
+	sim := equalsStrictSchedule(t, e, cfg, input, 3, "")
 	stats := checkpointStats(t, e, cfg, 3)
 	var mistakes uint64
 	for _, m := range sim.Mistakes {
@@ -420,6 +429,88 @@ func TestSharedDecisionHeldUntilDurable(t *testing.T) {
 		if !bytes.Equal(preds[k], v) {
 			t.Fatalf("prediction %v differs from the uninterrupted run's", k)
 		}
+	}
+}
+
+// A partition may merge another's delta handed over in-process before that
+// delta is durable on the sync topic. If the process dies after output
+// computed from that merge has left, a replay must merge the same delta,
+// however long the partition that regenerates it takes: a replay that
+// decided again would skip it once --share-max-wait expired, and end
+// elsewhere than the output already published. Run 1 holds partition 1's
+// delta publisher (its deltas reach partition 0 in-process only) and is
+// killed once everything is processed; run 2 holds partition 1's first
+// boundary three times longer than the maximum wait, and must still end
+// where the strict schedule (the simulator) does, with no expired wait and
+// no decision. The evidence that run 1 went past a boundary is, by variant,
+// partition 0's own later deltas on the sync topic, or (its publisher held
+// too) its published predictions only, or (at-least-once delivery, which
+// keeps no record of what it published) its deltas only.
+func TestSharedReplayWaitsForDeltasMergedBeforeDurable(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		held     []int // partitions whose publisher run 1 holds
+		delivery string
+	}{
+		{"predictions and deltas", []int{1}, DeliveryEffectivelyOnce},
+		{"predictions only", []int{0, 1}, DeliveryEffectivelyOnce},
+		{"deltas only, at-least-once", []int{1}, DeliveryAtLeastOnce},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := kafkatest.New(t)
+			input := e.Name("events")
+			e.CreateTopic(t, input, 2, nil)
+			produceRoundRobin(t, e, input, labelledEvents(420, 29)) // 8 boundaries per partition, then 10 events
+			ends := endOffsets(t, e, input)
+			cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+			cfg.Delivery = c.delivery
+			cfg.CheckpointEvery = 1 << 20 // no checkpoint before the kill
+			cfg.BatchSize = 25
+
+			run1 := cfg
+			run1.ShareMaxWait = time.Hour // the strict schedule
+			run1.beforePublish = func(ctx context.Context, part int) {
+				if slices.Contains(c.held, part) {
+					<-ctx.Done() // until the kill
+				}
+			}
+			r := start(t, run1)
+			waitFor(t, 60*time.Second, "run 1 to process and publish every event", func() bool {
+				return caughtUp(ends, r) && len(e.ReadAll(t, cfg.Output)) == 420
+			})
+			prefix := share.Prefix(cfg.Group, cfg.Input) + "/"
+			for _, m := range e.ReadAll(t, cfg.ShareTopic) {
+				if kind, part, epoch, ok := share.Peek(m.Value); ok && strings.HasPrefix(string(m.Key), prefix) && slices.Contains(c.held, part) {
+					t.Fatalf("partition %d's %d record of epoch %d reached the sync topic although its publisher is held", part, kind, epoch)
+				}
+			}
+			if n := counterValue(r.p.sm.decisions); n != 0 {
+				t.Fatalf("run 1 wrote %v decision records, want none (strict schedule)", n)
+			}
+			r.kill(t)
+
+			run2 := cfg
+			run2.ShareMaxWait = 500 * time.Millisecond
+			run2.beforeDelta = func(ctx context.Context, part int, epoch int64) {
+				if part == 1 && epoch == 0 {
+					sleep(ctx, 3*run2.ShareMaxWait)
+				}
+			}
+			r = start(t, run2)
+			waitFor(t, 60*time.Second, "run 2", func() bool { return caughtUp(ends, r) })
+			if err := r.shutdown(t); err != nil {
+				t.Fatal(err)
+			}
+			equalsStrictSchedule(t, e, cfg, input, 2, " after the replay (run 1 followed the strict schedule)")
+			if n, d := counterValue(r.p.sm.expired), counterValue(r.p.sm.decisions); n != 0 || d != 0 {
+				t.Fatalf("run 2: %v expired waits and %v decision records, want none (it replays boundaries run 1 passed)", n, d)
+			}
+			if c.delivery == DeliveryEffectivelyOnce {
+				if n := len(predictionsByOffset(t, e, cfg.Output)); n != 420 { // fails on a duplicate
+					t.Fatalf("%d predictions, want 420", n)
+				}
+			}
+		})
 	}
 }
 

@@ -215,6 +215,7 @@ func (w *worker) run(ctx context.Context) error {
 		if err := w.p.tail.caughtUp(ctx); err != nil {
 			return nil
 		}
+		w.noteReplay()
 		w.p.tail.joined(w.part)
 		defer w.p.tail.left(w.part)
 	}

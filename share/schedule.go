@@ -35,7 +35,10 @@
 // Recovery replays the same schedule: at a boundary with a Decision record
 // the recorded frontier is applied (and waited for as long as it takes),
 // elsewhere the default one (Default: the strict one for the partitions not
-// behind, the old one for those behind). Since deltas are deterministic
+// behind, the old one for those behind), waited for as long as it takes
+// where the first run is known to have passed the boundary (the runtime's
+// part: it may have merged a delta before the delta was durable). Since
+// deltas are deterministic
 // functions of the partitions' inputs, the replayed merges and therefore
 // the models are bit-identical to those of the first run.
 package share
