@@ -1239,32 +1239,37 @@ func (w *worker) noteReplay() {
 // awaitApplied waits, with no bound, for the deltas a boundary e moving
 // the frontier from old to next merges (a frontier a previous owner of the
 // partition applied). Past --share-max-wait it says in the log which delta
-// it still waits for, once. It returns false, with the worker marked
-// broken, if ctx ended or a partition due is idle on this process first.
+// it still waits for, once. A partition due that is idle on this process
+// is polled (its delta comes with its next events). It returns false, with
+// the worker marked broken, if ctx ended first.
 func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (bool, error) {
 	sr, t := w.sh, w.p.tail
-	var slow <-chan time.Time
-	if w.p.cfg.ShareMaxWait > 0 {
-		tm := time.NewTimer(w.p.cfg.ShareMaxWait)
-		defer tm.Stop()
-		slow = tm.C
-	}
+	slow := time.NewTimer(max(w.p.cfg.ShareMaxWait, time.Millisecond))
+	defer slow.Stop()
+	warned := false
 	for _, ref := range share.Due(old, next) {
 		for {
-			found, err := t.await(ctx, slow, share.KindDelta, ref.Partition, ref.Epoch)
+			found, err := t.await(ctx, slow.C, share.KindDelta, ref.Partition, ref.Epoch)
 			if err != nil {
 				return false, err
 			}
 			if found {
 				break
 			}
-			if ctx.Err() != nil || t.isIdle(ref.Partition) {
+			if ctx.Err() != nil {
 				sr.broken = true
 				return false, nil
 			}
-			w.log.Warn("shared models: replaying a boundary a previous owner passed, and waiting for a delta it merged (exact recovery needs it; it comes when its partition has been replayed up to it)",
-				"boundary", e, "partition", ref.Partition, "epoch", ref.Epoch, "waited", w.p.cfg.ShareMaxWait)
-			slow = nil
+			if t.isIdle(ref.Partition) {
+				sleep(ctx, 50*time.Millisecond)
+				continue
+			}
+			if !warned {
+				warned = true
+				w.log.Warn("shared models: replaying a boundary a previous owner passed, and waiting for a delta it merged (exact recovery needs it; it comes once its partition has been replayed up to it)",
+					"boundary", e, "partition", ref.Partition, "epoch", ref.Epoch, "waited", w.p.cfg.ShareMaxWait)
+			}
+			slow.Reset(time.Hour) // from now on, woken by arrivals only
 		}
 	}
 	return true, nil
