@@ -1067,10 +1067,11 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	if next != nil {
 		// The frontier a previous owner applied: waited for as long as it
 		// takes.
-		ok, err := w.awaitApplied(ctx, e, old, next)
+		ok, strict, err := w.awaitApplied(ctx, e, old, next)
 		if err != nil || !ok {
 			return false, err
 		}
+		fast = strict
 	} else {
 		// The bounded wait's deadline, armed when a wait begins.
 		var deadline <-chan time.Time
@@ -1240,25 +1241,58 @@ func (w *worker) noteReplay() {
 // the frontier from old to next merges (a frontier a previous owner of the
 // partition applied). Past --share-max-wait it says in the log which delta
 // it still waits for, once. A partition due that is idle on this process
-// is polled (its delta comes with its next events). It returns false, with
-// the worker marked broken, if ctx ended first.
-func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (bool, error) {
+// is polled (its delta comes with its next events). On the strict schedule
+// it waits for the epoch's count (tailer.awaitEpoch, one wake-up) and
+// reports strict. It returns false, with the worker marked broken, if ctx
+// ended first.
+func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (ok, strict bool, err error) {
 	sr, t := w.sh, w.p.tail
-	slow := time.NewTimer(max(w.p.cfg.ShareMaxWait, time.Millisecond))
-	defer slow.Stop()
+	// The timer (sr.timer, as the bounded wait's) is armed only when a
+	// wait must block.
+	var slow <-chan time.Time
+	arm := func(d time.Duration) <-chan time.Time {
+		if sr.timer == nil {
+			sr.timer = time.NewTimer(d)
+		} else {
+			sr.timer.Reset(d)
+		}
+		slow = sr.timer.C
+		return slow
+	}
+	defer func() {
+		if slow != nil {
+			sr.timer.Stop()
+		}
+	}()
+	maxWait := max(w.p.cfg.ShareMaxWait, time.Millisecond)
+	if tgt := e - sr.cfg.Lag; tgt >= 0 && strictAt(old, tgt-1) && strictAt(next, tgt) {
+		complete, stopped := t.awaitEpoch(ctx, func() <-chan time.Time { return arm(maxWait) }, tgt)
+		if complete {
+			return true, true, nil
+		}
+		if stopped {
+			arm(0) // the loop below says which delta is late
+		}
+	}
 	warned := false
 	for _, ref := range share.Due(old, next) {
 		for {
-			found, err := t.await(ctx, slow.C, share.KindDelta, ref.Partition, ref.Epoch)
+			if slow == nil {
+				if r, err := t.get(share.KindDelta, ref.Partition, ref.Epoch); r != nil && err == nil {
+					break
+				}
+				arm(maxWait)
+			}
+			found, err := t.await(ctx, slow, share.KindDelta, ref.Partition, ref.Epoch)
 			if err != nil {
-				return false, err
+				return false, false, err
 			}
 			if found {
 				break
 			}
 			if ctx.Err() != nil {
 				sr.broken = true
-				return false, nil
+				return false, false, nil
 			}
 			if t.isIdle(ref.Partition) {
 				sleep(ctx, 50*time.Millisecond)
@@ -1269,10 +1303,10 @@ func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (
 				w.log.Warn("shared models: replaying a boundary a previous owner passed, and waiting for a delta it merged (exact recovery needs it; it comes once its partition has been replayed up to it)",
 					"boundary", e, "partition", ref.Partition, "epoch", ref.Epoch, "waited", w.p.cfg.ShareMaxWait)
 			}
-			slow.Reset(time.Hour) // from now on, woken by arrivals only
+			arm(time.Hour) // from now on, woken by arrivals only
 		}
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // fillFrontier sets *buf to n copies of t and returns it (the strict
