@@ -51,7 +51,6 @@ package consumer
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -159,22 +158,6 @@ func (s *offsetSet) size() int64 {
 		}
 	}
 	return n
-}
-
-// last is the largest offset the set holds (−1: none).
-func (s *offsetSet) last() int64 {
-	if s == nil {
-		return -1
-	}
-	for i := len(s.bits) - 1; i >= 0; i-- {
-		if w := s.bits[i]; w != 0 {
-			return max(s.base+int64(i)*64+int64(63-bits.LeadingZeros64(w)), s.full-1)
-		}
-	}
-	if s.full > s.base {
-		return s.full - 1
-	}
-	return -1
 }
 
 // effectivelyOnce reports whether the pipeline runs in effectively-once mode.

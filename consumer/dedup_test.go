@@ -37,23 +37,8 @@ func TestOffsetSet(t *testing.T) {
 			t.Fatalf("has(%d) = %v", o, !want)
 		}
 	}
-	if got := s.last(); got != 1000 {
-		t.Fatalf("last() = %d, want 1000", got)
-	}
-	s.full = 2000 // everything in [100, 2000)
-	if got := s.last(); got != 1999 {
-		t.Fatalf("last() = %d with full = 2000, want 1999", got)
-	}
-	for _, c := range []struct {
-		set  *offsetSet
-		want int64
-	}{{&offsetSet{base: 7, full: 7}, -1}, {&offsetSet{base: 7, full: 9}, 8}, {&offsetSet{base: 7, full: 7, bits: []uint64{0, 0}}, -1}} {
-		if got := c.set.last(); got != c.want {
-			t.Fatalf("last() of %+v = %d, want %d", *c.set, got, c.want)
-		}
-	}
 	var none *offsetSet
-	if none.has(1) || none.last() != -1 {
+	if none.has(1) {
 		t.Fatal("a nil set has nothing")
 	}
 }

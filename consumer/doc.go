@@ -87,10 +87,12 @@
 // one, but a partition skipped earlier stays behind until a rejoin
 // boundary, recorded), which reproduces the merges bit for
 // bit. A recorded frontier is waited for without bound, and so is the
-// default one up to where its previous owners are known to have gone (worker.noteReplay: its own later deltas on the
-// sync topic, its published output), since a delta they merged in-process
-// may not have been durable; past that, the boundaries are decided as in a
-// first run. A generation that ends while a worker waits at a sync point leaves
+// default one up to where its previous owners are known to have gone
+// (worker.noteReplay: its own later deltas on the sync topic), since a
+// delta they merged in-process may not have been durable; past that, the
+// boundaries are decided as in a first run. A micro-batch's output and a
+// checkpoint wait until every delta merged before them is durable
+// (tailer.awaitDurable). A generation that ends while a worker waits at a sync point leaves
 // no final checkpoint (the next owner replays). Failure modes that stop
 // the pipeline: a needed sync record overwritten by a newer epoch (raise
 // ShareWindow), a checkpoint of shared models taken with another input

@@ -246,13 +246,78 @@ type tailer struct {
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
+
+	// durable[q]: the epoch up to which input partition q's deltas are
+	// known to be on the sync topic (−1: none known). A partition's deltas
+	// land in epoch order (its publisher writes them in order, retrying a
+	// batch until it lands, and a checkpoint past an epoch implies its
+	// delta landed), so one number per partition says it. Raised by every
+	// delta read from the topic and by this process's publishers' acks;
+	// durCh is closed and replaced when one rises (awaitDurable).
+	durable []int64
+	durCh   chan struct{}
 }
 
 func newTailer(p *Pipeline, parts int) *tailer {
 	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
 		pos: make([]int64, parts), notify: make(chan struct{}),
 		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), idle: make([]bool, p.inputParts),
-		wake: make(chan struct{})}
+		wake: make(chan struct{}), durable: fillFrontier(new([]int64), p.inputParts, -1), durCh: make(chan struct{})}
+}
+
+// raiseDurableLocked notes that partition q's deltas up to epoch e are on
+// the sync topic. t.mu is held.
+func (t *tailer) raiseDurableLocked(q int, e int64) {
+	if q < 0 || q >= len(t.durable) || t.durable[q] >= e {
+		return
+	}
+	t.durable[q] = e
+	close(t.durCh)
+	t.durCh = make(chan struct{})
+}
+
+// raiseDurable is raiseDurableLocked for a publisher's acknowledgement.
+func (t *tailer) raiseDurable(q int, e int64) {
+	t.mu.Lock()
+	t.raiseDurableLocked(q, e)
+	t.mu.Unlock()
+}
+
+// awaitDurable waits until every delta up to the frontier f (f[q]: the
+// last epoch of q merged) is on the sync topic, and reports false if ctx
+// ended first. Output computed after a merge waits for it: a delta merged
+// in-process before it was durable may be regenerated late by a replay
+// (or, transitively, be regenerated differently by one that, not knowing
+// its partition's output depended on it, skipped a late delta), and
+// nothing computed from it may be seen before it is durable.
+func (t *tailer) awaitDurable(ctx context.Context, f []int64) bool {
+	return t.waitUntil(ctx, func() (bool, <-chan struct{}) {
+		for q, e := range f {
+			if q < len(t.durable) && t.durable[q] < e {
+				return false, t.durCh
+			}
+		}
+		return true, nil
+	})
+}
+
+// waitUntil waits until check (run with t.mu read-locked) reports true,
+// checking again whenever the channel it returned with false is closed; it
+// returns false if ctx ended first.
+func (t *tailer) waitUntil(ctx context.Context, check func() (bool, <-chan struct{})) bool {
+	for {
+		t.mu.RLock()
+		ok, ch := check()
+		t.mu.RUnlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // run follows every partition of the sync topic until ctx ends.
@@ -272,6 +337,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		key   []byte // reused: keys are only compared
 		hdr   [share.PeekLen]byte
 		fresh []*share.Record
+		// landed[q]: the newest epoch of q's deltas read in this fetch
+		// (held already or not: either way it is on the topic).
+		landed []int64
 	)
 	// Each record's key and first bytes are read first: a record already
 	// held (this process's own, put at once) is skipped without copying or
@@ -301,6 +369,12 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
 			return nil
 		}
+		if kind == share.KindDelta && part >= 0 {
+			for len(landed) <= part {
+				landed = append(landed, -1)
+			}
+			landed[part] = max(landed[part], epoch)
+		}
 		if t.skip(kind, part, epoch) {
 			return nil // e.g. written by this process (put)
 		}
@@ -322,6 +396,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			return
 		}
 		fresh = fresh[:0]
+		for q := range landed {
+			landed[q] = -1
+		}
 		from := pos
 		_, err := kafkautil.FetchFunc(ctx, t.p.client, cfg.ShareTopic, part, pos, cfg.FetchMaxBytes, cfg.FetchMaxWait, read)
 		if err != nil {
@@ -345,6 +422,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 				t.storeLocked(rec, false)
 			}
 		}
+		for q, e := range landed {
+			t.raiseDurableLocked(q, e)
+		}
 		t.pos[part] = pos
 		close(t.notify) // also on an empty fetch: caughtUp watches pos
 		t.notify = make(chan struct{})
@@ -364,19 +444,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 // and resumes from where it stopped (reading back its own records without
 // copying them) as soon as a partition leaves or a worker catches up.
 func (t *tailer) needed(ctx context.Context) bool {
-	for {
-		t.mu.Lock()
-		ok, ch := t.catching > 0 || t.nLocal < len(t.local), t.wake
-		t.mu.Unlock()
-		if ok {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return t.waitUntil(ctx, func() (bool, <-chan struct{}) {
+		return t.catching > 0 || t.nLocal < len(t.local), t.wake
+	})
 }
 
 // joined and left count a worker of input partition q in and out of the
@@ -845,13 +915,11 @@ type shareRun struct {
 	// unsent: the delta records not yet given to the publisher, in epoch
 	// order (flushDeltas).
 	unsent []unsentDelta
-	// passed and passedOffset: how far previous owners of the partition
-	// are known to have gone past the restored checkpoint (see
-	// noteReplay): every boundary up to epoch passed, and every boundary
-	// followed by an event at or below passedOffset (whose output is
-	// published). Such a boundary without a decision record merged the
-	// default frontier, which the replay applies (boundary).
-	passed, passedOffset int64
+	// passed: previous owners of the partition are known to have gone
+	// past every boundary up to this epoch (noteReplay). Such a boundary
+	// without a decision record merged the default frontier, which the
+	// replay applies (boundary).
+	passed int64
 	// broken: a boundary was interrupted (the generation ended while it
 	// waited): the state is between an epoch's end and its merge, so the
 	// worker must not checkpoint it.
@@ -872,7 +940,7 @@ func (w *worker) setupShare() {
 	if len(cfg.Share) == 0 {
 		return
 	}
-	sr := &shareRun{cfg: share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: w.p.inputParts}, passed: -1, passedOffset: -1}
+	sr := &shareRun{cfg: share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: w.p.inputParts}, passed: -1}
 	sr.st = share.NewState(w.p.inputParts)
 	for _, name := range cfg.Share {
 		for i, m := range w.ms.models {
@@ -921,7 +989,10 @@ func (w *worker) startPublisher(parent context.Context) {
 				hook(ctx, w.part)
 			}
 			for attempt := 0; ; attempt++ {
-				err := w.p.shareW.WriteMessages(ctx, batch...)
+				err := ctx.Err() // (kafka-go may still write a batch given a cancelled context)
+				if err == nil {
+					err = w.p.shareW.WriteMessages(ctx, batch...)
+				}
 				if err == nil {
 					break
 				}
@@ -939,6 +1010,10 @@ func (w *worker) startPublisher(parent context.Context) {
 				sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
 			}
 			w.p.sm.published.Add(float64(len(batch)))
+			// The batch's deltas are in epoch order: the last is the newest.
+			if _, _, e, ok := share.Peek(batch[len(batch)-1].Value); ok {
+				w.p.tail.raiseDurable(w.part, e)
+			}
 			sr.pubMu.Lock()
 			sr.unacked -= len(batch)
 			sr.pubCond.Broadcast()
@@ -981,6 +1056,9 @@ func (w *worker) deltasAcked(ctx context.Context) bool {
 	for sr.unacked > 0 && sr.pubErr == nil && ctx.Err() == nil {
 		sr.pubCond.Wait()
 	}
+	// What the checkpoint merged is durable already: it is taken only
+	// once the output before it is acknowledged, and the writer waits for
+	// the merged deltas to be durable first (tailer.awaitDurable).
 	return sr.unacked == 0
 }
 
@@ -1053,13 +1131,13 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 			return false, fmt.Errorf("share: decision record of boundary %d has %d partitions, the input has %d", e, len(dec.Frontier), sr.cfg.Partitions)
 		}
 		next = dec.Frontier
-	} else if e <= sr.passed || w.next <= sr.passedOffset {
+	} else if e <= sr.passed {
 		// A previous owner went past this boundary and wrote no record,
-		// so it merged the default frontier; its output or deltas may
-		// have left since, computed from that merge. Deciding again would
-		// let the bounded wait skip a delta it merged in-process before
-		// the delta was durable, if the partition regenerating it now is
-		// slower than --share-max-wait.
+		// so it merged the default frontier; its deltas computed from that
+		// merge have left (and, from them, other partitions' output).
+		// Deciding again would let the bounded wait skip a delta it merged
+		// in-process before the delta was durable, if the partition
+		// regenerating it now is slower than --share-max-wait.
 		if d, ok := sr.cfg.Default(e, old); ok {
 			next = d
 		}
@@ -1214,26 +1292,20 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 }
 
 // noteReplay sets how far previous owners of the partition are known to
-// have gone (shareRun.passed, passedOffset), once the restored worker's
-// tailer has caught up and its published output is known (findPublished):
-//   - a delta of epoch d of the partition on the sync topic (or held in
-//     this process from an earlier generation) was computed after boundary
-//     d−1, and a decision record of boundary d after boundary d−1 too;
-//   - in effectively-once mode, an output record of source offset o was
-//     computed after every boundary before o.
-//
-// In at-least-once mode only the first holds: a boundary whose only trace
-// is a prediction (its next delta not yet written) is decided again, and a
-// prediction published again after it may differ from the first (see
-// docs/sharing.md).
+// have gone (shareRun.passed), once the restored worker's tailer has caught
+// up: a delta of epoch d of the partition on the sync topic (or held in
+// this process from an earlier generation) was computed after boundary
+// d−1, and so was a decision record of boundary d. Nothing else of the
+// partition's can have left computed from a merge whose deltas were not
+// durable: its output and checkpoints wait for them (tailer.awaitDurable),
+// and a replay finds durable deltas on the sync topic.
 func (w *worker) noteReplay() {
 	sr, t := w.sh, w.p.tail
 	t.mu.RLock()
 	sr.passed = max(t.newestLocked(share.KindDelta, w.part), t.newestLocked(share.KindDecision, w.part)) - 1
 	t.mu.RUnlock()
-	sr.passedOffset = w.published.last()
-	if sr.passed >= 0 || sr.passedOffset >= w.next {
-		w.log.Info("shared models: replaying boundaries a previous owner passed, with its frontiers", "through_epoch", sr.passed, "through_offset", sr.passedOffset)
+	if sr.passed >= 0 {
+		w.log.Info("shared models: replaying the boundaries a previous owner passed with its frontiers", "through_epoch", sr.passed)
 	}
 }
 

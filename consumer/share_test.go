@@ -57,6 +57,17 @@ func produceRoundRobin(t *testing.T, e *kafkatest.Env, topic string, msgs []kafk
 	}
 }
 
+// roundRobinInput creates an input topic of the given partition count on a
+// new broker and writes msgs to it round robin.
+func roundRobinInput(t *testing.T, parts int, msgs []kafka.Message) (*kafkatest.Env, string) {
+	t.Helper()
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, parts, nil)
+	produceRoundRobin(t, e, input, msgs)
+	return e, input
+}
+
 func sharedConfig(e *kafkatest.Env, input, group, output string) Config {
 	cfg := testConfig(e, input, group, output)
 	cfg.Models = sharedModels
@@ -120,10 +131,7 @@ func equalsStrictSchedule(t *testing.T, e *kafkatest.Env, cfg Config, input stri
 // simulator's do (same schedule code, strict schedule), and so do their
 // progressive statistics.
 func TestSharedModelsEqualTheSimulator(t *testing.T) {
-	e := kafkatest.New(t)
-	input := e.Name("events")
-	e.CreateTopic(t, input, 3, nil)
-	produceRoundRobin(t, e, input, labelledEvents(2400, 11))
+	e, input := roundRobinInput(t, 3, labelledEvents(2400, 11))
 	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
 	r := start(t, cfg)
 	ends := endOffsets(t, e, input)
@@ -433,55 +441,71 @@ func TestSharedDecisionHeldUntilDurable(t *testing.T) {
 }
 
 // A partition may merge another's delta handed over in-process before that
-// delta is durable on the sync topic. If the process dies after output
-// computed from that merge has left, a replay must merge the same delta,
-// however long the partition that regenerates it takes: a replay that
-// decided again would skip it once --share-max-wait expired, and end
-// elsewhere than the output already published. Run 1 holds partition 1's
-// delta publisher (its deltas reach partition 0 in-process only) and is
-// killed once everything is processed; run 2 holds partition 1's first
-// boundary three times longer than the maximum wait, and must still end
-// where the strict schedule (the simulator) does, with no expired wait and
-// no decision. The evidence that run 1 went past a boundary is, by variant,
-// partition 0's own later deltas on the sync topic, or (its publisher held
-// too) its published predictions only, or (at-least-once delivery, which
-// keeps no record of what it published) its deltas only.
+// delta is durable on the sync topic. Nothing computed from that merge may
+// be seen before the delta is durable, except the partition's own next
+// deltas (their publication is not held); and a replay of a boundary whose
+// later deltas have left must merge the same deltas, however long the
+// partition that regenerates one takes: deciding again, it would skip it
+// once --share-max-wait expired and end elsewhere than what others merged.
+// Run 1 holds partition 1's delta publisher (its deltas reach partition 0
+// in-process only): both partitions' output after their first merge must
+// wait, while partition 0's deltas reach the sync topic. After a kill, run 2
+// holds partition 1's first boundary three times longer than the maximum
+// wait, and must still end where the strict schedule (the simulator) does,
+// with no expired wait and no decision, in both delivery modes.
 func TestSharedReplayWaitsForDeltasMergedBeforeDurable(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		held     []int // partitions whose publisher run 1 holds
-		delivery string
-	}{
-		{"predictions and deltas", []int{1}, DeliveryEffectivelyOnce},
-		{"predictions only", []int{0, 1}, DeliveryEffectivelyOnce},
-		{"deltas only, at-least-once", []int{1}, DeliveryAtLeastOnce},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			e := kafkatest.New(t)
-			input := e.Name("events")
-			e.CreateTopic(t, input, 2, nil)
-			produceRoundRobin(t, e, input, labelledEvents(420, 29)) // 8 boundaries per partition, then 10 events
+	for _, delivery := range []string{DeliveryEffectivelyOnce, DeliveryAtLeastOnce} {
+		t.Run(delivery, func(t *testing.T) {
+			e, input := roundRobinInput(t, 2, labelledEvents(420, 29)) // 8 boundaries per partition, then 10 events
 			ends := endOffsets(t, e, input)
 			cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
-			cfg.Delivery = c.delivery
+			cfg.Delivery = delivery
 			cfg.CheckpointEvery = 1 << 20 // no checkpoint before the kill
-			cfg.BatchSize = 25
+			cfg.BatchSize = 25            // one micro-batch per epoch
 
 			run1 := cfg
 			run1.ShareMaxWait = time.Hour // the strict schedule
 			run1.beforePublish = func(ctx context.Context, part int) {
-				if slices.Contains(c.held, part) {
+				if part == 1 {
 					<-ctx.Done() // until the kill
 				}
 			}
 			r := start(t, run1)
-			waitFor(t, 60*time.Second, "run 1 to process and publish every event", func() bool {
-				return caughtUp(ends, r) && len(e.ReadAll(t, cfg.Output)) == 420
-			})
 			prefix := share.Prefix(cfg.Group, cfg.Input) + "/"
-			for _, m := range e.ReadAll(t, cfg.ShareTopic) {
-				if kind, part, epoch, ok := share.Peek(m.Value); ok && strings.HasPrefix(string(m.Key), prefix) && slices.Contains(c.held, part) {
-					t.Fatalf("partition %d's %d record of epoch %d reached the sync topic although its publisher is held", part, kind, epoch)
+			deltas := func() (own0 int) {
+				recs, err := kafkatest.ReadAll(context.Background(), e.Client, cfg.ShareTopic)
+				if err != nil {
+					return 0 // not created yet
+				}
+				for _, m := range recs {
+					if kind, part, epoch, ok := share.Peek(m.Value); ok && strings.HasPrefix(string(m.Key), prefix) {
+						if part == 1 {
+							t.Fatalf("partition 1's %d record of epoch %d reached the sync topic although its publisher is held", kind, epoch)
+						}
+						if kind == share.KindDelta {
+							own0++
+						}
+					}
+				}
+				return own0
+			}
+			// Partition 0 goes on until its writer's queue is full (the
+			// output waits), publishing its deltas: those of epochs 1 and
+			// later were computed after boundary 1 merged partition 1's
+			// delta of epoch 0.
+			waitFor(t, 60*time.Second, "partition 0's deltas of epochs 0–2 on the sync topic", func() bool { return deltas() >= 3 })
+			// The first micro-batch of each partition (boundary 0 merges
+			// nothing) is written; the next ones merged partition 1's
+			// delta of epoch 0 and wait for it.
+			waitFor(t, 60*time.Second, "the first micro-batches' predictions", func() bool { return len(e.ReadAll(t, cfg.Output)) >= 50 })
+			time.Sleep(300 * time.Millisecond) // time for a writer that does not wait
+			for _, m := range e.ReadAll(t, cfg.Output) {
+				pr, err := codec.DecodePrediction(m.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pr.Offset >= 25 {
+					t.Fatalf("partition %d's prediction of offset %d was written while a delta its model merged (partition 1's of epoch 0) was not durable", pr.Partition, pr.Offset)
 				}
 			}
 			if n := counterValue(r.p.sm.decisions); n != 0 {
@@ -505,12 +529,70 @@ func TestSharedReplayWaitsForDeltasMergedBeforeDurable(t *testing.T) {
 			if n, d := counterValue(r.p.sm.expired), counterValue(r.p.sm.decisions); n != 0 || d != 0 {
 				t.Fatalf("run 2: %v expired waits and %v decision records, want none (it replays boundaries run 1 passed)", n, d)
 			}
-			if c.delivery == DeliveryEffectivelyOnce {
+			if delivery == DeliveryEffectivelyOnce {
 				if n := len(predictionsByOffset(t, e, cfg.Output)); n != 420 { // fails on a duplicate
 					t.Fatalf("%d predictions, want 420", n)
 				}
 			}
 		})
+	}
+}
+
+// A checkpoint holds every merge up to its frontier, so it waits until the
+// deltas merged are durable (it waits for the output before it, which
+// waits for them): with partition 1's delta publisher held, partition 0
+// (which merged partition 1's deltas in-process) takes no checkpoint;
+// released, it does.
+func TestSharedCheckpointWaitsForMergedDeltas(t *testing.T) {
+	e, input := roundRobinInput(t, 2, labelledEvents(420, 31))
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointEvery = 50
+	cfg.BatchSize = 25
+	release := make(chan struct{})
+	cfg.beforePublish = func(ctx context.Context, part int) {
+		if part == 1 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	r := start(t, cfg)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	checkpointed := func() bool {
+		cp, _, err := store.Load(ctx, checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: 0})
+		return err == nil && cp != nil && cp.NextOffset > 0
+	}
+	waitFor(t, 60*time.Second, "partition 0 to reach its first checkpoint", func() bool {
+		st, _ := r.p.Status()
+		for _, s := range st {
+			if s.Partition == 0 && s.Next >= 50 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(500 * time.Millisecond) // time for a checkpoint that does not wait
+	if checkpointed() {
+		t.Fatal("partition 0 checkpointed a merge of partition 1's deltas before they were durable")
+	}
+	close(release)
+	waitFor(t, 60*time.Second, "partition 0's checkpoint once partition 1's deltas are written", checkpointed)
+	if err := r.shutdown(t); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -151,6 +151,10 @@ type unit struct {
 	// (nil: none in flight); the batch's output depends on it and is
 	// written only once it has landed (writeDecisionAsync).
 	dec *pendingDecision
+	// front: shared models' frontier when the batch ended (nil: no
+	// sharing); the batch's output is written only once every delta
+	// merged up to it is durable (tailer.awaitDurable).
+	front []int64
 }
 
 // fetched is one fetch handed from the fetcher to the worker.
@@ -281,6 +285,12 @@ loop:
 			}
 			w.p.tail.setIdle(w.part, true)
 		}
+		if w.sh != nil && len(f.recs) == 0 && len(w.sh.unsent) > 0 {
+			// Deltas held by a decision that has landed since: others
+			// may have merged them, and their output waits until they
+			// are on the sync topic.
+			w.flushDeltas(ctx, false)
+		}
 		w.recycle(f.recs)
 	}
 	cancelFetch()
@@ -406,6 +416,10 @@ func (w *worker) writeLoop(ctx context.Context) {
 				w.writerOK.Store(false)
 				return
 			}
+		}
+		if u.front != nil && !w.p.tail.awaitDurable(ctx, u.front) {
+			w.writerOK.Store(false) // ctx ended first
+			return
 		}
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
@@ -660,6 +674,7 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	u.next = w.next
 	if w.sh != nil {
 		u.dec = w.sh.dec
+		u.front = append(u.front[:0], w.sh.st.Frontier...)
 		if !stopped {
 			// Deltas whose decisions landed during the batch go now, not
 			// at the next boundary (another instance may be waiting).
@@ -687,10 +702,21 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	case <-w.writerDone:
 		return false
 	case <-ctx.Done():
-		// Still hand it over: the writer drains after the generation ends.
+		// Still hand it over: the writer drains after the generation ends
+		// (not if killed). A writer that does not take it within the
+		// shutdown timeout waits for something that may not come before
+		// the generation's other partitions have stopped (a decision, or
+		// shared deltas merged in-process becoming durable): the unit is
+		// dropped, and the worker does not checkpoint past it.
+		if w.p.killed.Load() {
+			return false
+		}
+		t := time.NewTimer(w.p.cfg.ShutdownTimeout)
+		defer t.Stop()
 		select {
 		case w.writeCh <- u:
 		case <-w.writerDone:
+		case <-t.C:
 		}
 		return false
 	}
