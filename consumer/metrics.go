@@ -105,7 +105,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rebalances: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
 			Help: "Consumer-group generations joined."})).(prometheus.Counter),
 		writeErrors: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "write_errors_total",
-			Help: "Failed writes (retried, or with records refused for good replaced), by topic role (predictions, dead_letters, checkpoints, commit)."}, []string{"role"})).(*prometheus.CounterVec),
+			Help: "Failed writes (retried, or with records refused for good replaced), by topic role (predictions, dead_letters, checkpoints, commit, share: the shared models' sync topic)."}, []string{"role"})).(*prometheus.CounterVec),
 		gaps: f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "recovery_gaps_total",
 			Help: "Times a checkpoint's offset was no longer in the log (deleted by retention): exact recovery was impossible and processing resumed at the earliest offset."})).(prometheus.Counter),
 	}
@@ -141,7 +141,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, r := range []string{"ok", "error"} {
 		m.ckptTotal.WithLabelValues(r)
 	}
-	for _, r := range []string{"predictions", "dead_letters", "checkpoints", "commit"} {
+	for _, r := range []string{"predictions", "dead_letters", "checkpoints", "commit", "share"} {
 		m.writeErrors.WithLabelValues(r)
 	}
 	return m
