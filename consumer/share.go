@@ -337,9 +337,10 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		key   []byte // reused: keys are only compared
 		hdr   [share.PeekLen]byte
 		fresh []*share.Record
-		// landed[q]: the newest epoch of q's deltas read in this fetch
-		// (held already or not: either way it is on the topic).
-		landed []int64
+		// landed[q]: the newest epoch of input partition q's deltas read
+		// in this fetch (held already or not: either way it is on the
+		// topic; −1: none).
+		landed = make([]int64, len(t.durable))
 	)
 	// Each record's key and first bytes are read first: a record already
 	// held (this process's own, put at once) is skipped without copying or
@@ -369,10 +370,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
 			return nil
 		}
-		if kind == share.KindDelta && part >= 0 {
-			for len(landed) <= part {
-				landed = append(landed, -1)
-			}
+		if kind == share.KindDelta && part < len(landed) {
 			landed[part] = max(landed[part], epoch)
 		}
 		if t.skip(kind, part, epoch) {
@@ -1155,12 +1153,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		var deadline <-chan time.Time
 		arm := func() <-chan time.Time {
 			if deadline == nil {
-				if sr.timer == nil {
-					sr.timer = time.NewTimer(w.p.cfg.ShareMaxWait)
-				} else {
-					sr.timer.Reset(w.p.cfg.ShareMaxWait) // stopped: Go ≥ 1.23 timers need no drain
-				}
-				deadline = sr.timer.C
+				deadline = sr.armTimer(w.p.cfg.ShareMaxWait)
 			}
 			return deadline
 		}
@@ -1323,12 +1316,7 @@ func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (
 	// wait must block.
 	var slow <-chan time.Time
 	arm := func(d time.Duration) <-chan time.Time {
-		if sr.timer == nil {
-			sr.timer = time.NewTimer(d)
-		} else {
-			sr.timer.Reset(d)
-		}
-		slow = sr.timer.C
+		slow = sr.armTimer(d)
 		return slow
 	}
 	defer func() {
@@ -1379,6 +1367,18 @@ func (w *worker) awaitApplied(ctx context.Context, e int64, old, next []int64) (
 		}
 	}
 	return true, false, nil
+}
+
+// armTimer starts the worker's wait timer (sr.timer, created on first use)
+// for d and returns its channel; callers stop it when done (Go ≥ 1.23
+// timers need no drain before Reset).
+func (sr *shareRun) armTimer(d time.Duration) <-chan time.Time {
+	if sr.timer == nil {
+		sr.timer = time.NewTimer(d)
+	} else {
+		sr.timer.Reset(d)
+	}
+	return sr.timer.C
 }
 
 // fillFrontier sets *buf to n copies of t and returns it (the strict
