@@ -841,13 +841,6 @@ func kindName(kind int) string {
 	return "delta"
 }
 
-// changed returns the channel closed at the next arrival.
-func (t *tailer) changed() <-chan struct{} {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.notify
-}
-
 // caughtUp waits until the tailer has read every sync-topic record written
 // before the call (so that a restored partition sees its own decision
 // records before it replays its boundaries).
@@ -868,23 +861,17 @@ func (t *tailer) caughtUp(ctx context.Context) error {
 			sleep(ctx, 200*time.Millisecond)
 		}
 	}
-	for {
-		ch := t.changed()
-		t.mu.Lock()
-		done := true
+	if !t.waitUntil(ctx, func() (bool, <-chan struct{}) {
 		for part, end := range ends {
-			done = done && t.pos[part] >= end
+			if t.pos[part] < end {
+				return false, t.notify
+			}
 		}
-		t.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return true, nil
+	}) {
+		return ctx.Err()
 	}
+	return nil
 }
 
 // shareRun is a worker's part of the schedule.
