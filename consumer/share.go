@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -243,6 +244,18 @@ type tailer struct {
 	// partition.
 	epochs []epochCount
 	nIdle  int // partitions idle now (awaitEpoch leaves them to await)
+	// full[s], while the count of epochs[s] is complete, holds that
+	// epoch's delta of every input partition (nil otherwise; replaced
+	// under t.mu by countLocked whenever the slot changes, allocated with
+	// epochs). Read without t.mu: on the strict schedule every partition of
+	// the process wakes at once when an epoch completes, and re-taking
+	// t.mu to see it, then to read the deltas it merges, made them queue on
+	// it (awaitEpoch, completeEpoch).
+	full atomic.Pointer[[]atomic.Pointer[fullEpoch]]
+	// decNewest[q]: the newest epoch of partition q's decision records
+	// held (−1: none), raised under t.mu by storeLocked: a boundary finds
+	// that it has none to replay without t.mu.
+	decNewest []atomic.Int64
 
 	mixMu sync.Mutex
 	mixes map[string]mixEntry // see mix
@@ -253,34 +266,46 @@ type tailer struct {
 	// batch until it lands, and a checkpoint past an epoch implies its
 	// delta landed), so one number per partition says it. Raised by every
 	// delta read from the topic and by this process's publishers' acks;
-	// durCh is closed and replaced when one rises (awaitDurable).
-	durable []int64
-	durCh   chan struct{}
+	// durCh[q] is closed and replaced when durable[q] rises (awaitDurable).
+	// They have their own lock, durMu (taken inside t.mu, never the other
+	// way round), and durable is read without it: every publisher's
+	// acknowledgement raises one, and every writer waiting for output
+	// checks them, so under t.mu they queued behind the boundaries' work,
+	// and one channel for all woke every waiting writer at every ack.
+	durMu   sync.Mutex
+	durable []atomic.Int64
+	durCh   []chan struct{}
 }
 
 func newTailer(p *Pipeline, parts int) *tailer {
-	return &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
+	t := &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
 		pos: make([]int64, parts), notify: make(chan struct{}),
 		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), idle: make([]bool, p.inputParts),
-		wake: make(chan struct{}), durable: fillFrontier(new([]int64), p.inputParts, -1), durCh: make(chan struct{})}
+		wake: make(chan struct{}), durable: make([]atomic.Int64, p.inputParts), durCh: make([]chan struct{}, p.inputParts)}
+	for q := range t.durable {
+		t.durable[q].Store(-1)
+		t.durCh[q] = make(chan struct{})
+	}
+	t.decNewest = make([]atomic.Int64, p.inputParts)
+	for q := range t.decNewest {
+		t.decNewest[q].Store(-1)
+	}
+	return t
 }
 
-// raiseDurableLocked notes that partition q's deltas up to epoch e are on
-// the sync topic. t.mu is held.
-func (t *tailer) raiseDurableLocked(q int, e int64) {
-	if q < 0 || q >= len(t.durable) || t.durable[q] >= e {
+// raiseDurable notes that partition q's deltas up to epoch e are on the
+// sync topic (a publisher's acknowledgement, or records read from it).
+func (t *tailer) raiseDurable(q int, e int64) {
+	if q < 0 || q >= len(t.durable) || t.durable[q].Load() >= e {
 		return
 	}
-	t.durable[q] = e
-	close(t.durCh)
-	t.durCh = make(chan struct{})
-}
-
-// raiseDurable is raiseDurableLocked for a publisher's acknowledgement.
-func (t *tailer) raiseDurable(q int, e int64) {
-	t.mu.Lock()
-	t.raiseDurableLocked(q, e)
-	t.mu.Unlock()
+	t.durMu.Lock()
+	if t.durable[q].Load() < e {
+		t.durable[q].Store(e)
+		close(t.durCh[q])
+		t.durCh[q] = make(chan struct{})
+	}
+	t.durMu.Unlock()
 }
 
 // awaitDurable waits until every delta up to the frontier f (f[q]: the
@@ -289,16 +314,27 @@ func (t *tailer) raiseDurable(q int, e int64) {
 // in-process before it was durable may be regenerated late by a replay
 // (or, transitively, be regenerated differently by one that, not knowing
 // its partition's output depended on it, skipped a late delta), and
-// nothing computed from it may be seen before it is durable.
+// nothing computed from it may be seen before it is durable. It is woken
+// only by the partition it is waiting for.
 func (t *tailer) awaitDurable(ctx context.Context, f []int64) bool {
-	return t.waitUntil(ctx, func() (bool, <-chan struct{}) {
-		for q, e := range f {
-			if q < len(t.durable) && t.durable[q] < e {
-				return false, t.durCh
-			}
+	for q := 0; q < len(f) && q < len(t.durable); {
+		if t.durable[q].Load() >= f[q] {
+			q++
+			continue
 		}
-		return true, nil
-	})
+		t.durMu.Lock()
+		ch, ok := t.durCh[q], t.durable[q].Load() >= f[q]
+		t.durMu.Unlock()
+		if ok {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // waitUntil waits until check (run with t.mu read-locked) reports true,
@@ -421,7 +457,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			}
 		}
 		for q, e := range landed {
-			t.raiseDurableLocked(q, e)
+			t.raiseDurable(q, e)
 		}
 		t.pos[part] = pos
 		close(t.notify) // also on an empty fetch: caughtUp watches pos
@@ -572,6 +608,8 @@ func (t *tailer) storeLocked(rec *share.Record, own bool) {
 	byPart[rec.Partition][s.slot] = held{rec, own}
 	if rec.Kind == share.KindDelta {
 		t.countLocked(s.slot, prev, rec.Epoch)
+	} else if q := rec.Partition; q < len(t.decNewest) && t.decNewest[q].Load() < rec.Epoch {
+		t.decNewest[q].Store(rec.Epoch)
 	}
 	if ch, ok := t.arrivals[s]; ok {
 		close(ch)
@@ -647,18 +685,56 @@ func (t *tailer) countLocked(slot int64, prev *share.Record, e int64) {
 			c.n--
 		}
 	}
-	if c.n >= len(t.local) && c.done != nil {
+	full := &(*t.full.Load())[slot]
+	if c.n < len(t.local) {
+		full.Store(nil)
+		return
+	}
+	// Complete: every partition's slot holds a delta of c.epoch (the
+	// newest stored there), so the snapshot is those records.
+	f := &fullEpoch{epoch: c.epoch, recs: make([]*share.Record, len(t.local))}
+	byPart := t.recs[share.KindDelta-1]
+	for q := range f.recs {
+		if q < len(byPart) && byPart[q] != nil {
+			f.recs[q] = byPart[q][slot].rec
+		}
+	}
+	full.Store(f)
+	if c.done != nil {
 		close(c.done)
 		c.done = nil
 	}
 }
 
+// fullEpoch is one epoch's delta of every input partition, in partition
+// order (tailer.full). Read-only once stored.
+type fullEpoch struct {
+	epoch int64
+	recs  []*share.Record
+}
+
+// completeEpoch returns every input partition's delta of epoch e, in
+// partition order, if all of them are held (nil otherwise), without t.mu.
+// The slice is shared and read-only.
+func (t *tailer) completeEpoch(e int64) []*share.Record {
+	full := t.full.Load()
+	if full == nil || e < 0 {
+		return nil
+	}
+	if f := (*full)[e%int64(len(*full))].Load(); f != nil && f.epoch == e {
+		return f.recs
+	}
+	return nil
+}
+
 func (t *tailer) initEpochsLocked() {
 	if t.epochs == nil {
 		t.epochs = make([]epochCount, t.window)
+		full := make([]atomic.Pointer[fullEpoch], t.window)
 		for i := range t.epochs {
 			t.epochs[i].epoch = -1
 		}
+		t.full.Store(&full)
 	}
 }
 
@@ -675,6 +751,9 @@ func (t *tailer) initEpochsLocked() {
 func (t *tailer) awaitEpoch(ctx context.Context, arm func() <-chan time.Time, e int64) (complete, stopped bool) {
 	var stop <-chan time.Time
 	for {
+		if t.completeEpoch(e) != nil {
+			return true, false
+		}
 		t.mu.Lock()
 		t.initEpochsLocked()
 		c := &t.epochs[e%t.window]
@@ -793,6 +872,31 @@ func (t *tailer) put(rec *share.Record) {
 	t.mu.Lock()
 	t.storeLocked(rec, true)
 	t.mu.Unlock()
+}
+
+// getDue sets recs[j] to the delta refs[j] names, for boundary e, or
+// returns an error if one is not held or was overwritten.
+func (t *tailer) getDue(refs []share.Ref, recs []*share.Record, e int64) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for j, ref := range refs {
+		r, err := t.getLocked(share.KindDelta, ref.Partition, ref.Epoch)
+		if err == nil && r == nil {
+			err = fmt.Errorf("share: partition %d's delta of epoch %d, due at boundary %d, is not held", ref.Partition, ref.Epoch, e)
+		}
+		if err != nil {
+			return err
+		}
+		recs[j] = r
+	}
+	return nil
+}
+
+// mayHoldDecision reports whether a decision record of partition q for
+// epoch e may be held (get may find it, or find it overwritten): false
+// when none of q's of epoch e or later ever was, checked without t.mu.
+func (t *tailer) mayHoldDecision(q int, e int64) bool {
+	return q >= len(t.decNewest) || t.decNewest[q].Load() >= e
 }
 
 // errOverwritten: a record the schedule needs was overwritten by a newer
@@ -1097,9 +1201,12 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	old := sr.st.Frontier
 	var next []int64
 	fast := false // the strict schedule's frontier, found without Plan
-	dec, err := t.get(share.KindDecision, w.part, e)
-	if err != nil {
-		return false, err
+	var dec *share.Record
+	if t.mayHoldDecision(w.part, e) {
+		var err error
+		if dec, err = t.get(share.KindDecision, w.part, e); err != nil {
+			return false, err
+		}
 	}
 	// avail runs with t.mu read-locked (around a whole WaitFor or Plan).
 	var getErr error
@@ -1230,17 +1337,25 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	recs := slices.Grow(sr.recs[:0], len(refs))[:len(refs)]
 	sr.recs = recs
 	defer clear(recs) // the records stay the tailer's, not the worker's
-	t.mu.RLock()
-	for j, ref := range refs {
-		if recs[j], err = t.getLocked(share.KindDelta, ref.Partition, ref.Epoch); err == nil && recs[j] == nil {
-			err = fmt.Errorf("share: partition %d's delta of epoch %d, due at boundary %d, is not held", ref.Partition, ref.Epoch, e)
+	// On the strict schedule (fast) the frontier merges every partition's
+	// delta of one epoch, in partition order: that epoch's snapshot,
+	// read without t.mu.
+	held := false
+	if full := t.completeEpoch(e - sr.cfg.Lag); fast && len(full) == len(refs) {
+		held = true
+		for j, ref := range refs {
+			if r := full[j]; r == nil || r.Partition != ref.Partition || r.Epoch != ref.Epoch {
+				held = false
+				break
+			}
+			recs[j] = full[j]
 		}
-		if err != nil {
-			t.mu.RUnlock()
+	}
+	if !held {
+		if err := t.getDue(refs, recs, e); err != nil {
 			return false, err
 		}
 	}
-	t.mu.RUnlock()
 	for k, i := range sr.models {
 		in := sr.in[:0]
 		for j, ref := range refs {

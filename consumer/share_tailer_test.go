@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,7 +154,81 @@ func TestTailerEpochCountExact(t *testing.T) {
 			if c.n == P && c.done != nil {
 				t.Fatalf("step %d: slot %d is complete but its channel is open", step, slot)
 			}
+			// The snapshot read without the lock: every partition's
+			// delta of the slot's epoch, the very records held, exactly
+			// when the count is complete.
+			for e := newest[slot] - 2*W; e <= newest[slot]+W; e += W {
+				full := tl.completeEpoch(e)
+				if (full != nil) != (e >= 0 && e == newest[slot] && want == P) {
+					t.Fatalf("step %d: epoch %d (slot %d, %d of %d held): snapshot %v", step, e, slot, want, P, full != nil)
+				}
+				for p, r := range full {
+					if h, _ := tl.get(share.KindDelta, p, e); r != h || h == nil {
+						t.Fatalf("step %d: epoch %d's snapshot holds %p for partition %d, the tailer %p", step, e, r, p, h)
+					}
+				}
+			}
 		}
+	}
+}
+
+// A boundary skips the locked look-up of its decision record only when
+// none of that partition's of that epoch or later was ever stored: get
+// then finds nothing (and no overwritten slot).
+func TestTailerMayHoldDecision(t *testing.T) {
+	const P, W = 3, 4
+	tl := newTestTailer(P, W)
+	tl.decNewest = make([]atomic.Int64, P)
+	for q := range tl.decNewest {
+		tl.decNewest[q].Store(-1)
+	}
+	dec := func(q int, e int64) *share.Record {
+		return &share.Record{Kind: share.KindDecision, Partition: q, Epoch: e, Partitions: P, Frontier: []int64{0, 0, 0}}
+	}
+	for _, r := range []*share.Record{dec(1, 2), dec(1, 9), dec(1, 5), dec(2, 0)} {
+		tl.put(r)
+	}
+	for q := range P {
+		for e := range int64(12) {
+			r, err := tl.get(share.KindDecision, q, e)
+			if found := r != nil || err != nil; found && !tl.mayHoldDecision(q, e) {
+				t.Fatalf("partition %d, epoch %d: get finds %v (err %v) but mayHoldDecision says none", q, e, r, err)
+			}
+		}
+	}
+	if tl.mayHoldDecision(0, 0) || tl.mayHoldDecision(1, 10) || tl.mayHoldDecision(2, 1) {
+		t.Fatal("mayHoldDecision reports a decision where none of that epoch or later was stored")
+	}
+}
+
+// awaitDurable returns once every partition of the frontier is durable up
+// to its epoch, wakes for the partition it waits on, and gives up when ctx
+// ends.
+func TestTailerAwaitDurable(t *testing.T) {
+	p := &Pipeline{inputParts: 3}
+	p.cfg.ShareWindow = 8
+	tl := newTailer(p, 1)
+	f := []int64{2, -1, 4}
+	done := make(chan bool, 1)
+	go func() { done <- tl.awaitDurable(context.Background(), f) }()
+	tl.raiseDurable(0, 3)
+	tl.raiseDurable(1, 7)
+	tl.raiseDurable(2, 3)
+	select {
+	case ok := <-done:
+		t.Fatalf("returned %v with partition 2 durable to epoch 3 of 4", ok)
+	case <-time.After(20 * time.Millisecond):
+	}
+	tl.raiseDurable(2, 2) // lower: no change
+	tl.raiseDurable(2, 4)
+	if !<-done {
+		t.Fatal("every partition durable, yet awaitDurable reported false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- tl.awaitDurable(ctx, []int64{5, 0, 0}) }()
+	cancel()
+	if <-done {
+		t.Fatal("partition 0 is durable to epoch 3 of 5, yet awaitDurable reported true after ctx ended")
 	}
 }
 

@@ -229,96 +229,24 @@ on a loaded 2-core machine (single runs vary by ±30 %).
   averaging was worse than independent models on cod-rna (docs/sharing.md). The issue's
   "improves over independent models" is met on casp by ridge, not by FOGD.
 - Throughput: the events/s columns are medians of 9 interleaved pairs of runs on a 2-core
-  machine shared with other jobs (5 pairs before this regeneration), and the ratio column the
-  median of the pairs' ratios with their range (earlier versions of this table showed single
-  runs, whose ratios moved by ±15 points between regenerations; ranges stay wide, e.g. FORKS
-  at P = 16: 69–95 %, and some rows have pairs above 100 %). Against the issue's 80 %, at
-  P = 16: FOGD on cod-rna 83 % (76–90), mix=own 81 % (72–85), FOGD with the square loss on
-  casp 79 % (74–91), KuaiRec FOGD 86 % (79–92) and mix=own 85 % (79–87), FORKS 84 % (69–95),
-  NOGD 80 % (72–94) and ridge 74 % (69–88): six of eight rows at 80 % or more; at P = 64,
-  casp FOGD 83 % and the others 67–79 % (ridge 67 %, FORKS 71 %, cod-rna FOGD 74–75 %, NOGD
-  78 %, the KuaiRec rows 79 %). Between regenerations a row moves by up to 20 points with no
-  change to its code (the previous regeneration had five of eight at P = 16 and one at P = 64,
-  with cod-rna FOGD at 90 / 75 %, casp FOGD 83 / 79 %, NOGD 87 / 85 %, ridge 78 / 65 %; back
-  to back in one process, BenchmarkShareRatio, ridge on cod-rna at P = 64 was at 0.80–0.81 in
-  two builds, 8 pairs). The KuaiRec rows moved because of this build's change (below); the
-  others' code did not change. An earlier build kept ridge's G as its packed lower triangle (updated, shared and merged as such; the
-  state still writes it whole, and the predictions are bit for bit the same): its delta at
-  d = 8 is 54 float64s instead of 90, the learner's part of a sync point of 16 copies 24.6 →
-  16.9 µs (BenchmarkLinearShareBoundary, −31 %, p = 0.002), and ridge's shared/independent
-  at P = 16 0.80 → 0.84 back to back (12 pairs, p = 0.22) and 0.81 → 0.82 in 20 more pairs
-  (p = 0.74): no end-to-end change that this machine can measure. The build
-  before made NOGD's projections of merged kernel OGD terms onto the
-  Nyström map (the merged buffer's surplus at the switch, and the late Stage-1 entries of the
-  next sync point) once per process: every copy made them, and at P = 64 they were a quarter of
-  the shared copies' CPU (NOGD at P = 64: 66 % before it, 79 % after, 85 % and 78 % in the
-  two regenerations since;
-  back to back, BenchmarkShareRatio, 6 interleaved pairs: 0.67 → 0.89, p = 0.002, shared CPU
-  over the window −22 %, p = 0.009; P = 16 0.85 → 0.89, not significant; shared NOGD's
-  mistake rates are unchanged to two decimals, the projection now summed before it is scaled,
-  a change of rounding only). The one before took the strict schedule's frontier
-  without scanning the partitions once the epoch's last delta is held (no WaitFor, no Plan,
-  the mix cached under the epoch instead of a key listing P deltas; back to back,
-  BenchmarkShareRatio, FOGD on cod-rna, 8 interleaved pairs: P = 64 0.72 → 0.80, p = 0.002,
-  shared CPU −6.5 %, p = 0.028; P = 16 0.81 → 0.82, not significant); the one before made a
-  worker on the strict schedule wait once per sync point for the epoch's last delta instead of
-  once per missing partition (P = 64 0.72 → 0.76, p = 0.009). The builds
-  before made NOGD's phase-2 merge, ridge's and FORKS' merges Mixers (the deltas summed once
-  per process, each copy subtracting its own), NOGD's Nyström map and FORKS' basis updates once
-  per process; shared mistake rates and MSEs did not change. What remains at P = 1
-  (76 % for FORKS and 88 % for ridge in this regeneration, 82 and 86 % in the previous one;
-  no other partition to merge) is the fixed cost of a sync point (a delta encoded and produced, the schedule, the
-  merge of the own delta) against a cheap learner's per-event work. Measured back to back in
-  one process (BenchmarkShareRatio in cmd/okstream, cod-rna, FOGD, P = 16, S = 16; 10 interleaved
-  runs), sharing's extra CPU over the timed window is 45 ms per run (16 % of the independent
-  run's) after a fused quantiser and table-driven merge, fewer allocations per boundary, and a
-  slow-start fetch (64 KiB first, then doubling), which speeds the independent runs as well.
-  Every shared FORKS copy made, in its merges, INIT and the basis update rounds of the whole
-  stream (P times those of an independent copy), although every copy's basis is the same; they
-  are now made once per process and installed by its other copies (learner/forks_basiscache.go,
-  bit for bit the same states), with a single-flight lookup (the copies reach a sync point
-  together, and without it all 16 computed every transfer before the first had stored it):
-  back to back at P = 16, sharing's extra CPU went from 150 to 56 ms per run and
-  shared/independent from 0.52 to 0.71.
-  KuaiRec's partitions run out of events at different times. Each used to cost the others one
-  bounded wait (100 ms here, ShareMaxWait, 10 s by default); with --share-skip-idle, which
-  these replays set, a partition of the same instance whose last fetch found no new events is
-  marked idle and not waited for (KuaiRec P = 16: from 16–17 % of independent in single runs
-  to 74 % (69–78) at P = 16 and 47 % at P = 64 with synchronous decision records; the bounded
-  wait remains for partitions owned by other instances). What was left then was one decision
-  record per boundary while an ended partition lags behind the strict schedule (2,603 at P = 16),
-  which exact replay needs; a build that skipped them (not exact after a crash, measurement only)
-  gave 85 % and 84 %. Decision records are now written asynchronously (the partition's next
-  delta, its micro-batch's predictions and its checkpoint wait for the acknowledgement) by one
-  committer per instance that writes every decision queued since its last write in one request:
-  80 % (75–88) at P = 16 and 71 % (66–89) at P = 64 in the regeneration that introduced them
-  (mix=own: 83 and 71 %; 76 / 72 % and 78 / 73 % in the regeneration before this one).
-  Asynchronous writes alone, one request per decision, changed nothing (back to back: 72 and
-  50 % before, 67–72 and 47–48 % after): the requests' CPU, not their latency, was the cost.
-  In that regeneration "exact" said no for mix=own at P = 64 (every row says yes in this one): a later one of the five shared runs differed from
-  the simulator (in a back-to-back run on a loaded machine where the first one did, it ended
-  at 28.79 % against 28.74 %), the signature of a 100 ms wait that expired while 64 workers
-  shared 2 cores; with asynchronous decisions the workers run further apart, and it happened
-  in 2 of 5 such runs of these rows against none of 4 before. The kill tests check replay
-  exactness with asynchronous decisions. Since then the partition that decides no longer
-  waits for the acknowledgement at its next boundary: its later deltas are held until the
-  decision lands (docs/sharing.md). That changed nothing measurable here (5 regenerations of
-  these rows with each build: medians 76 → 77 % and 71 → 72 %, mix=own 78 → 77 % and
-  69 → 72 %), where the embedded broker acknowledges in well under a millisecond; with every
-  produce request answered 2 ms late, as by a replicated broker, the P = 16 row went from 18 %
-  to 27 % of independent (BenchmarkShareRatio, SHARE_DATA=kuairec PRODUCE_DELAY=2ms, 6 pairs),
-  and to 35 % with up to 4 decision requests in flight (from 26 %, 6 pairs): on a real broker,
-  these decisions' round trips bound a keyed replay. Since then a partition once skipped is
-  merged again only at every 8th boundary (recorded) and left where it is in between, which a
-  replay derives without a record: 408 decision records per run at P = 16 instead of 2,603, and
-  the same mistake rates, since the partitions skipped here have ended (back to back,
-  BenchmarkShareRatio, 8 pairs: 78 → 85 % of independent; with 2 ms acknowledgements, 6 pairs:
-  40 → 66 %). In this regeneration the KuaiRec rows are at 86 / 79 % and, with mix=own,
-  85 / 79 % at P = 16 / 64 (76 / 72 % and 78 / 73 % in the previous one). In a first
-  regeneration with this build, "exact" said no for mix=own at P = 64 (one of nine runs
-  differed from the simulator; a second run of those rows said yes); the table could not yet
-  say whether a bounded wait had expired in that run, and now does (a "no" gives the runs
-  that differed and in how many a wait expired; every row says yes in this one).`,
+  machine shared with other jobs, and the ratio column the median of the pairs' ratios with
+  their range (ranges are wide, some pairs are above 100 %, and a row moves by 5–10 points
+  between regenerations of the same code). The issue asks for shared models at 80 % or more
+  of independent models' events/s. What sharing costs at every sync point of every partition:
+  its delta encoded and published to the sync topic, the wait for the epoch's other deltas,
+  the merge (the mixing term once per process, each copy applying it), and the output's wait
+  until the deltas it depends on are durable. What was done about each, measured back to back
+  (BenchmarkShareRatio in cmd/okstream), is in docs/sharing.md ("Limits"). The latest change
+  was the tailer's lock: the workers released at once by an epoch's completion queued on it
+  (at P = 64, 4,166 waits on a mutex per shared run against 30 per independent one); they now
+  read the epoch's deltas from a snapshot without it (back to back, FOGD on cod-rna, 6 pairs:
+  P = 64 0.75 → 0.91 of independent, P = 16 0.83 → 0.88). At P = 1 and 4 a sync point's fixed
+  cost, about 12 µs of CPU, weighs most against the fastest learners' per-event work (FORKS,
+  ridge). KuaiRec's partitions run out of events at different times: with --share-skip-idle,
+  set for these replays, a partition of the same instance whose last fetch found no new
+  events is not waited for, and a partition skipped is merged again at every 8th boundary,
+  with a decision record (on a real broker these records' round trips bound a keyed replay:
+  docs/sharing.md).`,
 		Custom:   runPartitions,
 		Rerender: rerenderPartitions,
 	})
