@@ -1341,14 +1341,16 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	// delta of one epoch, in partition order: that epoch's snapshot,
 	// read without t.mu.
 	held := false
-	if full := t.completeEpoch(e - sr.cfg.Lag); fast && len(full) == len(refs) {
-		held = true
+	if fast {
+		full := t.completeEpoch(e - sr.cfg.Lag)
+		held = len(full) == len(refs)
 		for j, ref := range refs {
-			if r := full[j]; r == nil || r.Partition != ref.Partition || r.Epoch != ref.Epoch {
-				held = false
+			if !held {
 				break
 			}
-			recs[j] = full[j]
+			r := full[j]
+			held = r != nil && r.Partition == ref.Partition && r.Epoch == ref.Epoch
+			recs[j] = r
 		}
 	}
 	if !held {
