@@ -176,6 +176,10 @@ type Config struct {
 	// publisher before it writes a batch to the sync topic, with the
 	// publisher's context.
 	beforePublish func(ctx context.Context, partition int)
+	// beforeWrite, when set (tests), is called by a partition's writer
+	// before each attempt to write a micro-batch's output, with the
+	// writer's context.
+	beforeWrite func(ctx context.Context, partition int)
 
 	// StartOffset is where a partition without a checkpoint starts:
 	// "earliest" (default, learn from the whole retained history) or "latest".

@@ -390,11 +390,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		log.Info("generation", "id", gen.ID, "member", gen.MemberID, "partitions", ids)
 		p.noteMember(gen.MemberID) // member.go
 		genID := gen.ID
+		lease := newLease(&p.cfg) // fence.go
 		gen.Start(func(gctx context.Context) { p.liveGeneration(gctx, genID) })
+		gen.Start(func(gctx context.Context) { p.heartbeat(gctx, lease, genID, gen.MemberID) })
 		for _, id := range ids {
 			gen.Start(func(gctx context.Context) {
 				w, err := newWorker(p, kafkaGen{gen}, id)
 				if err == nil {
+					w.lease = lease
 					err = w.run(gctx)
 				}
 				var fe errFatal

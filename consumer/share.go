@@ -1002,8 +1002,14 @@ type shareRun struct {
 	// ones are dropped too (decisionQueue; only the committer touches it).
 	decDropped bool
 	// unsent: the delta records not yet given to the publisher, in epoch
-	// order (flushDeltas).
-	unsent []unsentDelta
+	// order (flushDeltas). Guarded by unsentMu: the worker appends to it
+	// and flushes it, and so does the decision committer when a decision
+	// lands (pendingDecision.flush), while the worker may be blocked at a
+	// later boundary. pubClosed (also under unsentMu): the publisher's
+	// input is closed, nothing more is sent.
+	unsentMu  sync.Mutex
+	unsent    []unsentDelta
+	pubClosed bool
 	// passed: previous owners of the partition are known to have gone
 	// past every boundary up to this epoch (noteReplay). Such a boundary
 	// without a decision record merged the default frontier, which the
@@ -1079,6 +1085,12 @@ func (w *worker) startPublisher(parent context.Context) {
 			}
 			for attempt := 0; ; attempt++ {
 				err := ctx.Err() // (kafka-go may still write a batch given a cancelled context)
+				if err == nil && !w.lease.valid() {
+					// fence.go: a new owner replays and publishes these
+					// (byte-identical) deltas; stop as if cancelled.
+					err = errLeaseExpired
+					sr.pubCancel()
+				}
 				if err == nil {
 					err = w.p.shareW.WriteMessages(ctx, batch...)
 				}
@@ -1116,8 +1128,13 @@ func (w *worker) stopPublisher() {
 	if w.sh == nil || w.sh.pubCh == nil {
 		return
 	}
-	close(w.sh.pubCh)
+	// Cancelled first: a flush blocked on a full input (pendingDecision.flush)
+	// lets go of unsentMu.
 	w.sh.pubCancel()
+	w.sh.unsentMu.Lock()
+	w.sh.pubClosed = true
+	close(w.sh.pubCh)
+	w.sh.unsentMu.Unlock()
 	<-w.sh.pubDone
 }
 
@@ -1186,8 +1203,10 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	if pd == nil {
 		t.put(rec)
 	}
+	sr.unsentMu.Lock()
 	sr.unsent = append(sr.unsent, unsentDelta{epoch: e, after: pd,
 		msg: kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}})
+	sr.unsentMu.Unlock()
 	if !w.flushDeltas(ctx, false) {
 		sr.broken = true
 		return false, nil
@@ -1530,6 +1549,10 @@ type pendingDecision struct {
 	msg  kafka.Message
 	part int
 	ctx  context.Context // the writing worker's publisher's: dropped once it ends
+	// lease: the writing worker's generation's (fence.go): a decision is
+	// not written once it has ended, since a new owner of the partition
+	// may decide the same boundary otherwise.
+	lease *lease
 	// dropped: a decision of this worker was dropped (the committer's,
 	// shared by the worker's decisions: shareRun.decDropped).
 	dropped *bool
@@ -1541,6 +1564,15 @@ type pendingDecision struct {
 	mu      sync.Mutex
 	settled bool
 	held    []*share.Record
+	// flush, once it has landed, gives the worker's publisher the deltas
+	// that waited for it (worker.flushDeltas, without wait), from the
+	// committer's side: the worker may be blocked at a later boundary,
+	// waiting for a delta of another instance's partition that waits for
+	// these. Before, only the worker's next flush sent them, and two
+	// instances whose partitions each held a delta behind a decision in
+	// flight waited for each other until --share-max-wait expired, made a
+	// decision again, and so on (TestSharedSlowDecisionsDoNotChainWaits).
+	flush func()
 }
 
 // hold keeps rec to be handed over when the decision lands, and reports
@@ -1568,6 +1600,9 @@ func (pd *pendingDecision) settle(t *tailer, ok bool) {
 	pd.ok, pd.settled, pd.held = ok, true, nil
 	pd.mu.Unlock()
 	close(pd.done)
+	if ok && pd.flush != nil {
+		go pd.flush()
+	}
 }
 
 // unsentDelta is a delta record not yet given to the worker's publisher:
@@ -1582,9 +1617,19 @@ type unsentDelta struct {
 // flushDeltas gives the publisher every unsent delta whose decision has
 // landed, in epoch order; with wait, it waits for the decisions and gives
 // it all of them. It returns false if a decision did not land (what
-// follows it must not be published) or ctx ended.
+// follows it must not be published), the publisher was stopped or ctx
+// ended. Safe for concurrent use: the worker calls it at its boundaries,
+// and a landing decision calls it (without wait) from another goroutine
+// (pendingDecision.flush), so that the deltas it held leave at once even
+// while the worker waits at a later boundary for a delta of another
+// instance's partition, which may itself wait for them.
 func (w *worker) flushDeltas(ctx context.Context, wait bool) bool {
 	sr := w.sh
+	sr.unsentMu.Lock()
+	defer sr.unsentMu.Unlock()
+	if sr.pubClosed {
+		return len(sr.unsent) == 0
+	}
 	n := 0
 	defer func() {
 		sr.unsent = sr.unsent[:copy(sr.unsent, sr.unsent[n:])]
@@ -1629,6 +1674,7 @@ func (w *worker) flushDeltas(ctx context.Context, wait bool) bool {
 // did not land or ctx ended.
 func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 	var last *pendingDecision
+	w.sh.unsentMu.Lock()
 	for _, u := range w.sh.unsent {
 		if u.epoch > e {
 			break
@@ -1637,6 +1683,7 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 			last = u.after // decisions land in order: the last one is enough
 		}
 	}
+	w.sh.unsentMu.Unlock()
 	if last == nil {
 		return true
 	}
@@ -1664,8 +1711,9 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 // means every earlier one has; sr.dec is the newest.
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
-	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, dropped: &sr.decDropped, done: make(chan struct{}),
-		msg: kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}}
+	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, lease: w.lease, dropped: &sr.decDropped, done: make(chan struct{}),
+		msg:   kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()},
+		flush: func() { w.flushDeltas(sr.pubCtx, false) }}
 	sr.dec = pd
 	w.p.decq.add(pd)
 }
@@ -1811,7 +1859,7 @@ func (dq *decisionQueue) write(ctx context.Context, f *decisionFlight) {
 			if hook := p.cfg.beforeDecision; hook != nil && attempt == 0 {
 				hook(pd.ctx, pd.part, pd.rec.Epoch)
 			}
-			if pd.ctx.Err() == nil && ctx.Err() == nil {
+			if pd.ctx.Err() == nil && ctx.Err() == nil && pd.lease.valid() {
 				live = append(live, i)
 				msgs = append(msgs, pd.msg)
 			}
@@ -1885,4 +1933,11 @@ func (p *Pipeline) setupShareTopic(ctx context.Context) error {
 	p.tail = newTailer(p, n)
 	p.decq = newDecisionQueue(p)
 	return nil
+}
+
+// hasUnsent reports whether some delta waits for its decision to land.
+func (sr *shareRun) hasUnsent() bool {
+	sr.unsentMu.Lock()
+	defer sr.unsentMu.Unlock()
+	return len(sr.unsent) > 0
 }

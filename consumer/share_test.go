@@ -83,6 +83,19 @@ func sharedConfig(e *kafkatest.Env, input, group, output string) Config {
 // partition, in offset order.
 func simulate(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts int) *share.SimResult {
 	t.Helper()
+	events, assign := inputEvents(t, e, cfg, input)
+	res, err := share.Simulate(cfg.Models[0].Spec, cfg.Dim, share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: parts},
+		events, assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// inputEvents reads the input topic's events, partition by partition in
+// offset order, and the partition of each.
+func inputEvents(t *testing.T, e *kafkatest.Env, cfg Config, input string) ([]share.Event, func(i int) int) {
+	t.Helper()
 	recs := e.ReadAll(t, input)
 	sort.Slice(recs, func(i, j int) bool {
 		if recs[i].Partition != recs[j].Partition {
@@ -100,12 +113,7 @@ func simulate(t *testing.T, e *kafkatest.Env, cfg Config, input string, parts in
 		events = append(events, share.Event{X: ev.Dense(nil, cfg.Dim), Y: ev.Y})
 		assign = append(assign, r.Partition)
 	}
-	res, err := share.Simulate(cfg.Models[0].Spec, cfg.Dim, share.Config{Every: cfg.ShareEvery, Lag: cfg.ShareLag, Partitions: parts},
-		events, func(i int) int { return assign[i] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return events, func(i int) int { return assign[i] }
 }
 
 // equalsStrictSchedule checks that the first shared model of each partition's

@@ -70,9 +70,13 @@ func (e errFatal) Unwrap() error { return e.error }
 // until the writer has acknowledged everything up to the checkpoint's
 // offset, which keeps the durability order while compute and I/O overlap.
 type worker struct {
-	p     *Pipeline
-	gen   generation
-	part  int
+	p    *Pipeline
+	gen  generation
+	part int
+	// lease: the generation's ownership lease; no write that depends on
+	// owning the partition starts once it has ended (fence.go; nil in
+	// tests that build a worker by hand: always valid).
+	lease *lease
 	label string // partition as a metrics label
 	id    checkpoint.ID
 	log   *slog.Logger
@@ -285,7 +289,7 @@ loop:
 			}
 			w.p.tail.setIdle(w.part, true)
 		}
-		if w.sh != nil && len(f.recs) == 0 && len(w.sh.unsent) > 0 {
+		if w.sh != nil && len(f.recs) == 0 && w.sh.hasUnsent() {
 			// Deltas held by a decision that has landed since: others
 			// may have merged them, and their output waits until they
 			// are on the sync topic.
@@ -301,8 +305,10 @@ loop:
 		log.Info("killed: exiting without a final checkpoint", "next", w.next)
 		return nil
 	}
-	// Drain the writer, bounded by the shutdown timeout.
-	timer := time.NewTimer(w.p.cfg.ShutdownTimeout)
+	// Drain the writer, bounded by the shutdown timeout and by the
+	// generation's lease: past it no write starts (fence.go), and the
+	// writer may be blocked on something else meanwhile.
+	timer := time.NewTimer(max(0, min(w.p.cfg.ShutdownTimeout, w.lease.remaining())))
 	defer timer.Stop()
 	select {
 	case <-w.writerDone:
@@ -424,6 +430,14 @@ func (w *worker) writeLoop(ctx context.Context) {
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
+			if !w.lease.valid() { // fence.go: the partition may have a new owner
+				w.log.Warn("not writing: "+errLeaseExpired.Error()+"; the next owner recomputes the unwritten predictions", "from", u.first)
+				w.writerOK.Store(false)
+				return
+			}
+			if hook := w.p.cfg.beforeWrite; hook != nil {
+				hook(ctx, w.part)
+			}
 			var err error
 			if attempt > 0 {
 				// effectively-once: drop what the failed write did land (dedup.go)

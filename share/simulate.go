@@ -49,6 +49,31 @@ type SimResult struct {
 // consumer's bounded wait would skip it (it is then behind: merged again
 // at the rejoin boundaries, see Plan); the Decisions say where.
 func Simulate(spec string, dim int, c Config, events []Event, assign func(i int) int) (*SimResult, error) {
+	return simulate(spec, dim, c, events, assign, nil)
+}
+
+// Replay runs Simulate's stream with the frontiers a run recorded instead
+// of deciding them: at every boundary (p, e) the recorded frontier
+// recorded[Ref{p, e}] if there is one, else the Default frontier, each
+// waited for until its deltas exist. It is what a consumer run, with any
+// number of instances, kills and rebalances, must end equal to, bit for
+// bit: its decision records (all of them: give the run a sync-topic window
+// that keeps them) replayed over the same partitions' events. An error
+// says where the run's records cannot be replayed: a boundary with no
+// record whose Default is not defined, a recorded frontier whose deltas
+// never come, or a record for a boundary that is never reached.
+func Replay(spec string, dim int, c Config, events []Event, assign func(i int) int, recorded map[Ref][]int64) (*SimResult, error) {
+	if recorded == nil {
+		recorded = map[Ref][]int64{}
+	}
+	if c.Every <= 0 {
+		return nil, fmt.Errorf("share: Replay needs a sharing schedule (Every > 0)")
+	}
+	return simulate(spec, dim, c, events, assign, recorded)
+}
+
+// simulate is Simulate, or Replay when recorded is not nil.
+func simulate(spec string, dim int, c Config, events []Event, assign func(i int) int, recorded map[Ref][]int64) (*SimResult, error) {
 	share := c.Every > 0
 	if share {
 		if err := c.Validate(); err != nil {
@@ -95,14 +120,39 @@ func Simulate(spec string, dim int, c Config, events []Event, assign func(i int)
 	}
 	// boundary completes partition p's pending boundary unless it must wait
 	// (and skip is false).
+	used := 0 // recorded frontiers applied (Replay)
 	boundary := func(p int, skip bool) (bool, error) {
 		e, st := pending[p], &r.States[p]
-		if !skip && len(c.WaitFor(e, st.Frontier, avail)) > 0 {
-			return false, nil
-		}
-		next, def := c.Plan(e, st.Frontier, avail)
-		if !def {
-			r.Decisions = append(r.Decisions, Record{Kind: KindDecision, Partition: p, Epoch: e, Partitions: P, Frontier: next})
+		var next []int64
+		if recorded != nil {
+			var def bool
+			if rec, ok := recorded[Ref{p, e}]; ok {
+				if len(rec) != P {
+					return false, fmt.Errorf("share: recorded frontier of partition %d, boundary %d has %d partitions, want %d", p, e, len(rec), P)
+				}
+				next = rec
+				used++
+				r.Decisions = append(r.Decisions, Record{Kind: KindDecision, Partition: p, Epoch: e, Partitions: P, Frontier: rec})
+			} else if next, def = c.Default(e, st.Frontier); !def {
+				return false, fmt.Errorf("share: partition %d, boundary %d: no recorded frontier, and the default is not defined there (a rejoin boundary with a partition behind)", p, e)
+			}
+			for _, ref := range Due(st.Frontier, next) {
+				if !avail(ref.Partition, ref.Epoch) {
+					if skip {
+						return false, fmt.Errorf("share: partition %d, boundary %d: the frontier %v needs partition %d's delta of epoch %d, which its stream never makes", p, e, next, ref.Partition, ref.Epoch)
+					}
+					return false, nil
+				}
+			}
+		} else {
+			if !skip && len(c.WaitFor(e, st.Frontier, avail)) > 0 {
+				return false, nil
+			}
+			var def bool
+			next, def = c.Plan(e, st.Frontier, avail)
+			if !def {
+				r.Decisions = append(r.Decisions, Record{Kind: KindDecision, Partition: p, Epoch: e, Partitions: P, Frontier: next})
+			}
 		}
 		var in []learner.SharedDelta
 		for _, ref := range Due(st.Frontier, next) {
@@ -173,6 +223,9 @@ func Simulate(spec string, dim int, c Config, events []Event, assign func(i int)
 			}
 		}
 		if !stuck {
+			if used != len(recorded) {
+				return nil, fmt.Errorf("share: %d recorded frontiers, %d of them at boundaries the stream reaches", len(recorded), used)
+			}
 			return r, nil
 		}
 	}

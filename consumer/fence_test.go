@@ -1,0 +1,71 @@
+package consumer
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"okstream/internal/kafkatest"
+)
+
+// A worker whose generation ended and whose writes are slow (a loaded
+// machine, a slow broker) drains longer than the session timeout: the
+// coordinator evicts its silent member and hands the partitions to another
+// instance, which restores, reads the output's tail and publishes. Before
+// fencing, the old writer went on writing during that time and the output
+// held the same offsets twice (issue 37, case 1). Now its lease runs out
+// before anyone else can own the partitions, it stops writing, and every
+// offset has exactly one prediction.
+func TestRevokedWorkerStopsWritingBeforeNewOwner(t *testing.T) {
+	const parts, n = 2, 3000
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, parts, nil)
+	produceRoundRobin(t, e, input, genEvents(n, 31, "f"))
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.CheckpointEvery = 100
+	slow := cfg
+	var slowWrites, lateWrites atomic.Int64
+	var genEnded atomic.Int64 // unix ns when A's first generation ended (0: not yet)
+	slow.beforeWrite = func(ctx context.Context, part int) {
+		slowWrites.Add(1)
+		if end := genEnded.Load(); end != 0 && time.Since(time.Unix(0, end)) > cfg.SessionTimeout {
+			lateWrites.Add(1) // a write attempt after the session could have expired
+		}
+		select {
+		case <-time.After(4 * time.Second):
+		case <-ctx.Done():
+		}
+	}
+	a := start(t, slow)
+	waitFor(t, 60*time.Second, "instance A to own both partitions and write", func() bool { return owned(a) == parts && slowWrites.Load() >= 2 })
+	b := start(t, cfg)
+	waitFor(t, 60*time.Second, "the rebalance to begin", func() bool {
+		if !a.p.inGen.Load() {
+			genEnded.CompareAndSwap(0, time.Now().UnixNano())
+			return true
+		}
+		return false
+	})
+	// A leaves too (as on SIGTERM): it drains first, slowly, while the
+	// group goes on without it once its session has expired.
+	a.stop()
+	ends := endOffsets(t, e, input)
+	waitFor(t, 120*time.Second, "B to own both partitions and catch up", func() bool { return owned(b) == parts && caughtUp(ends, b) })
+	time.Sleep(3 * time.Second) // anything A still had in flight lands
+	if err := b.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.shutdown(t)
+	got := predictionsByOffset(t, e, cfg.Output) // fails on a duplicate
+	if len(got) != n {
+		t.Fatalf("%d offsets have predictions, want %d", len(got), n)
+	}
+	if late := lateWrites.Load(); late != 0 {
+		t.Fatalf("instance A started %d writes more than the session timeout after its generation ended", late)
+	}
+	if d := counterValue(b.p.dm.duplicates.WithLabelValues("predictions")); d != 0 {
+		t.Fatalf("B detected %v duplicates", d)
+	}
+}
