@@ -270,14 +270,15 @@ type Config struct {
 
 	// CheckpointFailingAfter turns /readyz 503 (okstream_ready 0) for a
 	// partition whose checkpoints have been failing for longer than this
-	// (default CheckpointInterval; negative: off). Failed checkpoints are
-	// retried with a backoff from checkpointBackoffMin doubling to
-	// checkpointBackoffMax (reset by a success).
+	// (default CheckpointInterval, at least 10 s; negative: off). Failed checkpoints are
+	// retried with a backoff per partition, 100 ms doubling to 10 s, reset
+	// by a success; okstream_checkpoint_failing_seconds says for how long.
 	CheckpointFailingAfter time.Duration
 	// CheckpointMaxAge turns /readyz 503 for a partition whose
 	// okstream_checkpoint_age_seconds exceeds it: processed events have
 	// gone that long without a checkpoint (default 3 × CheckpointInterval,
-	// the OkstreamCheckpointStale alert's threshold; negative: off).
+	// the OkstreamCheckpointStale alert's threshold, at least 30 s, so that
+	// a short interval does not make readiness flap; negative: off).
 	CheckpointMaxAge time.Duration
 	// AllowFreshStart lets a partition that has a committed group offset
 	// but no checkpoint start with fresh models at StartOffset. By default
@@ -400,10 +401,10 @@ func (c *Config) defaults() {
 	}
 	setDur(&c.ShutdownTimeout, 30*time.Second)
 	if c.CheckpointFailingAfter == 0 {
-		c.CheckpointFailingAfter = c.CheckpointInterval
+		c.CheckpointFailingAfter = max(c.CheckpointInterval, 10*time.Second)
 	}
 	if c.CheckpointMaxAge == 0 {
-		c.CheckpointMaxAge = 3 * c.CheckpointInterval
+		c.CheckpointMaxAge = max(3*c.CheckpointInterval, 30*time.Second)
 	}
 	if c.DeadLetterReadyShare == 0 {
 		c.DeadLetterReadyShare = DefaultDeadLetterReadyShare

@@ -280,7 +280,9 @@ func (p *Pipeline) notePartitionFailed(n int, why string) {
 }
 
 // restoreOrWait restores the partition. If none of its checkpoints can be
-// restored (errPartitionFailed) the partition fails alone: it is reported
+// restored, or it has none although the group has a committed offset and
+// Config.AllowFreshStart is off (errPartitionFailed), the partition fails
+// alone: it is reported
 // (okstream_partition_failed 1, an error log, /readyz 503 naming it) and
 // retries every Config.FailedRetry, so that it starts by itself once an
 // operator has reset its checkpoint (okstream checkpoints reset); the other
