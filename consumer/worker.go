@@ -546,7 +546,9 @@ func (w *worker) waitAcked(ctx context.Context) bool {
 // every rejected checkpoint is counted in okstream_checkpoint_invalid_total
 // and logged with its reason. If checkpoints exist but none can be
 // restored, the partition refuses to start (a fatal error that says why)
-// rather than silently starting fresh models.
+// rather than silently starting fresh models; so does one without any
+// checkpoint whose group has a committed offset (lost checkpoints), unless
+// Config.AllowFreshStart.
 func (w *worker) restore(ctx context.Context) error {
 	log := w.log
 	start := time.Now()
