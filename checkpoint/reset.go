@@ -22,9 +22,11 @@ import (
 // checkpoint, never no checkpoint at all.
 //
 // Reset is an operator's tool for a partition whose checkpoints are all
-// damaged (ErrNoValidCheckpoint): the runtime does not start such a
-// partition by itself, because starting it fresh would silently discard
-// its model. A worker that owns id and is running overwrites the reset
+// damaged (ErrNoValidCheckpoint) or lost (none, although the group has a
+// committed offset): the runtime does not start such a partition by
+// itself, because starting it fresh would silently discard its model.
+// okstream checkpoints reset always passes a fresh checkpoint, after
+// checking that the input partition exists and holds its offset. A worker that owns id and is running overwrites the reset
 // with its next checkpoint; reset a partition while it is failed (the
 // failed partition retries its restore and picks the reset up) or while no
 // instance runs.
@@ -54,8 +56,9 @@ func (s *Store) Reset(ctx context.Context, id ID, fresh *Checkpoint) (tombstones
 	// older key it did not overwrite: a failed partition that retries its
 	// restore concurrently then finds either the old (invalid) slots or
 	// the fresh checkpoint, never an empty store — which it would take as
-	// a partition without checkpoints and start with fresh models at the
-	// group's offset instead of at fresh.NextOffset.
+	// a partition without checkpoints (refused when the group has a
+	// committed offset, else fresh models at its start offset instead of
+	// at fresh.NextOffset).
 	keep := func(string) bool { return false }
 	if fresh != nil {
 		st, err := s.Save(ctx, *fresh)

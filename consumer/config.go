@@ -272,6 +272,38 @@ type Config struct {
 	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).
 	ShutdownTimeout time.Duration
 
+	// CheckpointFailingAfter turns /readyz 503 (okstream_ready 0) for a
+	// partition whose checkpoints have been failing for longer than this
+	// (default CheckpointInterval, at least 10 s; negative: off). Failed checkpoints are
+	// retried with a backoff per partition, 100 ms doubling to 10 s, reset
+	// by a success; okstream_checkpoint_failing_seconds says for how long.
+	CheckpointFailingAfter time.Duration
+	// CheckpointMaxAge turns /readyz 503 for a partition whose
+	// okstream_checkpoint_age_seconds exceeds it: processed events have
+	// gone that long without a checkpoint (default 3 × CheckpointInterval,
+	// the OkstreamCheckpointStale alert's threshold, at least 30 s, so that
+	// a short interval does not make readiness flap; negative: off).
+	CheckpointMaxAge time.Duration
+	// AllowFreshStart lets a partition that has a committed group offset
+	// but no checkpoint start with fresh models at StartOffset. By default
+	// such a partition refuses (it fails alone, like one whose checkpoints
+	// are all damaged, okstream_checkpoint_missing_total counts it): the
+	// checkpoints were lost (a deleted or renamed checkpoint topic), and
+	// relearning from StartOffset would silently train the models on
+	// whatever part of the history retention has kept.
+	AllowFreshStart bool
+	// DeadLetterReadyShare turns /readyz 503 for a partition that
+	// dead-letters more than this share of its last DeadLetterWindow
+	// events (default 0.5; negative: off; at most 1, which never fires): a
+	// wrong --dim or a producer writing another schema makes an instance
+	// that drops everything, which must not look healthy. Evaluated once a
+	// tenth of the window has been processed since the partition started;
+	// it recovers as soon as the share drops.
+	DeadLetterReadyShare float64
+	// DeadLetterWindow is the number of a partition's last events
+	// DeadLetterReadyShare is measured over (default 1000).
+	DeadLetterWindow int
+
 	Logger *slog.Logger
 	// Registerer receives the metrics (default: a new registry, see
 	// Pipeline.Registry).
@@ -292,6 +324,12 @@ const DefaultMaxAbsValue = 1e9
 // UUID (36 bytes) or any practical entity key, and small enough that ids
 // cannot dominate the feedback buffer or the prediction records.
 const DefaultMaxIDBytes = 1024
+
+// Defaults of Config.DeadLetterReadyShare and Config.DeadLetterWindow.
+const (
+	DefaultDeadLetterReadyShare = 0.5
+	DefaultDeadLetterWindow     = 1000
+)
 
 // NewConfig returns a Config with the defaults filled in.
 func NewConfig() Config {
@@ -366,6 +404,16 @@ func (c *Config) defaults() {
 		c.CheckpointMaxStateBytes = checkpoint.DefaultMaxStateBytes
 	}
 	setDur(&c.ShutdownTimeout, 30*time.Second)
+	if c.CheckpointFailingAfter == 0 {
+		c.CheckpointFailingAfter = max(c.CheckpointInterval, 10*time.Second)
+	}
+	if c.CheckpointMaxAge == 0 {
+		c.CheckpointMaxAge = max(3*c.CheckpointInterval, 30*time.Second)
+	}
+	if c.DeadLetterReadyShare == 0 {
+		c.DeadLetterReadyShare = DefaultDeadLetterReadyShare
+	}
+	setInt(&c.DeadLetterWindow, DefaultDeadLetterWindow)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -441,6 +489,12 @@ func (c *Config) Validate() error {
 	}
 	if c.CheckpointMaxStateBytes < 0 {
 		bad("checkpoint max state bytes %d: use a positive size (default %d)", c.CheckpointMaxStateBytes, checkpoint.DefaultMaxStateBytes)
+	}
+	if math.IsNaN(c.DeadLetterReadyShare) || c.DeadLetterReadyShare > 1 {
+		bad("dead-letter ready share %v: use a share in (0, 1] (e.g. 0.5 for half the events; 0 takes the default %g; negative turns the check off)", c.DeadLetterReadyShare, DefaultDeadLetterReadyShare)
+	}
+	if c.DeadLetterWindow > 1000000 {
+		bad("dead-letter window %d: use at most 1000000 events (it holds a byte per event and partition)", c.DeadLetterWindow)
 	}
 	c.validateShare(bad)
 	if c.HeartbeatInterval >= c.SessionTimeout {

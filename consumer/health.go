@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-
-	"github.com/prometheus/client_golang/prometheus"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -25,8 +26,15 @@ import (
 //   - a broker answered within Config.ReadyBrokerTimeout (a fetch, a write,
 //     a checkpoint or the probe, which runs at least every 5 s);
 //   - every partition the generation assigned is restored, has fetched
-//     since, is not failed (no restorable checkpoint) and is not stuck
-//     (Config.StuckAfter).
+//     since, is not failed (no restorable checkpoint, or a committed group
+//     offset without a checkpoint: Config.AllowFreshStart) and is not stuck
+//     (Config.StuckAfter);
+//   - no partition's checkpoints have been failing for longer than
+//     Config.CheckpointFailingAfter, and none has gone longer than
+//     Config.CheckpointMaxAge without one while processing events;
+//   - no partition dead-letters more than Config.DeadLetterReadyShare of
+//     its last Config.DeadLetterWindow events (reason and detail of the
+//     commonest dead letter named).
 //
 // Otherwise /readyz answers 503 with every reason, naming partitions.
 // Live (/healthz 200) means the process is not wedged: the monitor loop
@@ -94,6 +102,9 @@ func (p *Pipeline) notReady() string {
 		}
 		for _, st := range w.stalls(now, p.cfg.StuckAfter) {
 			parts = append(parts, fmt.Sprintf("partition %d stuck: %s", n, st))
+		}
+		if p.parts[n] != nil && p.parts[n].Ready {
+			parts = append(parts, w.degraded(now)...)
 		}
 	}
 	sort.Strings(parts)
@@ -269,7 +280,9 @@ func (p *Pipeline) notePartitionFailed(n int, why string) {
 }
 
 // restoreOrWait restores the partition. If none of its checkpoints can be
-// restored (errPartitionFailed) the partition fails alone: it is reported
+// restored, or it has none although the group has a committed offset and
+// Config.AllowFreshStart is off (errPartitionFailed), the partition fails
+// alone: it is reported
 // (okstream_partition_failed 1, an error log, /readyz 503 naming it) and
 // retries every Config.FailedRetry, so that it starts by itself once an
 // operator has reset its checkpoint (okstream checkpoints reset); the other
@@ -374,6 +387,7 @@ type dlqLogState struct {
 // (count, last offset and detail) at most once per deadLetterLogEvery. The
 // progress line counts them all.
 func (w *worker) noteDeadLetter(reason, detail string, offset int64) {
+	w.dlw.note(reason, detail)
 	st := w.dlqLog[reason]
 	if st == nil {
 		w.dlqLog[reason] = &dlqLogState{last: time.Now()}
@@ -400,4 +414,238 @@ func (w *worker) checkpointAge(now time.Time) time.Duration {
 		return 0
 	}
 	return now.Sub(time.Unix(0, t))
+}
+
+// Checkpoint failures (issue 37): a partition whose checkpoints fail retries
+// them with an exponential backoff, from checkpointBackoffMin doubling to
+// checkpointBackoffMax and back to no delay after a success; the first
+// failure is logged at error level, later ones are summarised at most once
+// per checkpointLogEvery. /readyz turns 503 once they have been failing for
+// longer than Config.CheckpointFailingAfter, or once the partition's
+// checkpoint age exceeds Config.CheckpointMaxAge.
+const (
+	checkpointBackoffMin = 100 * time.Millisecond
+	checkpointBackoffMax = 10 * time.Second
+	checkpointLogEvery   = time.Minute
+)
+
+// ckptHealth is a worker's checkpoint failure state: written by the
+// worker's goroutine, read by readiness and the metrics.
+type ckptHealth struct {
+	mu         sync.Mutex
+	fails      int       // consecutive failures (0: the last checkpoint succeeded)
+	since      time.Time // the first of them
+	lastErr    string
+	backoff    time.Duration
+	next       time.Time // no attempt before this
+	logged     time.Time // last error log
+	suppressed int       // failures not logged since then
+}
+
+// checkpointDue reports whether the backoff after failed checkpoints lets
+// the worker try again now.
+func (w *worker) checkpointDue(now time.Time) bool {
+	h := &w.ckh
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fails == 0 || !now.Before(h.next)
+}
+
+// noteCheckpoint records the result of a checkpoint attempt (not of the
+// final one at the generation's end): a failure extends the backoff and is
+// logged, rate-limited; a success after failures resets it and says so.
+func (w *worker) noteCheckpoint(err error) {
+	now := time.Now()
+	h := &w.ckh
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		if h.fails > 0 {
+			w.log.Info("checkpoints succeed again", "failures", h.fails, "failing_for", now.Sub(h.since).Round(time.Millisecond).String())
+		}
+		h.fails, h.since, h.lastErr, h.backoff, h.next, h.logged, h.suppressed = 0, time.Time{}, "", 0, time.Time{}, time.Time{}, 0
+		return
+	}
+	if h.fails == 0 {
+		h.since, h.backoff = now, checkpointBackoffMin
+	} else {
+		h.backoff = min(2*h.backoff, checkpointBackoffMax)
+	}
+	h.fails++
+	h.lastErr = err.Error()
+	h.next = now.Add(h.backoff)
+	switch {
+	case h.fails == 1:
+		w.log.Error("checkpoint failed; retrying with backoff (later failures are summarised at most once a minute)",
+			"err", err, "retry_in", h.backoff.String(), "backoff_max", checkpointBackoffMax.String(), "unready_after", w.p.cfg.CheckpointFailingAfter.String())
+		h.logged = now
+	case now.Sub(h.logged) >= checkpointLogEvery:
+		w.log.Error("checkpoints still failing", "failures", h.fails, "failing_for", now.Sub(h.since).Round(time.Second).String(),
+			"since_last_log", h.suppressed+1, "err", err, "retry_in", h.backoff.String())
+		h.logged, h.suppressed = now, 0
+	default:
+		h.suppressed++
+	}
+}
+
+// checkpointFailing is how long the partition's checkpoints have been
+// failing (0 when the last one succeeded), and the last error.
+func (w *worker) checkpointFailing(now time.Time) (time.Duration, int, string) {
+	h := &w.ckh
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fails == 0 {
+		return 0, 0, ""
+	}
+	return now.Sub(h.since), h.fails, h.lastErr
+}
+
+// degraded lists why the running partition makes the instance unready
+// beyond the stalls: checkpoints failing or too old, and too many dead
+// letters.
+func (w *worker) degraded(now time.Time) []string {
+	cfg := &w.p.cfg
+	var out []string
+	failing, fails, lastErr := w.checkpointFailing(now)
+	if cfg.CheckpointFailingAfter > 0 && failing > cfg.CheckpointFailingAfter {
+		out = append(out, fmt.Sprintf("partition %d checkpoint: failing for %s (%d attempts, limit %s): %s",
+			w.part, failing.Round(time.Second), fails, cfg.CheckpointFailingAfter, clipString(lastErr, maxDetailBytes)))
+	} else if age := w.checkpointAge(now); cfg.CheckpointMaxAge > 0 && age > cfg.CheckpointMaxAge {
+		out = append(out, fmt.Sprintf("partition %d checkpoint: processed events have gone %s without one (limit %s)",
+			w.part, age.Round(time.Second), cfg.CheckpointMaxAge))
+	}
+	if why := w.dlw.unready(w.part, cfg.DeadLetterReadyShare, cfg.DeadLetterWindow); why != "" {
+		out = append(out, why)
+	}
+	return out
+}
+
+// finalCheckpointFailed records a failed final checkpoint. At shutdown
+// (Run's context ended) it makes Run return an error, so that okstream run
+// exits non-zero; at a rebalance the next owner resumes from the previous
+// checkpoint and the process keeps running. The error is not wrapped: it
+// may hold a context error, which Run's callers take for a clean stop.
+func (p *Pipeline) finalCheckpointFailed(part int, durable int64, err error) {
+	if !p.stopping.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fatal = errors.Join(p.fatal, fmt.Errorf("partition %d: the final checkpoint failed (the next owner resumes from the previous checkpoint, at offset %d, and recomputes what followed): %v", part, durable, err))
+}
+
+// dlWindow is a partition's last events, dead-lettered or not, for the
+// dead-letter share of readiness (Config.DeadLetterReadyShare): written by
+// the worker's goroutine, read by readiness and the metrics.
+type dlWindow struct {
+	mu      sync.Mutex
+	ring    []uint8 // reason code of each of the last events (0: not dead-lettered)
+	pos, n  int     // next slot; events held
+	dead    int     // dead-lettered events held
+	counts  []int   // held events by code
+	names   []string
+	details []string // the last detail of each code
+	codes   map[string]uint8
+	batch   []uint8 // the current micro-batch's dead letters (the worker's only)
+}
+
+// note records a dead letter of the current micro-batch.
+func (d *dlWindow) note(reason, detail string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	c, ok := d.codes[reason]
+	if !ok {
+		if len(d.names) > 255 {
+			c = 255 // more reasons than codes: share the last (never with the built-in reasons)
+		} else {
+			c = uint8(len(d.names))
+			d.codes[reason] = c
+			d.names, d.details, d.counts = append(d.names, reason), append(d.details, ""), append(d.counts, 0)
+		}
+	}
+	d.details[c] = clipString(detail, 256)
+	d.batch = append(d.batch, c)
+}
+
+// add pushes a micro-batch of n events (its dead letters as noted) into a
+// window of size events.
+func (d *dlWindow) add(n, size int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if size <= 0 {
+		return
+	}
+	d.init()
+	if len(d.ring) != size {
+		d.ring, d.pos, d.n, d.dead = make([]uint8, size), 0, 0, 0
+		clear(d.counts)
+	}
+	push := func(c uint8) {
+		if d.n == len(d.ring) {
+			old := d.ring[d.pos]
+			d.counts[old]--
+			if old != 0 {
+				d.dead--
+			}
+		} else {
+			d.n++
+		}
+		d.ring[d.pos] = c
+		d.counts[c]++
+		if c != 0 {
+			d.dead++
+		}
+		d.pos = (d.pos + 1) % len(d.ring)
+	}
+	for i := len(d.batch); i < n; i++ {
+		push(0)
+	}
+	for _, c := range d.batch {
+		push(c)
+	}
+	d.batch = d.batch[:0]
+}
+
+func (d *dlWindow) init() {
+	if d.codes == nil {
+		d.codes = map[string]uint8{}
+		d.names, d.details, d.counts = []string{""}, []string{""}, []int{0}
+	}
+}
+
+// share is the dead-lettered share of the events held (0 with none).
+func (d *dlWindow) share() float64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == 0 {
+		return 0
+	}
+	return float64(d.dead) / float64(d.n)
+}
+
+// unready says why the partition's dead letters make the instance unready
+// ("" when they do not): more than limit of its last window events, once
+// at least a tenth of the window has been seen.
+func (d *dlWindow) unready(part int, limit float64, window int) string {
+	if limit <= 0 || limit >= 1 {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == 0 || d.n < max(1, window/10) {
+		return ""
+	}
+	share := float64(d.dead) / float64(d.n)
+	if share <= limit {
+		return ""
+	}
+	top := 0
+	for c := 1; c < len(d.counts); c++ {
+		if top == 0 || d.counts[c] > d.counts[top] {
+			top = c
+		}
+	}
+	return fmt.Sprintf("partition %d: %.0f%% of its last %d events dead-lettered (limit %.0f%%), mostly %s: %s",
+		part, 100*share, d.n, 100*limit, d.names[top], d.details[top])
 }

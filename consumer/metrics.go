@@ -48,6 +48,8 @@ type metrics struct {
 	pendingBytes       *prometheus.GaugeVec   // {partition}
 	impressionsRefused *prometheus.CounterVec // {reason}: duplicate_id, too_large
 	modelResets        *prometheus.CounterVec // {model, reason}: non_finite, non_finite_at_checkpoint
+	// Added with the checkpoint and dead-letter health (issue 37).
+	ckptMissing *prometheus.CounterVec // {partition}: a committed group offset without a checkpoint
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -125,6 +127,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Impressions scored but not kept for feedback, by reason (duplicate_id: the id is already pending; too_large: above the byte limit alone)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.modelResets = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_resets_total",
 		Help: "Models reset to a fresh learner because their state became non-finite, by model and reason (non_finite: at an event; non_finite_at_checkpoint: by the check before a checkpoint)."}, []string{"model", "reason"})).(*prometheus.CounterVec)
+	m.ckptMissing = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_missing_total",
+		Help: "Restores of a partition that found no checkpoint although the consumer group has a committed offset for it (checkpoints lost: a deleted or recreated checkpoint topic); the partition fails unless --allow-fresh-start."}, []string{"partition"})).(*prometheus.CounterVec)
 	for _, r := range []string{"size", "bytes", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
@@ -195,10 +199,16 @@ var (
 		"Event-time watermark of the partition: the lower median of the ts of its last 15 processed events that had one, in Unix seconds.",
 		[]string{"partition"}, nil)
 	failedDesc = prometheus.NewDesc("okstream_partition_failed",
-		"1 while the partition is stopped because none of its checkpoints can be restored (see okstream checkpoints reset); /readyz is then 503.",
+		"1 while the partition is stopped because none of its checkpoints can be restored, or because it has a committed group offset but no checkpoint (without --allow-fresh-start; see okstream checkpoints reset); /readyz is then 503.",
 		[]string{"partition"}, nil)
 	ckptAgeDesc = prometheus.NewDesc("okstream_checkpoint_age_seconds",
 		"Seconds the partition's processed events have gone without a checkpoint: since its last successful checkpoint (or its restore) while events were processed after it; 0 when the checkpoint is up to date (an idle partition).",
+		[]string{"partition"}, nil)
+	ckptFailingDesc = prometheus.NewDesc("okstream_checkpoint_failing_seconds",
+		"Seconds the partition's checkpoints have been failing (retried with backoff up to 10 s); 0 when the last one succeeded. /readyz is 503 past --checkpoint-failing-after.",
+		[]string{"partition"}, nil)
+	dlqShareDesc = prometheus.NewDesc("okstream_partition_dead_letter_share",
+		"Share (0..1) of the partition's last --dead-letter-window events that were dead-lettered; /readyz is 503 above --dead-letter-ready-share.",
 		[]string{"partition"}, nil)
 )
 
@@ -209,7 +219,7 @@ var (
 type liveCollector struct{ p *Pipeline }
 
 func (c liveCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{stuckDesc, stallDesc, lagDesc, watermarkDesc, failedDesc, ckptAgeDesc} {
+	for _, d := range []*prometheus.Desc{stuckDesc, stallDesc, lagDesc, watermarkDesc, failedDesc, ckptAgeDesc, ckptFailingDesc, dlqShareDesc} {
 		ch <- d
 	}
 }
@@ -261,6 +271,9 @@ func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if w.pos.Load() >= 0 {
 			gauge(ckptAgeDesc, w.checkpointAge(now).Seconds(), label)
+			failing, _, _ := w.checkpointFailing(now)
+			gauge(ckptFailingDesc, failing.Seconds(), label)
+			gauge(dlqShareDesc, w.dlw.share(), label)
 		}
 	}
 }

@@ -42,6 +42,9 @@ type Pipeline struct {
 	predMax, dlqMax int
 
 	killed atomic.Bool
+	// stopping: Run's context has ended (a failed final checkpoint is then
+	// an error of Run; health.go).
+	stopping atomic.Bool
 
 	// Shared models (share.go): the input's partition count, the sync
 	// topic's writer and tailer, the metrics.
@@ -351,6 +354,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	closed := make(chan struct{})
 	go func() {
 		<-ctx.Done()
+		p.stopping.Store(true)
 		// Ends the current generation (workers drain and checkpoint), then
 		// leaves the group.
 		group.Close()

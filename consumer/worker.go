@@ -47,6 +47,9 @@ const (
 type generation interface {
 	id() int32
 	commit(topic string, partition int, offset int64) error
+	// committed is the group's committed offset of the partition when the
+	// generation started (false: none).
+	committed(topic string, partition int) (int64, bool)
 }
 
 type kafkaGen struct{ g *kafka.Generation }
@@ -54,6 +57,17 @@ type kafkaGen struct{ g *kafka.Generation }
 func (k kafkaGen) id() int32 { return k.g.ID }
 func (k kafkaGen) commit(topic string, partition int, offset int64) error {
 	return k.g.CommitOffsets(map[string]map[int]int64{topic: {partition: offset}})
+}
+
+// committed reads the generation's assignment: kafka-go puts the committed
+// offset there, or the group's StartOffset (negative) when there is none.
+func (k kafkaGen) committed(topic string, partition int) (int64, bool) {
+	for _, a := range k.g.Assignments[topic] {
+		if a.ID == partition {
+			return a.Offset, a.Offset >= 0
+		}
+	}
+	return 0, false
 }
 
 // errFatal marks errors that must stop the pipeline (configuration
@@ -141,6 +155,9 @@ type worker struct {
 	cPreds, cUpdates, cLabeled, cMistakes, cLoss, cNonFinite []prometheus.Counter
 	// Dead-letter log rate limiting, by reason (see noteDeadLetter).
 	dlqLog map[string]*dlqLogState
+	// Checkpoint failures and the dead-letter window (health.go).
+	ckh ckptHealth
+	dlw dlWindow
 }
 
 // unit is one micro-batch's output, handed from the worker to the writer.
@@ -329,7 +346,8 @@ loop:
 	defer cancel()
 	if w.next != w.durable {
 		if err := w.checkpoint(sctx); err != nil {
-			log.Error("final checkpoint failed; the next owner resumes from the previous one", "err", err)
+			log.Error("final checkpoint failed; the next owner resumes from the previous one", "err", err, "durable", w.durable, "processed", w.next)
+			w.p.finalCheckpointFailed(w.part, w.durable, err) // at shutdown: Run returns an error (health.go)
 		}
 	}
 	return nil
@@ -542,7 +560,9 @@ func (w *worker) waitAcked(ctx context.Context) bool {
 // every rejected checkpoint is counted in okstream_checkpoint_invalid_total
 // and logged with its reason. If checkpoints exist but none can be
 // restored, the partition refuses to start (a fatal error that says why)
-// rather than silently starting fresh models.
+// rather than silently starting fresh models; so does one without any
+// checkpoint whose group has a committed offset (lost checkpoints), unless
+// Config.AllowFreshStart.
 func (w *worker) restore(ctx context.Context) error {
 	log := w.log
 	start := time.Now()
@@ -594,7 +614,7 @@ func (w *worker) restore(ctx context.Context) error {
 	}
 	if cp == nil && len(cps) > 0 && dimChanged == len(cps) {
 		// A configuration change, not damage: every partition would fail.
-		return errFatal{fmt.Errorf("partition %d: %w: %s (restore the old --dim, or use another --group or --checkpoint-topic to start fresh models)", w.part, ErrDimensionChanged, strings.Join(failed, "; "))}
+		return errFatal{fmt.Errorf("partition %d: %w: %s (restore the old --dim, or use another --group, or another --checkpoint-topic with --allow-fresh-start, to start fresh models)", w.part, ErrDimensionChanged, strings.Join(failed, "; "))}
 	}
 	if cp == nil && len(cps) > 0 {
 		return errPartitionFailed{fmt.Errorf("partition %d: no checkpoint could be restored: %s (%s)", w.part, strings.Join(failed, "; "), w.recoveryHint())}
@@ -605,6 +625,16 @@ func (w *worker) restore(ctx context.Context) error {
 		log.Info("restored", "epoch", cp.Epoch.String(), "next", cp.NextOffset, "bytes", len(cp.Payload),
 			"records_read", st.Records, "rejected", st.Rejected, "fresh_models", fresh, "took", time.Since(start).Round(time.Millisecond).String())
 	} else {
+		committed, hasCommitted := w.gen.committed(w.p.cfg.Input, w.part)
+		if hasCommitted && committed > 0 {
+			// The partition was processed and checkpointed before (only a
+			// checkpoint commits): its checkpoints were lost.
+			w.p.m.ckptMissing.WithLabelValues(w.label).Inc()
+			if !w.p.cfg.AllowFreshStart {
+				return errPartitionFailed{fmt.Errorf("partition %d: the group %s has committed offset %d but the checkpoint topic %s holds no checkpoint of the partition (the topic was deleted or recreated, or --checkpoint-topic changed): refusing to start fresh models at --start-offset %s, which would silently train them on whatever part of the history retention kept; to start fresh anyway restart with --allow-fresh-start, or give the partition fresh models at an offset with okstream checkpoints reset --checkpoint-topic %s --group %s --input %s --partition %d --to-offset N (e.g. %d); the partition retries every %s",
+					w.part, w.p.cfg.Group, committed, w.p.cfg.Checkpoints, w.p.cfg.StartOffset, w.p.cfg.Checkpoints, w.p.cfg.Group, w.p.cfg.Input, w.part, committed, w.p.cfg.FailedRetry)}
+			}
+		}
 		first, end, err := w.offsets(ctx)
 		if err != nil {
 			return err
@@ -614,7 +644,12 @@ func (w *worker) restore(ctx context.Context) error {
 			w.next = end
 		}
 		w.p.m.restores.WithLabelValues("none").Inc()
-		log.Info("no checkpoint: starting fresh models", "start", w.p.cfg.StartOffset, "next", w.next)
+		if hasCommitted && committed > 0 {
+			log.Warn("no checkpoint although the group has a committed offset: starting fresh models (--allow-fresh-start)",
+				"committed", committed, "start", w.p.cfg.StartOffset, "next", w.next, "checkpoint_topic", w.p.cfg.Checkpoints)
+		} else {
+			log.Info("no checkpoint: starting fresh models", "start", w.p.cfg.StartOffset, "next", w.next)
+		}
 	}
 	d := time.Since(start)
 	w.p.m.restoreSecs.Observe(d.Seconds())
@@ -697,6 +732,7 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 	}
 	w.p.m.events.WithLabelValues(w.label).Add(float64(len(recs)))
 	w.p.eventsSeen.Add(int64(len(recs)))
+	w.dlw.add(len(recs), w.p.cfg.DeadLetterWindow) // readiness on dead letters (health.go)
 	w.since += len(recs)
 	w.unckpt.Store(int64(w.since))
 	w.p.m.batchSecs.Observe(time.Since(start).Seconds())
@@ -902,12 +938,17 @@ func (w *worker) maybeCheckpoint(ctx context.Context) {
 	if w.since < w.p.cfg.CheckpointEvery && time.Since(time.Unix(0, w.lastCkpt.Load())) < w.p.cfg.CheckpointInterval {
 		return
 	}
+	if !w.checkpointDue(time.Now()) {
+		return // backing off after failed checkpoints (health.go)
+	}
 	if !w.waitAcked(ctx) {
 		return // the generation ended: the exit path drains and checkpoints
 	}
-	if err := w.checkpoint(ctx); err != nil && ctx.Err() == nil {
-		w.log.Error("checkpoint failed; will retry", "err", err)
+	err := w.checkpoint(ctx)
+	if err != nil && ctx.Err() != nil {
+		return // the generation ended: the exit path checkpoints
 	}
+	w.noteCheckpoint(err) // backoff and rate-limited logs (health.go)
 }
 
 // checkpoint saves the models at w.next (the caller has made sure every

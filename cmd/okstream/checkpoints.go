@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -10,19 +11,26 @@ import (
 	"okstream/checkpoint"
 	"okstream/consumer"
 	"okstream/internal/kafkasec"
+	"okstream/internal/kafkautil"
 )
 
 func init() {
 	register(command{name: "checkpoints", summary: "operate on checkpoints: reset one partition's state (e.g. after all its checkpoints were damaged)", run: runCheckpoints})
 }
 
-const checkpointsSynopsis = `checkpoints reset --brokers HOST:PORT --group GROUP --input TOPIC --partition N [--to-offset O] [flags]
+const checkpointsSynopsis = `checkpoints reset --brokers HOST:PORT --group GROUP --input TOPIC --partition N [--to-offset O | --start-offset earliest|latest] [flags]
 
   reset   discard every checkpoint of one input partition of one consumer
-          group: tombstones for both slots' records. Without --to-offset the
-          partition then starts like one that never had a checkpoint (at
-          okstream run's --start-offset: earliest or latest); with
-          --to-offset O it resumes at offset O with every model fresh.
+          group (tombstones for both slots' records) and give it a fresh
+          checkpoint: every model fresh, resuming at --to-offset O, or
+          without it at --start-offset (earliest: the partition's first
+          retained offset, the default; latest: its end). The input topic
+          and partition must exist and O must lie within the partition's
+          offsets [first, end].
+
+A fresh checkpoint rather than none: okstream run refuses to start fresh
+models on a partition that has a committed group offset but no checkpoint
+(lost checkpoints), unless --allow-fresh-start.
 
 Meant for a partition that okstream run reports failed (no checkpoint of it
 can be restored: okstream_partition_failed = 1, /readyz names it). The failed
@@ -45,7 +53,8 @@ func runCheckpoints(args []string, stdout, stderr io.Writer) int {
 	group := fs.String("group", consumer.NewConfig().Group, "consumer group of the pipeline")
 	input := fs.String("input", "", "input topic of the pipeline (required)")
 	partition := fs.Int("partition", -1, "input partition to reset (required)")
-	toOffset := fs.Int64("to-offset", -1, "resume at this input offset with fresh models (-1: no checkpoint at all; the partition starts at --start-offset)")
+	toOffset := fs.Int64("to-offset", -1, "resume at this input offset with fresh models (within the partition's offsets; default: --start-offset)")
+	startOffset := fs.String("start-offset", "earliest", "without --to-offset: resume at the partition's first retained offset (earliest) or at its end (latest)")
 	var sf secFlags
 	sf.register(fs)
 	if code, done := parseFlags(fs, args, stdout); done {
@@ -58,8 +67,19 @@ func runCheckpoints(args []string, stdout, stderr io.Writer) int {
 	if what != "reset" {
 		return fail("say what to do: reset (see okstream checkpoints --help)")
 	}
-	if *input == "" || *partition < 0 {
-		return fail("--input and --partition are required (see okstream checkpoints --help)")
+	if *input == "" {
+		return fail("--input is required: the input topic of the pipeline (see okstream checkpoints --help)")
+	}
+	if *partition < 0 {
+		return fail("--partition is required: the input partition to reset, 0 or more (see okstream checkpoints --help)")
+	}
+	toGiven := false
+	fs.Visit(func(f *flag.Flag) { toGiven = toGiven || f.Name == "to-offset" })
+	if toGiven && *toOffset < 0 {
+		return fail("--to-offset %d: an offset is 0 or more; omit --to-offset to resume at --start-offset (earliest or latest)", *toOffset)
+	}
+	if *startOffset != "earliest" && *startOffset != "latest" {
+		return fail("--start-offset %q: use earliest or latest", *startOffset)
 	}
 	conn, err := sf.connect(fs, *brokers, "checkpoints", stderr)
 	if err != nil {
@@ -68,6 +88,28 @@ func runCheckpoints(args []string, stdout, stderr io.Writer) int {
 	defer conn.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// The input partition must exist, and the offset lie within its log.
+	parts, err := kafkautil.Partitions(ctx, conn.client, *input)
+	if err != nil {
+		return fail("input topic %s: %v (check --input: the topic okstream run reads, not its output or checkpoint topic)", *input, kafkasec.Explain(err))
+	}
+	if *partition >= parts {
+		return fail("--partition %d: the input topic %s has %d partitions (0..%d)", *partition, *input, parts, parts-1)
+	}
+	first, end, err := kafkautil.Offsets(ctx, conn.client, *input, *partition)
+	if err != nil {
+		return fail("offsets of %s/%d: %v", *input, *partition, kafkasec.Explain(err))
+	}
+	switch {
+	case !toGiven && *startOffset == "latest":
+		*toOffset = end
+	case !toGiven:
+		*toOffset = first
+	case *toOffset < first:
+		return fail("--to-offset %d: retention has deleted the offsets before %d of %s/%d (it holds [%d, %d]): use --to-offset %d or more", *toOffset, first, *input, *partition, first, end, first)
+	case *toOffset > end:
+		return fail("--to-offset %d: beyond the end of %s/%d (it holds [%d, %d]): use --to-offset %d or less", *toOffset, *input, *partition, first, end, end)
+	}
 	cfg := checkpoint.Config{Brokers: conn.brokers, Topic: *topic, Client: conn.client}
 	if _, err := checkpoint.OpenExisting(ctx, cfg); err != nil { // never create the topic here
 		return fail("%v", kafkasec.Explain(err))
@@ -78,18 +120,11 @@ func runCheckpoints(args []string, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	id := checkpoint.ID{Group: *group, Topic: *input, Partition: *partition}
-	var fresh *checkpoint.Checkpoint
-	if *toOffset >= 0 {
-		fresh = &checkpoint.Checkpoint{ID: id, NextOffset: *toOffset, Payload: consumer.ResetPayload()}
-	}
+	fresh := &checkpoint.Checkpoint{ID: id, NextOffset: *toOffset, Payload: consumer.ResetPayload()}
 	n, err := store.Reset(ctx, id, fresh)
 	if err != nil {
 		return fail("%v", kafkasec.Explain(err))
 	}
-	if fresh != nil {
-		fmt.Fprintf(stdout, "reset %s: %d records tombstoned; it resumes at offset %d with fresh models\n", id, n, *toOffset)
-	} else {
-		fmt.Fprintf(stdout, "reset %s: %d records tombstoned; it starts without a checkpoint (at okstream run's --start-offset)\n", id, n)
-	}
+	fmt.Fprintf(stdout, "reset %s: %d records tombstoned; it resumes at offset %d with fresh models (the partition holds [%d, %d])\n", id, n, *toOffset, first, end)
 	return 0
 }

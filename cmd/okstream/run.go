@@ -41,8 +41,9 @@ if it has one, writes one prediction record per event to the output topic, and
 checkpoints the models to a compacted topic every --checkpoint-every events or
 --checkpoint-interval. Bad events go to the dead-letter topic with a reason.
 SIGTERM or Ctrl-C drains: pending predictions are written, every partition
-checkpoints, and the instance leaves the group. Start more instances with the
-same --group to spread partitions (and their models) across machines.
+checkpoints, and the instance leaves the group (exit status 1 if a final
+checkpoint failed). Start more instances with the same --group to spread
+partitions (and their models) across machines.
 Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
 the features online, take σ from the stream and are selected online (nothing
 to tune per stream; okstream help learners auto).
@@ -103,6 +104,10 @@ type runFlags struct {
 	maxAbsValue                                            float64
 	maxIDBytes                                             int
 	shutdownTimeout                                        time.Duration
+	checkpointFailingAfter, checkpointMaxAge               time.Duration
+	allowFreshStart                                        bool
+	deadLetterReadyShare                                   float64
+	deadLetterWindow                                       int
 	share, shareTopic                                      string
 	shareEvery, shareLag, shareWindow                      int64
 	shareMaxWait                                           time.Duration
@@ -155,7 +160,12 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
 	fs.BoolVar(&f.shareSkipIdle, "share-skip-idle", false, "shared models: do not wait at all for a partition of this instance whose last fetch found no new events (for replays and partitions that go quiet for long; recorded like an expired wait)")
 	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: 2·(checkpoint-every + batch-size) records in epochs + 2·lag + 2)")
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown (a failed final checkpoint makes run exit 1)")
+	fs.DurationVar(&f.checkpointFailingAfter, "checkpoint-failing-after", 0, "/readyz answers 503 when a partition's checkpoints have been failing for this long (they are retried with backoff, 100ms doubling to 10s); 0: --checkpoint-interval, at least 10s; negative: off")
+	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", 0, "/readyz answers 503 when a partition's processed events have gone this long without a checkpoint (okstream_checkpoint_age_seconds); 0: 3 × --checkpoint-interval, at least 30s; negative: off")
+	fs.BoolVar(&f.allowFreshStart, "allow-fresh-start", false, "let a partition that has a committed group offset but no checkpoint (a lost checkpoint topic) start fresh models at --start-offset; without it such a partition fails (okstream_partition_failed, /readyz 503) and the others run")
+	fs.Float64Var(&f.deadLetterReadyShare, "dead-letter-ready-share", consumer.DefaultDeadLetterReadyShare, "/readyz answers 503 when a partition dead-letters more than this share of its last --dead-letter-window events (a wrong --dim, another schema); 0: off")
+	fs.IntVar(&f.deadLetterWindow, "dead-letter-window", consumer.DefaultDeadLetterWindow, "events per partition over which --dead-letter-ready-share is measured")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -210,6 +220,8 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
 		ShutdownTimeout: f.shutdownTimeout, Logger: log,
+		CheckpointFailingAfter: f.checkpointFailingAfter, CheckpointMaxAge: f.checkpointMaxAge, AllowFreshStart: f.allowFreshStart,
+		DeadLetterReadyShare: offIfZero(f.deadLetterReadyShare), DeadLetterWindow: f.deadLetterWindow,
 		ShareTopic: f.shareTopic, ShareEvery: f.shareEvery, ShareLag: f.shareLag, ShareMaxWait: f.shareMaxWait, ShareSkipIdle: f.shareSkipIdle, ShareWindow: f.shareWindow,
 	}
 	for _, s := range strings.Split(f.share, ",") {
