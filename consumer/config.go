@@ -268,6 +268,25 @@ type Config struct {
 	// ShutdownTimeout bounds the final flush and checkpoint (default 30 s).
 	ShutdownTimeout time.Duration
 
+	// ControlSecret, when set (at least 32 bytes, the same on every
+	// instance of the group), authenticates the control records: the sync
+	// topic's deltas and decisions, and the effectively-once headers of
+	// output records and dead letters, carry an HMAC-SHA-256 under it
+	// (header okstream-mac), and a record read without a valid one has no
+	// effect (counted in okstream_control_records_rejected_total). Empty:
+	// records are not signed and are accepted unsigned (still validated).
+	ControlSecret []byte
+	// ControlSecretPrevious are earlier secrets still accepted when
+	// verifying (a rotation: sign with the new one, accept the old ones
+	// until the records signed with them have aged out).
+	ControlSecretPrevious [][]byte
+	// AllowUnsignedControl acknowledges shared models without a
+	// ControlSecret: anyone who can write to the sync topic can then steer
+	// every instance's shared models (records are still validated). The
+	// command line refuses --share without a secret unless it is set; the
+	// library only logs a warning.
+	AllowUnsignedControl bool
+
 	Logger *slog.Logger
 	// Registerer receives the metrics (default: a new registry, see
 	// Pipeline.Registry).
@@ -439,6 +458,7 @@ func (c *Config) Validate() error {
 		bad("checkpoint max state bytes %d: use a positive size (default %d)", c.CheckpointMaxStateBytes, checkpoint.DefaultMaxStateBytes)
 	}
 	c.validateShare(bad)
+	c.validateControl(bad)
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}

@@ -377,6 +377,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		// in this fetch (held already or not: either way it is on the
 		// topic; −1: none).
 		landed = make([]int64, len(t.durable))
+		macBuf []byte // landedSkipped's scratch
 	)
 	// Each record's key and first bytes are read first: a record already
 	// held (this process's own, put at once) is skipped without copying or
@@ -406,11 +407,20 @@ func (t *tailer) follow(ctx context.Context, part int) {
 			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
 			return nil
 		}
-		if kind == share.KindDelta && part < len(landed) {
-			landed[part] = max(landed[part], epoch)
+		if !t.admitPeek(key, kind, part) { // share_validate.go
+			return nil
 		}
 		if t.skip(kind, part, epoch) {
-			return nil // e.g. written by this process (put)
+			// e.g. written by this process (put); with a secret it counts
+			// as landed only if its MAC verifies.
+			if kind == share.KindDelta && part < len(landed) {
+				if ok, err := t.landedSkipped(key, r, hdr[:], n, &macBuf); err != nil {
+					return err
+				} else if ok {
+					landed[part] = max(landed[part], epoch)
+				}
+			}
+			return nil
 		}
 		v := make([]byte, n)
 		copy(v, hdr[:])
@@ -420,7 +430,14 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		rec, err := share.Decode(v)
 		if err != nil || string(key) != share.Key(t.prefix, kind, part, epoch, t.window) {
 			cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(key), "err", err)
+			t.p.control().reject(controlShare, share.ReasonMalformed, part, err, "key", string(key))
 			return nil
+		}
+		if !t.admitSync(ctx, key, r.Headers, v, rec) { // share_validate.go: MAC, ranges, deltas
+			return nil
+		}
+		if kind == share.KindDelta && part < len(landed) {
+			landed[part] = max(landed[part], epoch)
 		}
 		fresh = append(fresh, rec)
 		return nil
@@ -1187,7 +1204,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 		t.put(rec)
 	}
 	sr.unsent = append(sr.unsent, unsentDelta{epoch: e, after: pd,
-		msg: kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}})
+		msg: w.p.signSync(kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()})})
 	if !w.flushDeltas(ctx, false) {
 		sr.broken = true
 		return false, nil
@@ -1665,7 +1682,7 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
 	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, dropped: &sr.decDropped, done: make(chan struct{}),
-		msg: kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}}
+		msg: w.p.signSync(kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()})}
 	sr.dec = pd
 	w.p.decq.add(pd)
 }

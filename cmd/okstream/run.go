@@ -107,6 +107,8 @@ type runFlags struct {
 	shareEvery, shareLag, shareWindow                      int64
 	shareMaxWait                                           time.Duration
 	shareSkipIdle                                          bool
+	controlSecretFile                                      string
+	allowUnsignedControl                                   bool
 	metricsAddr, logLevel, logFormat, config               string
 	sec                                                    secFlags
 }
@@ -155,6 +157,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shareMaxWait, "share-max-wait", consumer.DefaultShareMaxWait, "shared models: how long a sync point waits for a partition's delta before it proceeds without it (recorded, so that recovery stays exact)")
 	fs.BoolVar(&f.shareSkipIdle, "share-skip-idle", false, "shared models: do not wait at all for a partition of this instance whose last fetch found no new events (for replays and partitions that go quiet for long; recorded like an expired wait)")
 	fs.Int64Var(&f.shareWindow, "share-window", 0, "shared models: slots per partition of the sync topic's keys (0: 2·(checkpoint-every + batch-size) records in epochs + 2·lag + 2)")
+	fs.StringVar(&f.controlSecretFile, "control-secret-file", "", "file holding the control secret (at least 32 bytes, one line; the same on every instance of the group): the sync topic's records and the effectively-once output headers are signed with HMAC-SHA-256 under it, and records without a valid signature are ignored; further lines are earlier secrets still accepted (a rotation). Make one with: head -c 32 /dev/urandom | base64")
+	fs.BoolVar(&f.allowUnsignedControl, "allow-unsigned-control", false, "allow --share without --control-secret-file (anyone who can write to the sync topic can then steer the shared models)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "bound on the final flush and checkpoint at shutdown")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -267,6 +271,9 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
+		return fail("%v", err)
+	}
+	if err := f.applyControl(&cfg); err != nil {
 		return fail("%v", err)
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
