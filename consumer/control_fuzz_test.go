@@ -19,7 +19,8 @@ func fuzzWorker(secret bool) *worker {
 	if secret {
 		cfg.ControlSecret = testControlSecret
 	}
-	p := &Pipeline{cfg: cfg, dm: newDedupMetrics(prometheus.NewRegistry()), inputParts: 1}
+	p := &Pipeline{cfg: cfg, dm: newDedupMetrics(prometheus.NewRegistry()), inputParts: 1,
+		groupHdr: []kafka.Header{{Key: HeaderGroup, Value: []byte(cfg.Group)}}}
 	return &worker{p: p, part: 0, label: partLabel(0)}
 }
 

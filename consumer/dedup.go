@@ -255,9 +255,9 @@ func (w *worker) stamp(u *unit) {
 // non-empty).
 func (w *worker) outputMAC(a *share.Auth, dst []byte, unit int64, value []byte, source string) []byte {
 	if source != "" {
-		return a.OutputMAC(dst, w.p.cfg.Group, unit, 'd', []byte(source))
+		return a.OutputMAC(dst, w.p.groupHdr[0].Value, unit, 'd', []byte(source))
 	}
-	return a.OutputMAC(dst, w.p.cfg.Group, unit, 'p', value)
+	return a.OutputMAC(dst, w.p.groupHdr[0].Value, unit, 'p', value)
 }
 
 // maxUnitSpan bounds how far below its source offset a record's unit
@@ -298,7 +298,7 @@ func (w *worker) trustOutput(r *kafkautil.Record, role string, o, unit int64) bo
 	if source != "" {
 		kind = 'd'
 	}
-	if !c.auth.VerifyOutput(mac, w.p.cfg.Group, unit, kind, []byte(source), value) {
+	if !c.auth.VerifyOutput(mac, w.p.groupHdr[0].Value, unit, kind, []byte(source), value) {
 		c.reject(role, share.ReasonBadMAC, w.part, errors.New("okstream-mac does not verify"), "offset", r.Offset)
 		return false
 	}

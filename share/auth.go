@@ -73,7 +73,7 @@ func NewAuth(secret []byte, previous ...[]byte) (*Auth, error) {
 	a.pools = make([]sync.Pool, len(a.secrets))
 	for i := range a.pools {
 		key := a.secrets[i]
-		a.pools[i].New = func() any { return hmac.New(sha256.New, key) }
+		a.pools[i].New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
 	}
 	return a, nil
 }
@@ -81,21 +81,58 @@ func NewAuth(secret []byte, previous ...[]byte) (*Auth, error) {
 // Enabled reports whether a is set (records are signed and checked).
 func (a *Auth) Enabled() bool { return a != nil && len(a.secrets) > 0 }
 
-// sum appends the encoded MAC of the parts under secret i to dst.
-func (a *Auth) sum(dst []byte, i int, domain string, parts ...[]byte) []byte {
-	h := a.pools[i].Get().(hash.Hash)
-	h.Reset()
-	io.WriteString(h, domain)
-	var n [8]byte
-	for _, p := range parts {
-		putLen(&n, len(p))
-		h.Write(n[:])
-		h.Write(p)
+// macState is a pooled HMAC with its scratch (kept with it so that
+// nothing escapes per call).
+type macState struct {
+	h   hash.Hash
+	n   [8]byte
+	hdr [9]byte // an output claim's unit and kind
+	raw [sha256.Size]byte
+}
+
+func (m *macState) part(p []byte) {
+	putLen(&m.n, len(p))
+	m.h.Write(m.n[:])
+	m.h.Write(p)
+}
+
+// sum appends the encoded MAC of the parts (c may be nil: two parts) under
+// secret i to dst.
+func (a *Auth) sum(dst []byte, i int, domain string, pa, pb, pc []byte, three bool) []byte {
+	return a.sumUnit(dst, i, domain, pa, pb, pc, three, 0, 0)
+}
+
+// sumUnit is sum, with pb replaced by the unit and kind when kind is not 0
+// (encoded in the pooled scratch: nothing escapes).
+func (a *Auth) sumUnit(dst []byte, i int, domain string, pa, pb, pc []byte, three bool, unit int64, kind byte) []byte {
+	m := a.pools[i].Get().(*macState)
+	m.h.Reset()
+	m.h.Write(domainBytes(domain))
+	m.part(pa)
+	if kind != 0 {
+		putI64(m.hdr[:], unit)
+		m.hdr[8] = kind
+		pb = m.hdr[:]
 	}
-	var raw [sha256.Size]byte
-	h.Sum(raw[:0])
-	a.pools[i].Put(h)
-	return base64.RawURLEncoding.AppendEncode(dst, raw[:])
+	m.part(pb)
+	if three {
+		m.part(pc)
+	}
+	dst = base64.RawURLEncoding.AppendEncode(dst, m.h.Sum(m.raw[:0]))
+	a.pools[i].Put(m)
+	return dst
+}
+
+var (
+	domainSyncBytes   = []byte(domainSync)
+	domainOutputBytes = []byte(domainOutput)
+)
+
+func domainBytes(d string) []byte {
+	if d == domainSync {
+		return domainSyncBytes
+	}
+	return domainOutputBytes
 }
 
 func putLen(b *[8]byte, n int) {
@@ -106,13 +143,13 @@ func putLen(b *[8]byte, n int) {
 
 // verify reports whether mac is the MAC of the parts under one of the
 // secrets.
-func (a *Auth) verify(mac []byte, domain string, parts ...[]byte) bool {
+func (a *Auth) verify(mac []byte, domain string, pa, pb, pc []byte, three bool) bool {
 	if len(mac) != MACLen {
 		return false
 	}
 	var buf [64]byte
 	for i := range a.secrets {
-		if hmac.Equal(a.sum(buf[:0], i, domain, parts...), mac) {
+		if hmac.Equal(a.sum(buf[:0], i, domain, pa, pb, pc, three), mac) {
 			return true
 		}
 	}
@@ -121,12 +158,12 @@ func (a *Auth) verify(mac []byte, domain string, parts ...[]byte) bool {
 
 // SyncMAC appends the MAC of a sync-topic record (its key and value) to dst.
 func (a *Auth) SyncMAC(dst, key, value []byte) []byte {
-	return a.sum(dst, 0, domainSync, key, value)
+	return a.sum(dst, 0, domainSync, key, value, nil, false)
 }
 
 // VerifySync reports whether mac is a valid MAC of the sync record.
 func (a *Auth) VerifySync(mac, key, value []byte) bool {
-	return a.verify(mac, domainSync, key, value)
+	return a.verify(mac, domainSync, key, value, nil, false)
 }
 
 // SyncVerifier returns a writer to stream a sync record's value through
@@ -154,24 +191,35 @@ func (a *Auth) SyncVerifier(key []byte, valueLen int) (io.Writer, func(mac []byt
 // prediction, whose value holds the source topic, partition and offset;
 // 'd': a dead letter, whose okstream-source header does) and that value or
 // header.
-func (a *Auth) OutputMAC(dst []byte, group string, unit int64, kind byte, claim []byte) []byte {
-	var hdr [9]byte
-	putI64(hdr[:], unit)
-	hdr[8] = kind
-	return a.sum(dst, 0, domainOutput, []byte(group), hdr[:], claim)
+func (a *Auth) OutputMAC(dst []byte, group []byte, unit int64, kind byte, claim []byte) []byte {
+	return a.sumUnit(dst, 0, domainOutput, group, nil, claim, true, unit, outputKind(kind))
+}
+
+// outputKind maps a claim's kind to a non-zero byte ('p' unless 'd').
+func outputKind(kind byte) byte {
+	if kind == 'd' {
+		return 'd'
+	}
+	return 'p'
 }
 
 // VerifyOutput reports whether mac is a valid MAC of the claim (source for
 // a dead letter, value for a prediction; see OutputMAC).
-func (a *Auth) VerifyOutput(mac []byte, group string, unit int64, kind byte, source, value []byte) bool {
-	var hdr [9]byte
-	putI64(hdr[:], unit)
-	hdr[8] = kind
+func (a *Auth) VerifyOutput(mac []byte, group []byte, unit int64, kind byte, source, value []byte) bool {
 	claim := value
 	if kind == 'd' {
 		claim = source
 	}
-	return a.verify(mac, domainOutput, []byte(group), hdr[:], claim)
+	if len(mac) != MACLen {
+		return false
+	}
+	var buf [64]byte
+	for i := range a.secrets {
+		if hmac.Equal(a.sumUnit(buf[:0], i, domainOutput, group, nil, claim, true, unit, outputKind(kind)), mac) {
+			return true
+		}
+	}
+	return false
 }
 
 func putI64(b []byte, v int64) {
