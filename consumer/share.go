@@ -396,7 +396,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		n := r.Value.Len()
 		if n < share.PeekLen {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			t.p.control().reject(controlShare, share.ReasonMalformed, -1, errors.New("shorter than a record's header"), "key", string(key))
 			return nil
 		}
 		if _, err := io.ReadFull(r.Value, hdr[:]); err != nil {
@@ -404,7 +404,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		kind, part, epoch, ok := share.Peek(hdr[:])
 		if !ok {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			t.p.control().reject(controlShare, share.ReasonMalformed, -1, errors.New("not a sync record of a version this build reads"), "key", string(key))
 			return nil
 		}
 		if !t.admitPeek(key, kind, part) { // share_validate.go
@@ -429,7 +429,9 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		rec, err := share.Decode(v)
 		if err != nil || string(key) != share.Key(t.prefix, kind, part, epoch, t.window) {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(key), "err", err)
+			if err == nil {
+				err = errors.New("its key does not match it")
+			}
 			t.p.control().reject(controlShare, share.ReasonMalformed, part, err, "key", string(key))
 			return nil
 		}
