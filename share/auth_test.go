@@ -101,6 +101,8 @@ func TestValidate(t *testing.T) {
 		{dec(5, 5, -1, 0), ReasonFrontierRange},
 		{dec(5, 4, -2, 0), ReasonFrontierRange},
 		{dec(2, 2+1e6, 0, 0), ReasonFrontierRange},
+		{dec(0, -1, -1, -1), ""},
+		{dec(0, 0, -1, -1), ReasonFrontierRange},
 	} {
 		err := c.r.Validate(lim)
 		var inv *Invalid
@@ -148,7 +150,7 @@ func FuzzSyncRecord(f *testing.F) {
 			t.Fatalf("accepted %+v", r)
 		}
 		for _, v := range r.Frontier {
-			if v < -1 || v > r.Epoch-lim.Lag {
+			if v < -1 || v > max(r.Epoch-lim.Lag, -1) {
 				t.Fatalf("accepted frontier %v at epoch %d", r.Frontier, r.Epoch)
 			}
 		}

@@ -239,8 +239,8 @@ type Limits struct {
 //     writer's next offset, so (e+1)·S ≤ Offset (the consumer also checks
 //     Offset against the input's high watermark; see
 //     consumer/share_validate.go);
-//   - frontier_range (decisions): every F[q] is in [−1, e − L]: a boundary
-//     e merges no epoch later than e − L, and −1 is "nothing yet";
+//   - frontier_range (decisions): every F[q] is in [−1, max(e − L, −1)]: a
+//     boundary e merges no epoch later than e − L, and −1 is "nothing yet";
 //   - delta_invalid (deltas): exactly the configured shared models, in
 //     order, each delta accepted by Check (sizes, finite values, bounded
 //     magnitudes).
@@ -259,7 +259,7 @@ func (r *Record) Validate(lim Limits) error {
 		if len(r.Frontier) != r.Partitions {
 			return invalid(ReasonMalformed, "decision frontier of %d partitions in a record of %d", len(r.Frontier), r.Partitions)
 		}
-		hi := r.Epoch - max(lim.Lag, 1)
+		hi := max(r.Epoch-max(lim.Lag, 1), -1) // as Plan's target
 		for q, f := range r.Frontier {
 			if f < -1 || f > hi {
 				return invalid(ReasonFrontierRange, "decision of boundary %d: F[%d] = %d outside [-1, %d]", r.Epoch, q, f, hi)
