@@ -145,3 +145,21 @@ func FuzzCheckDelta(f *testing.F) {
 		}
 	})
 }
+
+// The tailer's check of one delta: FOGD B = 100 (400 codes) and a FORKS
+// Stage-2 delta.
+func BenchmarkCheckDelta(b *testing.B) {
+	for _, spec := range []string{"fogd:sigma=1,budget=100", "forks:sigma=1,budget=10,sm=4,k=3,rho=150,shared=true"} {
+		l, _ := New(spec, 3)
+		ds := sharedDeltas(b, spec)
+		d := ds[len(ds)-1]
+		b.Run(spec[:4], func(b *testing.B) {
+			b.SetBytes(int64(len(d)))
+			for b.Loop() {
+				if err := l.(DeltaChecker).CheckDelta(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
