@@ -56,12 +56,11 @@ type control struct {
 	mu     sync.Mutex
 	logged map[string]bool // reason/role/partition already logged
 
-	// maxEpoch is the newest epoch of an accepted sync record (−1: none),
-	// hwm[q] the newest high watermark of input partition q seen (see
-	// checkEpoch).
-	maxEpoch atomic.Int64
-	hwm      []atomic.Int64
-	window   int64
+	// newest[q] is the newest epoch of an accepted sync record of input
+	// partition q (−1: none), hwm[q] the newest high watermark of input
+	// partition q looked up (see checkEpoch).
+	newest []atomic.Int64
+	hwm    []atomic.Int64
 }
 
 // control returns the pipeline's control-record checker.
@@ -70,8 +69,10 @@ func (p *Pipeline) control() *control {
 		cfg := p.cfg
 		auth, _ := share.NewAuth(cfg.ControlSecret, cfg.ControlSecretPrevious...) // validated
 		c := &control{auth: auth, rejected: p.dm.rejected, log: cfg.Logger.Warn, logged: map[string]bool{},
-			hwm: make([]atomic.Int64, p.inputParts), window: cfg.ShareWindow}
-		c.maxEpoch.Store(-1)
+			hwm: make([]atomic.Int64, p.inputParts), newest: make([]atomic.Int64, p.inputParts)}
+		for q := range c.newest {
+			c.newest[q].Store(-1)
+		}
 		if len(cfg.Share) > 0 && !auth.Enabled() && !cfg.AllowUnsignedControl {
 			cfg.Logger.Warn("shared models without a control secret: anyone who can write to the sync topic can steer every instance's shared models (set Config.ControlSecret, --control-secret-file)")
 		}
@@ -202,38 +203,46 @@ func (t *tailer) admitSync(ctx context.Context, key []byte, hdrs []kafka.Header,
 		c.reject(controlShare, share.ReasonEpochRange, rec.Partition, err, "key", string(key), "epoch", rec.Epoch)
 		return false
 	}
-	for e := c.maxEpoch.Load(); rec.Epoch > e && !c.maxEpoch.CompareAndSwap(e, rec.Epoch); e = c.maxEpoch.Load() {
+	if q := rec.Partition; q < len(c.newest) {
+		raise(&c.newest[q], rec.Epoch)
 	}
 	return true
 }
 
+// raise sets a to max(a, v).
+func raise(a *atomic.Int64, v int64) {
+	for old := a.Load(); v > old && !a.CompareAndSwap(old, v); old = a.Load() {
+	}
+}
+
 // checkEpoch refuses a record whose writer's next input offset is beyond
 // the input partition's high watermark: it cannot have consumed records
-// that do not exist. Every record is checked (Validate) to have
-// (e+1)·S ≤ Offset; the high watermark is looked up (one ListOffsets) only
-// for a record more than W epochs past the newest accepted one, the only
-// kind that can push a needed record out of its slot (a record within W
-// epochs of the newest shares no slot with a record W epochs older). A
-// valid record always passes: the input held its offsets when it was
-// written, and a high watermark does not go down.
+// that do not exist. A record's epoch e takes the slot of epoch e − W (and
+// e − 2W, …), so a forged epoch far ahead would push a record still needed
+// out of its slot (errOverwritten stops the pipeline). Validate has checked
+// (e+1)·S ≤ Offset; here Offset is checked against the high watermark,
+// looked up (one ListOffsets) only for a record of a partition more than
+// two epochs past its newest accepted one (a partition's records come in
+// epoch order, a decision of boundary e just before its delta e) or the
+// first of its partition, and only when Offset is beyond the last value
+// looked up. A valid record always passes: the input held its offsets when
+// it was written, and a high watermark does not go down. What it cannot
+// tell: an epoch up to what the input holds, ahead of a partition that
+// lags behind its input (a control secret stands against that).
 func (t *tailer) checkEpoch(ctx context.Context, rec *share.Record) error {
 	c := t.p.control()
-	if newest := c.maxEpoch.Load(); (newest >= 0 && rec.Epoch <= newest+c.window) || rec.Epoch < c.window {
-		return nil
-	}
 	q := rec.Partition
 	if q >= len(c.hwm) {
 		return nil // Validate checked it
 	}
-	if rec.Offset <= c.hwm[q].Load() {
+	if n := c.newest[q].Load(); (n >= 0 && rec.Epoch <= n+2) || rec.Offset <= c.hwm[q].Load() {
 		return nil
 	}
 	_, end, err := kafkautil.Offsets(ctx, t.p.client, t.p.cfg.Input, q)
 	if err != nil {
 		return nil // cannot tell: accepted (Validate's checks stand)
 	}
-	for h := c.hwm[q].Load(); end > h && !c.hwm[q].CompareAndSwap(h, end); h = c.hwm[q].Load() {
-	}
+	raise(&c.hwm[q], end)
 	if rec.Offset > end {
 		return fmt.Errorf("epoch %d written at input offset %d, beyond the high watermark %d of input partition %d", rec.Epoch, rec.Offset, end, q)
 	}
