@@ -109,8 +109,8 @@ func (c *control) reject(role, reason string, partition int, err error, args ...
 	c.rejected.WithLabelValues(role, reason).Inc()
 	k := role + "/" + reason + "/" + strconv.Itoa(partition)
 	c.mu.Lock()
-	first := !c.logged[k]
-	if first && len(c.logged) < 4096 {
+	first := !c.logged[k] && len(c.logged) < 4096 // bounded: then only counted
+	if first {
 		c.logged[k] = true
 	}
 	c.mu.Unlock()
