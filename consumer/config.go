@@ -303,6 +303,24 @@ type Config struct {
 	// DeadLetterWindow is the number of a partition's last events
 	// DeadLetterReadyShare is measured over (default 1000).
 	DeadLetterWindow int
+	// ControlSecret, when set (at least 32 bytes, the same on every
+	// instance of the group), authenticates the control records: the sync
+	// topic's deltas and decisions, and the effectively-once headers of
+	// output records and dead letters, carry an HMAC-SHA-256 under it
+	// (header okstream-mac), and a record read without a valid one has no
+	// effect (counted in okstream_control_records_rejected_total). Empty:
+	// records are not signed and are accepted unsigned (still validated).
+	ControlSecret []byte
+	// ControlSecretPrevious are earlier secrets still accepted when
+	// verifying (a rotation: sign with the new one, accept the old ones
+	// until the records signed with them have aged out).
+	ControlSecretPrevious [][]byte
+	// AllowUnsignedControl acknowledges shared models without a
+	// ControlSecret: anyone who can write to the sync topic can then steer
+	// every instance's shared models (records are still validated). The
+	// command line refuses --share without a secret unless it is set; the
+	// library only logs a warning.
+	AllowUnsignedControl bool
 
 	Logger *slog.Logger
 	// Registerer receives the metrics (default: a new registry, see
@@ -497,6 +515,7 @@ func (c *Config) Validate() error {
 		bad("dead-letter window %d: use at most 1000000 events (it holds a byte per event and partition)", c.DeadLetterWindow)
 	}
 	c.validateShare(bad)
+	c.validateControl(bad)
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		bad("heartbeat interval %s must be shorter than the session timeout %s", c.HeartbeatInterval, c.SessionTimeout)
 	}

@@ -50,9 +50,11 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +62,7 @@ import (
 
 	"okstream/codec"
 	"okstream/internal/kafkautil"
+	"okstream/share"
 )
 
 // Delivery modes (Config.Delivery).
@@ -90,6 +93,11 @@ var publishedChunk int64 = 2000
 type dedupMetrics struct {
 	suppressed *prometheus.CounterVec // by phase: restore, retry
 	duplicates *prometheus.CounterVec // by topic: predictions, dead_letters
+	// rejected: control records refused (share_validate.go), by topic
+	// (share, predictions, dead_letters) and reason (share.Reasons).
+	rejected *prometheus.CounterVec
+	ctlOnce  sync.Once
+	ctl      *control // Pipeline.control
 }
 
 func newDedupMetrics(reg prometheus.Registerer) *dedupMetrics {
@@ -103,13 +111,22 @@ func newDedupMetrics(reg prometheus.Registerer) *dedupMetrics {
 			Help: "Source offsets found more than once in the tail of an output partition scanned by effectively-once delivery (a zombie instance, or a write that landed after a scan missed it).",
 		}, []string{"topic"}),
 	}
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "okstream_control_records_rejected_total",
+		Help: "Control records refused and ignored: sync-topic deltas and decisions (topic=share) and effectively-once output headers (topic=predictions, dead_letters), by reason: bad_mac, unsigned, malformed, partition_range, epoch_range, frontier_range, delta_invalid, unit_range. Any increase means a forged, damaged or misdirected record (or an instance with another secret).",
+	}, []string{"topic", "reason"})
+	for _, t := range []string{controlShare, controlPredictions, controlDeadLetters} {
+		for _, r := range share.Reasons {
+			m.rejected.WithLabelValues(t, r)
+		}
+	}
 	for _, ph := range []string{"restore", "retry"} {
 		m.suppressed.WithLabelValues(ph)
 	}
 	for _, t := range []string{"predictions", "dead_letters"} {
 		m.duplicates.WithLabelValues(t)
 	}
-	reg.MustRegister(m.suppressed, m.duplicates)
+	reg.MustRegister(m.suppressed, m.duplicates, m.rejected)
 	return m
 }
 
@@ -197,17 +214,95 @@ func (w *worker) stamp(u *unit) {
 		u.hdrs = []kafka.Header{w.p.groupHdr[0], {Key: HeaderUnit}}
 	}
 	u.hdrs[1].Value = strconv.AppendInt(u.hdrs[1].Value[:0], u.first, 10)
-	for i := range u.preds {
-		u.preds[i].Partition = w.part
-		u.preds[i].Headers = u.hdrs
+	auth := w.p.control().auth
+	if !auth.Enabled() {
+		for i := range u.preds {
+			u.preds[i].Partition = w.part
+			u.preds[i].Headers = u.hdrs
+		}
+	} else {
+		// Each record's claim is signed (outputMAC): three headers and a
+		// MAC per record, in one allocation each per attempt.
+		hs := make([]kafka.Header, 3*len(u.preds))
+		macs := make([]byte, 0, share.MACLen*len(u.preds))
+		for i := range u.preds {
+			m := &u.preds[i]
+			m.Partition = w.part
+			n := len(macs)
+			macs = w.outputMAC(auth, macs, u.first, m.Value, "")
+			h := hs[3*i : 3*i+3 : 3*i+3]
+			h[0], h[1], h[2] = u.hdrs[0], u.hdrs[1], kafka.Header{Key: share.HeaderMAC, Value: macs[n:len(macs):len(macs)]}
+			m.Headers = h
+		}
 	}
 	for i := range u.dlq {
 		m := &u.dlq[i]
 		m.Partition = w.part
 		if header(*m, HeaderGroup) == "" {
 			m.Headers = append(m.Headers, u.hdrs...)
+			if auth.Enabled() {
+				m.Headers = append(m.Headers, kafka.Header{Key: share.HeaderMAC,
+					Value: w.outputMAC(auth, nil, u.first, nil, header(*m, HeaderSource))})
+			}
 		}
 	}
+}
+
+// outputMAC appends the MAC of an output record's effectively-once claim to
+// dst: the group, the unit, and what says which source offset it is the
+// output of — a prediction's value (which holds the source topic,
+// partition and offset) or a dead letter's okstream-source header (source
+// non-empty).
+func (w *worker) outputMAC(a *share.Auth, dst []byte, unit int64, value []byte, source string) []byte {
+	if source != "" {
+		return a.OutputMAC(dst, w.p.groupHdr[0].Value, unit, 'd', []byte(source))
+	}
+	return a.OutputMAC(dst, w.p.groupHdr[0].Value, unit, 'p', value)
+}
+
+// maxUnitSpan bounds how far below its source offset a record's unit
+// (okstream-unit) may be: a micro-batch holds at most BatchSize records,
+// and the offsets it spans can exceed that only by the offsets the input
+// skips (transaction markers, compacted records). A unit further below
+// does not suppress anything it should not (only a unit above a record's
+// offset claims offsets it has not published), but it would make every
+// later scan read back to it, so such a record is refused too.
+func (w *worker) maxUnitSpan() int64 { return max(64*int64(w.p.cfg.BatchSize), 1<<16) }
+
+// trustOutput reports whether one of this worker's output records found by
+// the tail scan (source offset o, unit) may count: its unit is within
+// [o − maxUnitSpan, o], and with a secret its MAC verifies. A record that
+// fails contributes nothing (counted and logged as a rejected control
+// record).
+func (w *worker) trustOutput(r *kafkautil.Record, role string, o, unit int64) bool {
+	c := w.p.control()
+	if unit > o || unit < o-w.maxUnitSpan() {
+		c.reject(role, share.ReasonUnitRange, w.part, fmt.Errorf("okstream-unit %d for source offset %d", unit, o), "offset", r.Offset)
+		return false
+	}
+	if !c.auth.Enabled() {
+		return true
+	}
+	mac := macOf(r.Headers)
+	if mac == nil {
+		c.reject(role, share.ReasonUnsigned, w.part, errors.New("no okstream-mac header (a control secret is set)"), "offset", r.Offset)
+		return false
+	}
+	source, value := "", r.Value
+	for _, h := range r.Headers {
+		if h.Key == HeaderSource {
+			source, value = string(h.Value), nil
+		}
+	}
+	kind := byte('p')
+	if source != "" {
+		kind = 'd'
+	}
+	if !c.auth.VerifyOutput(mac, w.p.groupHdr[0].Value, unit, kind, []byte(source), value) {
+		c.reject(role, share.ReasonBadMAC, w.part, errors.New("okstream-mac does not verify"), "offset", r.Offset)
+		return false
+	}
+	return true
 }
 
 // suppressed reports whether the output record of input offset o is
@@ -255,7 +350,7 @@ func (w *worker) scanPublished(ctx context.Context, from int64) (*offsetSet, err
 	}
 	set := &offsetSet{base: from, full: from}
 	for _, t := range []struct{ topic, label string }{{w.p.cfg.Output, "predictions"}, {w.p.cfg.DeadLetter, "dead_letters"}} {
-		unit, err := w.scanTail(ctx, t.topic, from, end, func(o int64) {
+		unit, err := w.scanTail(ctx, t.topic, t.label, from, end, func(o int64) {
 			if set.add(o) {
 				w.p.dm.duplicates.WithLabelValues(t.label).Inc()
 				w.log.Warn("duplicate output record found (a zombie instance, or a write that landed after a scan missed it)", "topic", t.topic, "source_offset", o)
@@ -275,7 +370,7 @@ func (w *worker) scanPublished(ctx context.Context, from int64) (*offsetSet, err
 // has read one of its records whose source offset is below the unit start
 // of the last of them (or the log's start), which it returns (-1: none of
 // its records).
-func (w *worker) scanTail(ctx context.Context, topic string, from, end int64, found func(int64)) (int64, error) {
+func (w *worker) scanTail(ctx context.Context, topic, role string, from, end int64, found func(int64)) (int64, error) {
 	first, hwm, err := kafkautil.Offsets(ctx, w.p.client, topic, w.part)
 	if err != nil {
 		return -1, err
@@ -311,6 +406,9 @@ func (w *worker) scanTail(ctx context.Context, topic string, from, end int64, fo
 				// that era may be published again once, at least once).
 				below = below || w.legacy(&chunk[i])
 				continue
+			}
+			if !w.trustOutput(&chunk[i], role, o, unit) {
+				continue // contributes nothing (share_validate.go)
 			}
 			if last < 0 {
 				last = unit

@@ -79,8 +79,13 @@ func testConfig(e *kafkatest.Env, input, group, output string) Config {
 		FetchMaxWait: 50 * time.Millisecond, CreateTopics: true,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
 		CheckpointPartitions: 2, Logger: quietLogger(),
+		// Control records signed (issue 37), as `okstream run --share` requires.
+		ControlSecret: testControlSecret,
 	}
 }
+
+// testControlSecret is the tests' control secret (Config.ControlSecret).
+var testControlSecret = []byte("okstream-test-control-secret-0123456789")
 
 type running struct {
 	p    *Pipeline

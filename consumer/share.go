@@ -377,6 +377,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		// in this fetch (held already or not: either way it is on the
 		// topic; −1: none).
 		landed = make([]int64, len(t.durable))
+		macBuf []byte // landedSkipped's scratch
 	)
 	// Each record's key and first bytes are read first: a record already
 	// held (this process's own, put at once) is skipped without copying or
@@ -395,7 +396,7 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		n := r.Value.Len()
 		if n < share.PeekLen {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			t.p.control().reject(controlShare, share.ReasonMalformed, -1, errors.New("shorter than a record's header"), "key", string(key))
 			return nil
 		}
 		if _, err := io.ReadFull(r.Value, hdr[:]); err != nil {
@@ -403,14 +404,23 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		kind, part, epoch, ok := share.Peek(hdr[:])
 		if !ok {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode", "key", string(key))
+			t.p.control().reject(controlShare, share.ReasonMalformed, -1, errors.New("not a sync record of a version this build reads"), "key", string(key))
 			return nil
 		}
-		if kind == share.KindDelta && part < len(landed) {
-			landed[part] = max(landed[part], epoch)
+		if !t.admitPeek(key, kind, part) { // share_validate.go
+			return nil
 		}
 		if t.skip(kind, part, epoch) {
-			return nil // e.g. written by this process (put)
+			// e.g. written by this process (put); with a secret it counts
+			// as landed only if its MAC verifies.
+			if kind == share.KindDelta && part < len(landed) {
+				if ok, err := t.landedSkipped(key, r, hdr[:], n, &macBuf); err != nil {
+					return err
+				} else if ok {
+					landed[part] = max(landed[part], epoch)
+				}
+			}
+			return nil
 		}
 		v := make([]byte, n)
 		copy(v, hdr[:])
@@ -419,8 +429,17 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		rec, err := share.Decode(v)
 		if err != nil || string(key) != share.Key(t.prefix, kind, part, epoch, t.window) {
-			cfg.Logger.Warn("share topic: ignoring a record that does not decode or whose key does not match it", "key", string(key), "err", err)
+			if err == nil {
+				err = errors.New("its key does not match it")
+			}
+			t.p.control().reject(controlShare, share.ReasonMalformed, part, err, "key", string(key))
 			return nil
+		}
+		if !t.admitSync(ctx, key, r.Headers, v, rec) { // share_validate.go: MAC, ranges, deltas
+			return nil
+		}
+		if kind == share.KindDelta && part < len(landed) {
+			landed[part] = max(landed[part], epoch)
 		}
 		fresh = append(fresh, rec)
 		return nil
@@ -1205,7 +1224,7 @@ func (w *worker) boundary(ctx context.Context, e int64) (bool, error) {
 	}
 	sr.unsentMu.Lock()
 	sr.unsent = append(sr.unsent, unsentDelta{epoch: e, after: pd,
-		msg: kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()}})
+		msg: w.p.signSync(kafka.Message{Key: share.AppendKey(make([]byte, 0, len(t.prefix)+24), t.prefix, share.KindDelta, w.part, e, t.window), Value: rec.Encode()})})
 	sr.unsentMu.Unlock()
 	if !w.flushDeltas(ctx, false) {
 		sr.broken = true
@@ -1712,7 +1731,7 @@ func (w *worker) awaitOwn(ctx context.Context, e int64) bool {
 func (w *worker) writeDecisionAsync(d *share.Record) {
 	sr, t := w.sh, w.p.tail
 	pd := &pendingDecision{rec: d, part: w.part, ctx: sr.pubCtx, lease: w.lease, dropped: &sr.decDropped, done: make(chan struct{}),
-		msg:   kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()},
+		msg:   w.p.signSync(kafka.Message{Key: []byte(share.Key(t.prefix, share.KindDecision, w.part, d.Epoch, t.window)), Value: d.Encode()}),
 		flush: func() { w.flushDeltas(sr.pubCtx, false) }}
 	sr.dec = pd
 	w.p.decq.add(pd)

@@ -184,3 +184,107 @@ func Prefix(group, input string) string { return group + "/" + input }
 // what the others may have published past it while they waited for it
 // (L+1), and the lag behind its checkpoint (L), plus two.
 func Window(ckptEpochs, lag int64) int64 { return ckptEpochs + 2*lag + 2 }
+
+// Reasons a reader refuses a control record (the label of
+// okstream_control_records_rejected_total; a small fixed set).
+const (
+	ReasonBadMAC         = "bad_mac"         // a MAC that does not verify under the secret
+	ReasonUnsigned       = "unsigned"        // no MAC while a secret is set
+	ReasonMalformed      = "malformed"       // does not decode, or its key does not match it
+	ReasonPartitionRange = "partition_range" // partition ≥ P, or written for another P
+	ReasonEpochRange     = "epoch_range"     // an epoch its offsets or the input cannot have reached
+	ReasonFrontierRange  = "frontier_range"  // a decision's frontier outside [−1, e − L]
+	ReasonDeltaInvalid   = "delta_invalid"   // a delta its learner refuses (sizes, finiteness, magnitude)
+	ReasonUnitRange      = "unit_range"      // effectively-once: okstream-unit above the source offset or too far below
+)
+
+// Reasons lists every reason, in a fixed order.
+var Reasons = []string{ReasonBadMAC, ReasonUnsigned, ReasonMalformed, ReasonPartitionRange,
+	ReasonEpochRange, ReasonFrontierRange, ReasonDeltaInvalid, ReasonUnitRange}
+
+// Invalid is the error of a record Validate refuses.
+type Invalid struct {
+	Reason string
+	Err    error
+}
+
+func (e *Invalid) Error() string { return "share: " + e.Reason + ": " + e.Err.Error() }
+func (e *Invalid) Unwrap() error { return e.Err }
+
+func invalid(reason, format string, a ...any) *Invalid {
+	return &Invalid{Reason: reason, Err: fmt.Errorf(format, a...)}
+}
+
+// Limits are what a reader checks a decoded record against (Validate).
+type Limits struct {
+	Partitions int   // P, the input's partition count
+	Every      int64 // S, input records per epoch
+	Lag        int64 // L
+	// Models are the shared models, in the configured order: a delta
+	// record holds exactly these, in this order.
+	Models []string
+	// Check, if set, checks model i's delta (learner.DeltaChecker).
+	Check func(i int, data []byte) error
+}
+
+// Validate checks a decoded record against the pipeline's configuration,
+// with or without a secret (issue 37); an error is an *Invalid. The rules,
+// each a function of the record and the configuration alone (so every
+// instance accepts or refuses a record alike):
+//
+//   - partition_range: Partition < P and Partitions = P (a record written
+//     for another partition count belongs to another pipeline's history);
+//   - epoch_range: the boundary of epoch e follows the (e+1)·S-th input
+//     record the partition consumed, each at its own offset below the
+//     writer's next offset, so (e+1)·S ≤ Offset (the consumer also checks
+//     Offset against the input's high watermark; see
+//     consumer/share_validate.go);
+//   - frontier_range (decisions): every F[q] is in [−1, max(e − L, −1)]: a
+//     boundary e merges no epoch later than e − L, and −1 is "nothing yet";
+//   - delta_invalid (deltas): exactly the configured shared models, in
+//     order, each delta accepted by Check (sizes, finite values, bounded
+//     magnitudes).
+func (r *Record) Validate(lim Limits) error {
+	if lim.Partitions > 0 && (r.Partition >= lim.Partitions || r.Partitions != lim.Partitions) {
+		return invalid(ReasonPartitionRange, "record of partition %d written for %d partitions; the input has %d", r.Partition, r.Partitions, lim.Partitions)
+	}
+	if r.Partition < 0 || r.Epoch < 0 {
+		return invalid(ReasonMalformed, "negative partition or epoch")
+	}
+	if s := lim.Every; s > 0 && (r.Offset < 0 || r.Offset/s < r.Epoch+1) {
+		return invalid(ReasonEpochRange, "epoch %d ends after %d records, but the writer's next offset was %d", r.Epoch, r.Epoch+1, r.Offset)
+	}
+	switch r.Kind {
+	case KindDecision:
+		if len(r.Frontier) != r.Partitions {
+			return invalid(ReasonMalformed, "decision frontier of %d partitions in a record of %d", len(r.Frontier), r.Partitions)
+		}
+		hi := max(r.Epoch-max(lim.Lag, 1), -1) // as Plan's target
+		for q, f := range r.Frontier {
+			if f < -1 || f > hi {
+				return invalid(ReasonFrontierRange, "decision of boundary %d: F[%d] = %d outside [-1, %d]", r.Epoch, q, f, hi)
+			}
+		}
+	case KindDelta:
+		if lim.Models != nil {
+			if len(r.Deltas) != len(lim.Models) {
+				return invalid(ReasonDeltaInvalid, "%d model deltas, %d shared models configured", len(r.Deltas), len(lim.Models))
+			}
+			for i, d := range r.Deltas {
+				if d.Model != lim.Models[i] {
+					return invalid(ReasonDeltaInvalid, "model delta %d is %q, the configured shared model is %q", i, d.Model, lim.Models[i])
+				}
+			}
+		}
+		if lim.Check != nil {
+			for i, d := range r.Deltas {
+				if err := lim.Check(i, d.Data); err != nil {
+					return &Invalid{Reason: ReasonDeltaInvalid, Err: fmt.Errorf("model %s: %w", d.Model, err)}
+				}
+			}
+		}
+	default:
+		return invalid(ReasonMalformed, "unknown record kind %d", r.Kind)
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +61,13 @@ func sigkillRecovery(t *testing.T, shared bool) {
 		// longer one waits --share-max-wait once for the other's missing
 		// deltas, as the simulator's skip does.
 		args = append(args, "--share", "champion", "--share-every", "25", "--share-max-wait", "3s", "--share-topic", e.Name("sync"))
+		// Signed control records (issue 37): the restarts must read back
+		// what the killed processes signed.
+		secret := filepath.Join(t.TempDir(), "control.secret")
+		if err := os.WriteFile(secret, []byte("crash-test-control-secret-0123456789abcdef\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--control-secret-file", secret)
 	}
 	// Each process serves /metrics on its own port: progress and readiness
 	// are read from there.

@@ -112,6 +112,8 @@ type runFlags struct {
 	shareEvery, shareLag, shareWindow                      int64
 	shareMaxWait                                           time.Duration
 	shareSkipIdle                                          bool
+	controlSecretFile                                      string
+	allowUnsignedControl                                   bool
 	metricsAddr, logLevel, logFormat, config               string
 	sec                                                    secFlags
 }
@@ -166,6 +168,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowFreshStart, "allow-fresh-start", false, "let a partition that has a committed group offset but no checkpoint (a lost checkpoint topic) start fresh models at --start-offset; without it such a partition fails (okstream_partition_failed, /readyz 503) and the others run")
 	fs.Float64Var(&f.deadLetterReadyShare, "dead-letter-ready-share", consumer.DefaultDeadLetterReadyShare, "/readyz answers 503 when a partition dead-letters more than this share of its last --dead-letter-window events (a wrong --dim, another schema); 0: off")
 	fs.IntVar(&f.deadLetterWindow, "dead-letter-window", consumer.DefaultDeadLetterWindow, "events per partition over which --dead-letter-ready-share is measured")
+	fs.StringVar(&f.controlSecretFile, "control-secret-file", "", "file holding the control secret (at least 32 bytes, one line; the same on every instance of the group): the sync topic's records and the effectively-once output headers are signed with HMAC-SHA-256 under it, and records without a valid signature are ignored; further lines are earlier secrets still accepted (a rotation). Make one with: head -c 32 /dev/urandom | base64")
+	fs.BoolVar(&f.allowUnsignedControl, "allow-unsigned-control", false, "allow --share without --control-secret-file (anyone who can write to the sync topic can then steer the shared models)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of the /metrics, /healthz and /readyz server, which has no authentication: loopback only by default; :9090 listens on every interface (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -279,6 +283,9 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	cfg, err := f.pipelineConfig(log)
 	if err != nil {
+		return fail("%v", err)
+	}
+	if err := f.applyControl(&cfg); err != nil {
 		return fail("%v", err)
 	}
 	sec, err := f.sec.build(getenv, func(m string) { log.Warn(m) })
