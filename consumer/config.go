@@ -257,9 +257,11 @@ type Config struct {
 	// before it proceeds without it and records that decision (default
 	// DefaultShareMaxWait).
 	ShareMaxWait time.Duration
-	// ShareSkipIdle: a boundary does not wait for a partition of this
-	// instance whose last fetch waited FetchMaxWait and found no new events
-	// (it proceeds at once, recorded as after an expired wait). For replays
+	// ShareSkipIdle: a boundary does not wait for a partition whose last
+	// fetch waited FetchMaxWait and found no new events, on this instance
+	// or another (its worker writes an idle record to the sync topic; see
+	// worker.publishIdle); it proceeds at once, recorded as after an
+	// expired wait. For replays
 	// and topics whose partitions go quiet for long; off, a quiet partition
 	// costs the others one ShareMaxWait and a live stream with short lulls
 	// keeps the strict schedule (see tailer.setIdle).

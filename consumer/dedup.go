@@ -52,6 +52,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +94,13 @@ var publishedChunk int64 = 2000
 type dedupMetrics struct {
 	suppressed *prometheus.CounterVec // by phase: restore, retry
 	duplicates *prometheus.CounterVec // by topic: predictions, dead_letters
+	// seen[{topic label, partition}]: the source offsets whose duplicate
+	// this process has counted and logged already, the newest
+	// seenKeep of them. Every scan of a partition's tail (each restore,
+	// each write retry, in every later generation) reads the same records
+	// again; a duplicate is counted once per process, not once per scan.
+	seenMu sync.Mutex
+	seen   map[dupKey][]int64
 	// rejected: control records refused (share_validate.go), by topic
 	// (share, predictions, dead_letters) and reason (share.Reasons).
 	rejected *prometheus.CounterVec
@@ -128,6 +136,35 @@ func newDedupMetrics(reg prometheus.Registerer) *dedupMetrics {
 	}
 	reg.MustRegister(m.suppressed, m.duplicates, m.rejected)
 	return m
+}
+
+type dupKey struct {
+	label string
+	part  int
+}
+
+// seenKeep bounds the duplicates remembered per output partition.
+const seenKeep = 1024
+
+// firstSeen reports whether the duplicate of source offset o in the label's
+// partition part is seen for the first time by this process (and notes
+// it).
+func (m *dedupMetrics) firstSeen(label string, part int, o int64) bool {
+	m.seenMu.Lock()
+	defer m.seenMu.Unlock()
+	if m.seen == nil {
+		m.seen = map[dupKey][]int64{}
+	}
+	k := dupKey{label, part}
+	if slices.Contains(m.seen[k], o) {
+		return false
+	}
+	s := append(m.seen[k], o)
+	if len(s) > seenKeep {
+		s = s[len(s)-seenKeep:]
+	}
+	m.seen[k] = s
+	return true
 }
 
 // offsetSet is a set of source offsets ≥ base: every offset below full,
@@ -351,7 +388,7 @@ func (w *worker) scanPublished(ctx context.Context, from int64) (*offsetSet, err
 	set := &offsetSet{base: from, full: from}
 	for _, t := range []struct{ topic, label string }{{w.p.cfg.Output, "predictions"}, {w.p.cfg.DeadLetter, "dead_letters"}} {
 		unit, err := w.scanTail(ctx, t.topic, t.label, from, end, func(o int64) {
-			if set.add(o) {
+			if set.add(o) && w.p.dm.firstSeen(t.label, w.part, o) {
 				w.p.dm.duplicates.WithLabelValues(t.label).Inc()
 				w.log.Warn("duplicate output record found (a zombie instance, or a write that landed after a scan missed it)", "topic", t.topic, "source_offset", o)
 			}

@@ -69,3 +69,23 @@ func TestRevokedWorkerStopsWritingBeforeNewOwner(t *testing.T) {
 		t.Fatalf("B detected %v duplicates", d)
 	}
 }
+
+// A duplicate seen again by a later scan of the same output partition (the
+// next generation's restore, a write retry) is counted and logged once per
+// process (issue 37: every later generation re-counted the same ones), and
+// what is remembered is bounded.
+func TestDuplicateCountedOncePerProcess(t *testing.T) {
+	var m dedupMetrics
+	if !m.firstSeen("predictions", 0, 7) || m.firstSeen("predictions", 0, 7) {
+		t.Fatal("a duplicate must be new once, then known")
+	}
+	if !m.firstSeen("dead_letters", 0, 7) || !m.firstSeen("predictions", 1, 7) {
+		t.Fatal("another topic or partition is another duplicate")
+	}
+	for o := int64(100); o < 100+2*seenKeep; o++ {
+		m.firstSeen("predictions", 0, o)
+	}
+	if n := len(m.seen[dupKey{"predictions", 0}]); n != seenKeep {
+		t.Fatalf("%d duplicates remembered, want at most %d", n, seenKeep)
+	}
+}

@@ -237,6 +237,10 @@ type tailer struct {
 	// processed). Its next delta cannot come before new events do, so a
 	// boundary does not wait for it (see setIdle).
 	idle []bool
+	// idleFrom[q]: for a partition of another instance marked idle by its
+	// idle record (remoteIdleLocked), the epoch of its next delta; a delta
+	// of that epoch or later clears the mark (storeLocked).
+	idleFrom []int64
 	// epochs[e mod window] counts, for the newest epoch e stored in that
 	// slot, the input partitions whose delta of epoch e is held, and holds
 	// the channel closed when all of them are (awaitEpoch): a boundary on
@@ -280,7 +284,7 @@ type tailer struct {
 func newTailer(p *Pipeline, parts int) *tailer {
 	t := &tailer{p: p, prefix: share.Prefix(p.cfg.Group, p.cfg.Input), window: p.cfg.ShareWindow,
 		pos: make([]int64, parts), notify: make(chan struct{}),
-		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), idle: make([]bool, p.inputParts),
+		arrivals: map[slot]chan struct{}{}, local: make([]int, p.inputParts), idle: make([]bool, p.inputParts), idleFrom: make([]int64, p.inputParts),
 		wake: make(chan struct{}), durable: make([]atomic.Int64, p.inputParts), durCh: make([]chan struct{}, p.inputParts)}
 	for q := range t.durable {
 		t.durable[q].Store(-1)
@@ -471,6 +475,10 @@ func (t *tailer) follow(ctx context.Context, part int) {
 		}
 		t.mu.Lock()
 		for _, rec := range fresh {
+			if rec.Kind == share.KindIdle {
+				t.remoteIdleLocked(rec)
+				continue
+			}
 			if !t.skipLocked(rec.Kind, rec.Partition, rec.Epoch) {
 				t.storeLocked(rec, false)
 			}
@@ -514,8 +522,9 @@ func (t *tailer) local1(q, d int) {
 	if q >= len(t.local) {
 		return
 	}
-	if q < len(t.idle) {
-		t.idle[q] = false
+	if q < len(t.idle) && t.idle[q] {
+		t.idle[q] = false // its worker (or the next owner) says again
+		t.nIdle--
 	}
 	t.local[q] += d
 	switch {
@@ -533,12 +542,42 @@ func (t *tailer) local1(q, d int) {
 // of waiting up to ShareMaxWait. The decision is timing-dependent like any
 // bounded wait's, so it is written as a decision record and replayed
 // exactly; a live stream with lulls longer than FetchMaxWait then leaves
-// the strict schedule at every lull, hence opt-in. Partitions of other
-// instances are not known to be idle: they are waited for up to
-// ShareMaxWait.
+// the strict schedule at every lull, hence opt-in. A partition of another
+// instance is marked by its idle records (remoteIdleLocked).
 func (t *tailer) setIdle(q int, idle bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.setIdleLocked(q, idle)
+}
+
+// remoteIdleLocked applies an idle record of partition q read from the sync
+// topic (KindIdle, written by the worker of q on another instance with
+// --share-skip-idle): q is idle until a record says otherwise or a delta of
+// q of the record's epoch or later arrives (its next owner may be busy
+// without having said so). Ignored for a partition this process owns (its
+// own worker decides). t.mu is held.
+func (t *tailer) remoteIdleLocked(rec *share.Record) {
+	q := rec.Partition
+	if q >= len(t.local) || t.local[q] > 0 {
+		return
+	}
+	idle := rec.Idle
+	if byPart := t.recs[share.KindDelta-1]; idle && q < len(byPart) && byPart[q] != nil {
+		for _, h := range byPart[q] {
+			if h.rec != nil && h.rec.Epoch >= rec.Epoch {
+				idle = false // stale: q has made that delta since
+				break
+			}
+		}
+	}
+	if idle && q < len(t.idleFrom) {
+		t.idleFrom[q] = rec.Epoch
+	}
+	t.setIdleLocked(q, idle)
+}
+
+// setIdleLocked is setIdle with t.mu held.
+func (t *tailer) setIdleLocked(q int, idle bool) {
 	if q >= len(t.idle) || t.idle[q] == idle {
 		return
 	}
@@ -626,6 +665,9 @@ func (t *tailer) storeLocked(rec *share.Record, own bool) {
 	prev := byPart[rec.Partition][s.slot].rec
 	byPart[rec.Partition][s.slot] = held{rec, own}
 	if rec.Kind == share.KindDelta {
+		if q := rec.Partition; q < len(t.idle) && t.idle[q] && t.local[q] == 0 && rec.Epoch >= t.idleFrom[q] {
+			t.setIdleLocked(q, false) // a remote partition marked idle is busy again
+		}
 		t.countLocked(s.slot, prev, rec.Epoch)
 	} else if q := rec.Partition; q < len(t.decNewest) && t.decNewest[q].Load() < rec.Epoch {
 		t.decNewest[q].Store(rec.Epoch)
@@ -1029,6 +1071,9 @@ type shareRun struct {
 	unsentMu  sync.Mutex
 	unsent    []unsentDelta
 	pubClosed bool
+	// idleSaid: the last idle record this worker published said idle
+	// (publishIdle; owned by the worker's goroutine).
+	idleSaid bool
 	// passed: previous owners of the partition are known to have gone
 	// past every boundary up to this epoch (noteReplay). Such a boundary
 	// without a decision record merged the default frontier, which the
@@ -1130,9 +1175,13 @@ func (w *worker) startPublisher(parent context.Context) {
 				sleep(ctx, time.Duration(min(attempt+1, 10))*200*time.Millisecond)
 			}
 			w.p.sm.published.Add(float64(len(batch)))
-			// The batch's deltas are in epoch order: the last is the newest.
-			if _, _, e, ok := share.Peek(batch[len(batch)-1].Value); ok {
-				w.p.tail.raiseDurable(w.part, e)
+			// The batch's deltas are in epoch order: the last is the newest
+			// (an idle record's epoch is the next delta's, not one written).
+			for i := len(batch) - 1; i >= 0; i-- {
+				if kind, _, e, ok := share.Peek(batch[i].Value); ok && kind == share.KindDelta {
+					w.p.tail.raiseDurable(w.part, e)
+					break
+				}
 			}
 			sr.pubMu.Lock()
 			sr.unacked -= len(batch)
@@ -1959,4 +2008,39 @@ func (sr *shareRun) hasUnsent() bool {
 	sr.unsentMu.Lock()
 	defer sr.unsentMu.Unlock()
 	return len(sr.unsent) > 0
+}
+
+// publishIdle tells the other instances that this partition has become
+// idle, or busy again (a KindIdle record, with --share-skip-idle), so that
+// their boundaries do not wait for its next delta either (tailer.
+// remoteIdleLocked); only on a change. An idle record follows every delta
+// the partition has made (it is sent after them, on the same publisher, in
+// order), so a reader that sees it has seen them.
+func (w *worker) publishIdle(ctx context.Context, idle bool) {
+	sr, t := w.sh, w.p.tail
+	if sr.idleSaid == idle {
+		return
+	}
+	if idle && !w.flushDeltas(ctx, false) {
+		return
+	}
+	rec := &share.Record{Kind: share.KindIdle, Partition: w.part, Epoch: sr.st.Count / sr.cfg.Every,
+		Partitions: sr.cfg.Partitions, Offset: w.next, Idle: idle}
+	msg := w.p.signSync(kafka.Message{Key: share.AppendKey(nil, t.prefix, share.KindIdle, w.part, 0, t.window), Value: rec.Encode()})
+	sr.unsentMu.Lock()
+	defer sr.unsentMu.Unlock()
+	if sr.pubClosed || (idle && len(sr.unsent) > 0) {
+		return // a delta still waits for its decision: not idle yet as far as the others can know
+	}
+	sr.pubMu.Lock()
+	sr.unacked++
+	sr.pubMu.Unlock()
+	select {
+	case sr.pubCh <- msg:
+		sr.idleSaid = idle
+	case <-ctx.Done():
+		sr.pubMu.Lock()
+		sr.unacked--
+		sr.pubMu.Unlock()
+	}
 }

@@ -193,3 +193,63 @@ func equalsReplay(t *testing.T, e *kafkatest.Env, cfg Config, input string, part
 	}
 	t.Logf("final states equal a replay of the %d recorded decisions", len(recorded))
 }
+
+// With --share-skip-idle, a partition that has run out of input is not
+// waited for by the partitions of the other instances either: its worker
+// says so on the sync topic (an idle record, after its last delta), as its
+// own instance's partitions learn it in-process. Partition 3's stream ends
+// early; with a maximum wait of a minute, no wait may expire, and the final
+// states equal a replay of the decisions recorded (skipping an idle
+// partition is a decision: the events arrive while the instances run, so
+// every partition is idle now and then). Before, only the partitions of
+// partition 3's own instance went on, and the others waited
+// --share-max-wait for it.
+func TestSharedIdleRemotePartitionNotWaitedFor(t *testing.T) {
+	const parts, n = 4, 4000
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, parts, nil)
+	cfg := sharedConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.ShareMaxWait = time.Minute
+	cfg.ShareSkipIdle = true
+	cfg.ShareWindow = 4096 // keeps every decision record, for the replay
+	rs := startSpread(t, cfg, 2, parts)
+	events := labelledEvents(n, 23)
+	// Events 0..1199 round robin over the 4 partitions, the rest over 0..2:
+	// partition 3 ends after 300 events, the others go on to 1200.
+	byKey := map[string]int{}
+	for i, m := range events {
+		if i < 1200 {
+			byKey[string(m.Key)] = i % parts
+		} else {
+			byKey[string(m.Key)] = i % (parts - 1)
+		}
+	}
+	w := e.Writer(input)
+	w.Balancer = kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return byKey[string(m.Key)] })
+	w.BatchSize = 1
+	for i := 0; i < n; i += 200 {
+		if err := w.WriteMessages(context.Background(), events[i:i+200]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	ends := endOffsets(t, e, input)
+	if ends[3] != 300 {
+		t.Fatalf("partition 3 holds %d events, want 300", ends[3])
+	}
+	waitFor(t, 50*time.Second, "both instances to catch up (no minute-long wait for the ended partition)", func() bool { return caughtUp(ends, rs...) })
+	expired := sumCounters(rs, func(r *running) float64 { return counterValue(r.p.sm.expired) })
+	for _, r := range rs {
+		if err := r.shutdown(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if expired != 0 {
+		t.Fatalf("%v expired waits, want none: the idle partition was waited for", expired)
+	}
+	equalsReplay(t, e, cfg, input, parts)
+	if got := predictionsByOffset(t, e, cfg.Output); len(got) != n {
+		t.Fatalf("%d offsets have predictions, want %d", len(got), n)
+	}
+}

@@ -279,6 +279,7 @@ loop:
 		}
 		if w.sh != nil && w.p.cfg.ShareSkipIdle && len(f.recs) > 0 {
 			w.p.tail.setIdle(w.part, false) // before its next delta can be due
+			w.publishIdle(ctx, false)       // and the other instances' (share.go)
 		}
 		for i := 0; i < len(f.recs); {
 			j := min(i+w.p.cfg.BatchSize, len(f.recs))
@@ -305,6 +306,7 @@ loop:
 				break loop
 			}
 			w.p.tail.setIdle(w.part, true)
+			w.publishIdle(ctx, true)
 		}
 		if w.sh != nil && len(f.recs) == 0 && w.sh.hasUnsent() {
 			// Deltas held by a decision that has landed since: others

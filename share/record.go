@@ -20,6 +20,14 @@ import (
 const (
 	KindDelta    = 1
 	KindDecision = 2
+	// KindIdle says whether a partition has run out of input (with
+	// --share-skip-idle): Epoch is the next epoch it will make a delta of
+	// (every earlier one is on the topic before this record), Idle whether
+	// it is idle now. One slot per partition (the latest state): other
+	// instances do not wait for an idle partition's next delta, as its own
+	// instance does not (issue 37: a partition of another instance was
+	// waited for up to --share-max-wait).
+	KindIdle = 3
 )
 
 const (
@@ -44,6 +52,8 @@ type Record struct {
 	Deltas []ModelDelta
 	// Frontier (KindDecision): the frontier applied at the boundary.
 	Frontier []int64
+	// Idle (KindIdle): the partition has no input past Offset.
+	Idle bool
 }
 
 // ErrRecord marks a sync record that does not decode.
@@ -75,6 +85,8 @@ func (r *Record) Encode() []byte {
 		for _, v := range r.Frontier {
 			e.I64(v)
 		}
+	case KindIdle:
+		e.Bool(r.Idle)
 	}
 	return e.Bytes()
 }
@@ -117,6 +129,8 @@ func Decode(b []byte) (*Record, error) {
 				r.Frontier[i] = d.I64()
 			}
 		}
+	case KindIdle:
+		r.Idle = d.Bool()
 	default:
 		d.Fail("unknown record kind %d", r.Kind)
 	}
@@ -164,8 +178,11 @@ func Key(prefix string, kind, p int, e int64, window int64) string {
 // AppendKey appends Key(prefix, kind, p, e, window) to dst.
 func AppendKey(dst []byte, prefix string, kind, p int, e int64, window int64) []byte {
 	k := byte('d')
-	if kind == KindDecision {
+	switch kind {
+	case KindDecision:
 		k = 'x'
+	case KindIdle:
+		k, e = 'i', 0 // one slot: the latest state
 	}
 	dst = append(dst, prefix...)
 	dst = append(dst, '/')
@@ -251,8 +268,12 @@ func (r *Record) Validate(lim Limits) error {
 	if r.Partition < 0 || r.Epoch < 0 {
 		return invalid(ReasonMalformed, "negative partition or epoch")
 	}
-	if s := lim.Every; s > 0 && (r.Offset < 0 || r.Offset/s < r.Epoch+1) {
-		return invalid(ReasonEpochRange, "epoch %d ends after %d records, but the writer's next offset was %d", r.Epoch, r.Epoch+1, r.Offset)
+	ended := r.Epoch + 1 // epochs the writer has ended: a delta's or decision's own, and the earlier ones
+	if r.Kind == KindIdle {
+		ended = r.Epoch // the next epoch: not ended yet
+	}
+	if s := lim.Every; s > 0 && (r.Offset < 0 || r.Offset/s < ended) {
+		return invalid(ReasonEpochRange, "%d epochs ended after %d records, but the writer's next offset was %d", ended, ended*s, r.Offset)
 	}
 	switch r.Kind {
 	case KindDecision:
@@ -283,6 +304,7 @@ func (r *Record) Validate(lim Limits) error {
 				}
 			}
 		}
+	case KindIdle:
 	default:
 		return invalid(ReasonMalformed, "unknown record kind %d", r.Kind)
 	}
