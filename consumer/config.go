@@ -94,9 +94,12 @@ type Config struct {
 	// Default 1 h when FeedbackBuffer > 0.
 	FeedbackMaxAge time.Duration
 	// FeedbackBufferBytes bounds the pending impressions of a partition by
-	// accounted bytes beside their number: each counts 256 + its id and key
-	// lengths + 8·Dim (its features) + 16 per model. The oldest are evicted
-	// above it. Default 64 MiB when FeedbackBuffer > 0; negative is an error.
+	// accounted bytes beside their number: each counts its heap (its entry,
+	// id, key, features, scores and update counts, rounded up to the
+	// allocator's size classes, and its slot in the id index) plus its
+	// encoding in a checkpoint, so that the buffer and a checkpoint of it
+	// together stay within the bound. The oldest are evicted above it.
+	// Default 64 MiB when FeedbackBuffer > 0; negative is an error.
 	FeedbackBufferBytes int64
 
 	// MaxAbsValue dead-letters events with a feature value or label of

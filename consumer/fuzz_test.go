@@ -52,10 +52,9 @@ func FuzzDecodePayload(f *testing.F) {
 			t.Fatalf("%d entries, %d bytes: above the limits", q.len(), q.bytes)
 		}
 		var sum int64
-		for e := q.order.Front(); e != nil; e = e.Next() {
-			im := e.Value.(*impression)
+		for im := q.head; im != nil; im = im.next {
 			sum += im.cost()
-			if len(im.x) != 2 || len(im.scores) != 2 || len(im.updates) != 2 || q.byID[im.id] != e {
+			if len(im.x) != 2 || len(im.scores) != 2 || len(im.updates) != 2 || q.byID[im.id] != im {
 				t.Fatalf("malformed entry %+v", im)
 			}
 		}

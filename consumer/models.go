@@ -303,18 +303,31 @@ const (
 	payloadVersion = 4
 )
 
-// marshal encodes every model's state and statistics (deterministically).
+// marshal encodes every model's state and statistics (deterministically)
+// into one buffer of the payload's exact size: the pending buffer can be
+// most of it, and a buffer grown by appending would allocate several times
+// its size while the checkpoint is written.
 func (ms *modelSet) marshal() ([]byte, error) {
-	e := state.NewEncoder(1024)
-	e.U32(payloadMagic)
-	e.U32(payloadVersion)
-	e.Int(ms.dim)
-	e.U32(uint32(len(ms.models)))
-	for _, m := range ms.models {
+	states := make([][]byte, len(ms.models))
+	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1
+	for i, m := range ms.models {
 		st, err := m.l.MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
+		states[i] = st
+		size += 4 + len(m.name) + 4 + len(m.spec) + 5*8 + 4 + len(st)
+	}
+	if ms.share != nil {
+		size += 8 + 4 + 8*len(ms.share.Frontier)
+	}
+	e := state.NewEncoder(size)
+	e.U32(payloadMagic)
+	e.U32(payloadVersion)
+	e.Int(ms.dim)
+	e.U32(uint32(len(ms.models)))
+	for i, m := range ms.models {
+		st := states[i]
 		e.String(m.name)
 		e.String(m.spec)
 		e.U64(m.updates)

@@ -812,8 +812,7 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 // remember keeps an impression for its delayed feedback (unless its id is
 // already pending, or it alone is above the buffer's byte limit).
 func (w *worker) remember(r *kafkautil.Record, x []float64) {
-	im := &impression{id: w.ev.ID, key: w.eventKey(r), offset: r.Offset, ts: w.ev.TS, hasTS: w.ev.HasTS,
-		x: append([]float64(nil), x...), scores: make([]float64, len(w.scores)), updates: make([]uint64, len(w.scores))}
+	im := newImpression(w.ev.ID, w.eventKey(r), r.Offset, w.ev.TS, w.ev.HasTS, x, len(w.scores))
 	for i, s := range w.scores {
 		im.scores[i], im.updates[i] = s.Score, s.Updates
 	}

@@ -16,9 +16,6 @@ func (c *chunks[T]) add(v ...T) []T {
 	return c.grow(len(v), v)
 }
 
-// alloc appends n zero values within one chunk and returns them.
-func (c *chunks[T]) alloc(n int) []T { return c.grow(n, nil) }
-
 func (c *chunks[T]) grow(n int, v []T) []T {
 	if len(c.cur)+n > cap(c.cur) {
 		if len(c.cur) > 0 {

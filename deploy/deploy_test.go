@@ -99,7 +99,7 @@ func registry(t *testing.T) map[string]family {
 // collectorType is the type of a client_golang metric or vector ("" for a
 // custom collector). Order matters: a Gauge also has Inc and Add.
 func collectorType(c prometheus.Collector) metricType {
-	switch c.(type) {
+	switch c := c.(type) {
 	case *prometheus.CounterVec:
 		return counter
 	case *prometheus.GaugeVec:
@@ -108,10 +108,12 @@ func collectorType(c prometheus.Collector) metricType {
 		return histogram
 	case *prometheus.SummaryVec:
 		return summary
-	case prometheus.Histogram:
+	case prometheus.Histogram: // every Summary too (the same methods): what it writes tells them apart
+		var pb dto.Metric
+		if c.Write(&pb) == nil && pb.Summary != nil {
+			return summary
+		}
 		return histogram
-	case prometheus.Summary:
-		return summary
 	case prometheus.Gauge:
 		return gauge
 	case prometheus.Counter:

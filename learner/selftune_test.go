@@ -149,7 +149,7 @@ func TestStandardiserOutlier(t *testing.T) {
 func TestAutoPruning(t *testing.T) {
 	xs, ys := stream(Classification, 1000, 5, 12)
 	l, _ := New("auto:base=fogd,budget=20,halving=100,warmup=50", 5)
-	a := l.(*selfTuned).inner.(*Auto)
+	var a *Auto
 	for i := range xs {
 		l.Learn(xs[i], ys[i])
 		a = l.(*selfTuned).inner.(*Auto)

@@ -215,11 +215,11 @@ func (c *Config) withDefaults() Config {
 func (c *Config) check(n int) error {
 	switch {
 	case c.Unlabelled < 0 || c.Unlabelled > 1 || math.IsNaN(c.Unlabelled):
-		return fmt.Errorf("Unlabelled is %v; it must be a fraction in [0, 1]", c.Unlabelled)
+		return fmt.Errorf("Config.Unlabelled is %v; it must be a fraction in [0, 1]", c.Unlabelled)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		return fmt.Errorf("Rate is %v; use events per second > 0, or 0 for as fast as possible", c.Rate)
+		return fmt.Errorf("Config.Rate is %v; use events per second > 0, or 0 for as fast as possible", c.Rate)
 	case c.Limit < 0:
-		return fmt.Errorf("Limit is %d; use a count > 0, or 0 for no limit", c.Limit)
+		return fmt.Errorf("Config.Limit is %d; use a count > 0, or 0 for no limit", c.Limit)
 	case c.BatchSize < 0:
 		return fmt.Errorf("BatchSize is %d; use a count > 0 (0: %d)", c.BatchSize, DefaultBatchSize)
 	case c.KeySpace < 0:

@@ -171,12 +171,6 @@ func (t *tracker) release(n int64) {
 	t.mu.Unlock()
 }
 
-func (t *tracker) failed() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.err
-}
-
 var errWriteFailed = errors.New("write failed")
 
 // metaTimeout bounds the metadata requests made before the replay starts.

@@ -88,9 +88,9 @@ func (c StreamConfig) withDefaults() StreamConfig {
 func (c *StreamConfig) check() error {
 	switch {
 	case c.Speedup < 0 || math.IsNaN(c.Speedup) || math.IsInf(c.Speedup, 0):
-		return fmt.Errorf("Speedup is %v; use a factor > 0 (3600: an hour of event time per second), or 0 for as fast as possible", c.Speedup)
+		return fmt.Errorf("StreamConfig.Speedup is %v; use a factor > 0 (3600: an hour of event time per second), or 0 for as fast as possible", c.Speedup)
 	case c.Limit < 0:
-		return fmt.Errorf("Limit is %d; use a count > 0, or 0 for no limit", c.Limit)
+		return fmt.Errorf("StreamConfig.Limit is %d; use a count > 0, or 0 for no limit", c.Limit)
 	case c.BatchSize < 0:
 		return fmt.Errorf("BatchSize is %d; use a count > 0 (0: %d)", c.BatchSize, DefaultBatchSize)
 	}

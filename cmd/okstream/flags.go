@@ -285,7 +285,7 @@ func (d *dataFlags) openKuaiRec(dir string, opts kuairec.Options) (*kuairec.Stre
 	case d.positive != "":
 		return nil, errors.New("--positive does not apply to --data kuairec:... (the label is watch_ratio > threshold; set threshold=F in the --data options)")
 	case d.label != "" || d.drop != "" || d.dim != 0 || (d.format != "" && d.format != "auto") || (d.header != "" && d.header != "auto"):
-		return nil, errors.New("--label, --drop, --dim, --format and --header do not apply to --data kuairec:...")
+		return nil, errors.New("--label, --drop, --dim, --format and --header do not apply to --data kuairec:DIR")
 	case d.limit < 0:
 		return nil, fmt.Errorf("--limit %d: give a number of interactions > 0, or 0 for all", d.limit)
 	}

@@ -150,7 +150,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.maxStateBytes, "checkpoint-max-state-bytes", d.CheckpointMaxStateBytes, "bound on one partition's checkpoint payload: larger states are not checkpointed, and a checkpoint record declaring more is rejected as damaged or forged (set the same value on every instance)")
 	fs.IntVar(&f.feedbackBuffer, "feedback-buffer", 0, "delayed feedback: impressions (unlabelled events with an id) kept per partition until a feedback event (schema v2, ref = the id) brings the label; 0: off")
 	fs.DurationVar(&f.feedbackMaxAge, "feedback-max-age", time.Hour, "delayed feedback: evict impressions older than this in event time (the events' ts)")
-	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (256 + id + key + 8·dim + 16·models each); the oldest are evicted above it")
+	fs.Int64Var(&f.feedbackBufferBytes, "feedback-buffer-bytes", 64<<20, "delayed feedback: bound on the pending impressions' accounted bytes per partition (each one's heap plus its checkpoint encoding); the oldest are evicted above it")
 	fs.Float64Var(&f.maxAbsValue, "max-abs-value", consumer.DefaultMaxAbsValue, "events with a feature or label of larger magnitude are dead-lettered (value_out_of_range); 0: off")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", consumer.DefaultMaxIDBytes, "events whose id, key or ref is longer are dead-lettered (id_too_long); 0: off")
 	fs.BoolVar(&f.passthrough, "passthrough", false, "run without models (predictions carry no scores): measures the Kafka pipeline's own throughput; --model flags are validated, then not run (a log line says so), so a deployment switches to pass-through by adding this one flag")

@@ -49,7 +49,7 @@ func TestConfigLayers(t *testing.T) {
 		t.Fatalf("models from env: %v %v", f.models, err)
 	}
 	// Errors name their source.
-	fs, f = newFS()
+	fs, _ = newFS()
 	fs.Parse(nil)
 	err := applyLayers(fs, "", func(k string) string { return map[string]string{"OKSTREAM_DIM": "three"}[k] })
 	if err == nil || !strings.Contains(err.Error(), "OKSTREAM_DIM") {

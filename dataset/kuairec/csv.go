@@ -290,13 +290,6 @@ func (r *csvReader) record(idx []int, dst [][]byte) ([][]byte, error) {
 // Field parsers. col is the canonical column index for messages; the
 // reader maps it back to the file's column.
 
-func (r *csvReader) colOf(idx []int, k int) int {
-	if k < len(idx) {
-		return idx[k]
-	}
-	return -1
-}
-
 // parseInt parses an integer field; a float text with an integral value
 // ("20200705.0") is accepted, since pandas writes integer columns with
 // missing values as floats.

@@ -77,12 +77,8 @@ func Locate(dir string) (Dir, error) {
 			return d, nil
 		}
 	}
-	rel := make([]string, len(cands))
-	for i, c := range cands {
-		rel[i] = c
-	}
 	return Dir{}, fmt.Errorf("kuairec: no %s or %s in %s (looked in %s); unpack KuaiRec.zip there, or generate a synthetic sample with okstream kuairec-gen --out %s",
-		SmallMatrixFile, BigMatrixFile, dir, strings.Join(rel, ", "), dir)
+		SmallMatrixFile, BigMatrixFile, dir, strings.Join(cands, ", "), dir)
 }
 
 func exists(p string) bool {

@@ -105,7 +105,7 @@ func TestQuantize8MatchesRound(t *testing.T) {
 		h := k + 0.5
 		check("half", []float64{127, h, math.Nextafter(h, 0), math.Nextafter(h, math.Inf(1)), math.Nextafter(h, math.Inf(-1)), -h})
 	}
-	check("below one half", []float64{127, 0.5 - 0x1p-54, -(0.5 - 0x1p-54), 0x1p-1074, -0.0})
+	check("below one half", []float64{127, 0.5 - 0x1p-54, -(0.5 - 0x1p-54), 0x1p-1074, math.Copysign(0, -1)})
 	tiny := []float64{0x1p-1070, -0x1p-1074, 3 * 0x1p-1072, 0}
 	scaled := make([]float64, len(tiny))
 	for i, v := range tiny {
