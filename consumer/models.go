@@ -307,7 +307,14 @@ const (
 // into one buffer of the payload's exact size: the pending buffer can be
 // most of it, and a buffer grown by appending would allocate several times
 // its size while the checkpoint is written.
-func (ms *modelSet) marshal() ([]byte, error) {
+func (ms *modelSet) marshal() ([]byte, error) { return ms.marshalInto(nil) }
+
+// marshalInto is marshal writing into buf's storage when it is large
+// enough (the worker keeps its last checkpoint's buffer: a checkpoint of a
+// large feedback buffer then leaves no garbage of its size behind for the
+// collector, which would otherwise let the heap grow by that much at every
+// checkpoint). The result aliases buf; it is valid until the next call.
+func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 	states := make([][]byte, len(ms.models))
 	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1
 	for i, m := range ms.models {
@@ -321,7 +328,7 @@ func (ms *modelSet) marshal() ([]byte, error) {
 	if ms.share != nil {
 		size += 8 + 4 + 8*len(ms.share.Frontier)
 	}
-	e := state.NewEncoder(size)
+	e := state.NewEncoderInto(buf, size)
 	e.U32(payloadMagic)
 	e.U32(payloadVersion)
 	e.Int(ms.dim)

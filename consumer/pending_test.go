@@ -496,11 +496,13 @@ func TestMeasureFeedbackRSS(t *testing.T) {
 	fillPending(ms, 100000, 1000)
 	runtime.GC()
 	t.Logf("%d pending, %d accounted bytes: RSS %s, peak %s", ms.pend.len(), ms.pend.bytes, status("VmRSS"), status("VmHWM"))
+	var buf []byte
 	for i := 0; i < 3; i++ {
-		pl, err := ms.marshal()
+		pl, err := ms.marshalInto(buf) // as the worker does
 		if err != nil {
 			t.Fatal(err)
 		}
+		buf = pl
 		t.Logf("checkpoint of %d bytes: RSS %s, peak %s", len(pl), status("VmRSS"), status("VmHWM"))
 	}
 }

@@ -91,9 +91,12 @@ type worker struct {
 	// owning the partition starts once it has ended (fence.go; nil in
 	// tests that build a worker by hand: always valid).
 	lease *lease
-	label string // partition as a metrics label
-	id    checkpoint.ID
-	log   *slog.Logger
+	// ckptBuf: the last checkpoint's payload, whose storage the next one
+	// reuses (modelSet.marshalInto).
+	ckptBuf []byte
+	label   string // partition as a metrics label
+	id      checkpoint.ID
+	log     *slog.Logger
 
 	ms       *modelSet
 	classify bool
@@ -959,10 +962,11 @@ func (w *worker) checkpoint(ctx context.Context) error {
 		return errors.New("the shared deltas before the checkpoint were not all published")
 	}
 	w.ms.checkBeforeCheckpoint() // never checkpoint a non-finite model silently
-	payload, err := w.ms.marshal()
+	payload, err := w.ms.marshalInto(w.ckptBuf)
 	if err != nil {
 		return err
 	}
+	w.ckptBuf = payload // reused by the next checkpoint (Save keeps no reference)
 	ep := checkpoint.Epoch{Generation: w.gen.id(), Seq: w.epoch.Seq + 1}
 	st, err := w.p.store.Save(ctx, checkpoint.Checkpoint{ID: w.id, Epoch: ep, NextOffset: w.next, Payload: payload})
 	if err != nil {

@@ -68,6 +68,16 @@ type Encoder struct {
 // NewEncoder returns an Encoder with capacity hint n bytes.
 func NewEncoder(n int) *Encoder { return &Encoder{buf: make([]byte, 0, n)} }
 
+// NewEncoderInto returns an Encoder that appends to buf[:0] (reusing its
+// storage) when its capacity is at least n bytes, and to a new buffer of
+// capacity n otherwise.
+func NewEncoderInto(buf []byte, n int) *Encoder {
+	if cap(buf) < n {
+		return NewEncoder(n)
+	}
+	return &Encoder{buf: buf[:0]}
+}
+
 // Bytes returns the encoded bytes.
 func (e *Encoder) Bytes() []byte { return e.buf }
 
