@@ -68,6 +68,7 @@ var errLeaseExpired = errors.New("the membership lease ended (the generation is 
 type lease struct {
 	until atomic.Int64 // monotonic nanoseconds (since leaseEpoch) before which writes may start
 	span  time.Duration
+	ended atomic.Bool // the generation is over: the lease is never renewed again
 }
 
 // leaseEpoch anchors the leases' monotonic clock.
@@ -94,6 +95,23 @@ func newLease(cfg *Config) *lease {
 // valid reports whether a write may start now.
 func (l *lease) valid() bool {
 	return l == nil || leaseNow() < l.until.Load()
+}
+
+// await waits until a write may start (true), or reports false once the
+// lease has ended with its generation (the partition may have a new owner:
+// abandon the write) or ctx ends. While the generation lasts, a lease that
+// ran out (this instance's heartbeats were not answered in time, a broker
+// under load) is waited for, not given up on: the writes resume when a
+// heartbeat renews it, and the coordinator ends the generation if the
+// membership is really lost.
+func (l *lease) await(ctx context.Context) bool {
+	for !l.valid() {
+		if l.ended.Load() || ctx.Err() != nil {
+			return false
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
+	return true
 }
 
 // renew extends the lease from a heartbeat sent at sent (leaseNow units)
@@ -125,6 +143,7 @@ func (p *Pipeline) heartbeat(ctx context.Context, l *lease, genID int32, member 
 	cfg := p.cfg
 	t := time.NewTicker(cfg.HeartbeatInterval)
 	defer t.Stop()
+	defer l.ended.Store(true)
 	for {
 		select {
 		case <-ctx.Done():

@@ -89,3 +89,46 @@ func TestDuplicateCountedOncePerProcess(t *testing.T) {
 		t.Fatalf("%d duplicates remembered, want at most %d", n, seenKeep)
 	}
 }
+
+// The lease: valid for ¾ of the smaller timeout from its start and from
+// each renewal's send time; once run out, a write waits while the
+// generation lasts (a renewal lets it go on) and is abandoned once the
+// generation has ended.
+func TestLeaseAwait(t *testing.T) {
+	cfg := Config{SessionTimeout: 200 * time.Millisecond, RebalanceTimeout: time.Second}
+	if got := leaseSpan(&cfg); got != 150*time.Millisecond {
+		t.Fatalf("span %v, want 150ms (¾ of the session timeout, the smaller)", got)
+	}
+	l := newLease(&cfg)
+	if !l.valid() || !l.await(context.Background()) {
+		t.Fatal("a new lease must be valid")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if l.valid() {
+		t.Fatal("the lease outlived its span without a renewal")
+	}
+	got := make(chan bool, 1)
+	go func() { got <- l.await(context.Background()) }()
+	select {
+	case <-got:
+		t.Fatal("await returned while the lease had run out and the generation lasts")
+	case <-time.After(100 * time.Millisecond):
+	}
+	l.renew(leaseNow())
+	if !<-got {
+		t.Fatal("a renewed lease must let the write go on")
+	}
+	l.renew(leaseNow() - int64(time.Second)) // an old heartbeat does not shorten it
+	if !l.valid() {
+		t.Fatal("a renewal from an older send time shortened the lease")
+	}
+	time.Sleep(200 * time.Millisecond)
+	l.ended.Store(true)
+	if l.await(context.Background()) {
+		t.Fatal("a lease that ran out with its generation must abandon the write")
+	}
+	var none *lease // a worker built without a generation (tests)
+	if !none.valid() || !none.await(context.Background()) {
+		t.Fatal("no lease: always valid")
+	}
+}

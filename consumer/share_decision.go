@@ -242,7 +242,7 @@ func (dq *decisionQueue) write(ctx context.Context, f *decisionFlight) {
 			if hook := p.cfg.beforeDecision; hook != nil && attempt == 0 {
 				hook(pd.ctx, pd.part, pd.rec.Epoch)
 			}
-			if pd.ctx.Err() == nil && ctx.Err() == nil && pd.lease.valid() {
+			if pd.ctx.Err() == nil && ctx.Err() == nil && pd.lease.await(pd.ctx) {
 				live = append(live, i)
 				msgs = append(msgs, pd.msg)
 			}

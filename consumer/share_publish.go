@@ -49,7 +49,7 @@ func (w *worker) startPublisher(parent context.Context) {
 			}
 			for attempt := 0; ; attempt++ {
 				err := ctx.Err() // (kafka-go may still write a batch given a cancelled context)
-				if err == nil && !w.lease.valid() {
+				if err == nil && !w.lease.await(ctx) {
 					// fence.go: a new owner replays and publishes these
 					// (byte-identical) deltas; stop as if cancelled.
 					err = errLeaseExpired

@@ -453,7 +453,7 @@ func (w *worker) writeLoop(ctx context.Context) {
 		start := time.Now()
 		w.waiting(&w.writeStall, false, nil)
 		for attempt := 0; len(u.preds)+len(u.dlq) > 0; {
-			if !w.lease.valid() { // fence.go: the partition may have a new owner
+			if !w.lease.await(ctx) { // fence.go: the partition may have a new owner
 				w.log.Warn("not writing: "+errLeaseExpired.Error()+"; the next owner recomputes the unwritten predictions", "from", u.first)
 				w.writerOK.Store(false)
 				return
