@@ -320,7 +320,10 @@ func TestPendingMemoryBound(t *testing.T) {
 	if heap > p.bytes-p.enc+2<<20 {
 		t.Errorf("heap %d, above the heap part of the accounted bytes %d", heap, p.bytes-p.enc)
 	}
-	if len(payload) != cap(payload) || alloc > int64(len(payload))+64<<10 {
+	// (memtest.Allocated counts the process's allocations: other tests'
+	// goroutines still winding down add a little; a second buffer, or one
+	// grown by appending, would add the payload's size or more.)
+	if len(payload) != cap(payload) || alloc > int64(len(payload))*21/20+64<<10 {
 		t.Errorf("marshal allocated %d for a payload of %d (capacity %d): not one buffer of the exact size", alloc, len(payload), cap(payload))
 	}
 	if int64(len(payload)) > p.bytes*6/5 || int64(p.encodedSize()) > data*11/10 {
