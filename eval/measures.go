@@ -339,15 +339,22 @@ type Regress struct {
 	sse, sae float64
 	meanSSE  float64 // the running-mean predictor's SSE (R²'s reference)
 	mean     RunningMean
+	frozen   bool
 }
 
 // NewRegress returns an empty regression accumulator.
 func NewRegress() *Regress { return &Regress{} }
 
+// Frozen returns an empty accumulator whose R² reference is r's running
+// mean as it is now, frozen (the training stream's mean, for a test file).
+func (r *Regress) Frozen() *Regress { return &Regress{mean: r.mean, frozen: true} }
+
 // Add counts one event: prediction f made before label y was known.
 func (r *Regress) Add(f, y float64) {
 	m := r.mean.Predict()
-	r.mean.Add(y)
+	if !r.frozen {
+		r.mean.Add(y)
+	}
 	r.n++
 	r.sse += (f - y) * (f - y)
 	r.sae += math.Abs(f - y)

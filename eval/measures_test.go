@@ -2,8 +2,11 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 
+	"okstream/dataset"
+	"okstream/learner"
 	"okstream/learner/rng"
 )
 
@@ -236,4 +239,205 @@ func BenchmarkRegressAdd(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		m.Add(float64(i&7), float64(i&3))
 	}
+}
+
+// Run's measures are the progressive ones of the learner over the seeded
+// permutation, recomputed here from the scores with independent code (the
+// Platt formula written out, the pairwise AUC, the majority-so-far prior).
+func TestRunMeasuresRecomputed(t *testing.T) {
+	ds := synth(300, false)
+	spec := "fogd:sigma=1,budget=10,seed=9"
+	res, err := Run(ds, []string{spec}, nil, Config{Runs: 2, Seed: 5, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ll, auc, prior, priorLL []float64
+	for r := 0; r < 2; r++ {
+		l, _ := learner.New(spec+",horizon=300", 3)
+		a, b := 1.0, 0.0
+		var sumLL float64
+		var ss, ys []float64
+		pos, neg := 0.0, 0.0
+		var pm, pll float64
+		for _, i := range dataset.Permutation(300, 5, r) {
+			y := ds.Y[i]
+			// the prior, before y
+			pp := (pos + 1) / (pos + neg + 2)
+			if !((pos-neg)*y > 0) {
+				pm++
+			}
+			if y > 0 {
+				pll -= math.Log(pp)
+				pos++
+			} else {
+				pll -= math.Log(1 - pp)
+				neg++
+			}
+			f := l.Learn(ds.X[i], y)
+			p := 1 / (1 + math.Exp(-(a*f + b)))
+			t01 := (y + 1) / 2
+			sumLL -= t01*math.Log(p) + (1-t01)*math.Log(1-p)
+			a -= 0.05 * (p - t01) * f / (1 + f*f)
+			b -= 0.05 * (p - t01) / (1 + f*f)
+			ss, ys = append(ss, f), append(ys, y)
+		}
+		ll = append(ll, sumLL/300)
+		auc = append(auc, bruteAUC(ss, ys))
+		prior = append(prior, 100*pm/300)
+		priorLL = append(priorLL, pll/300)
+	}
+	m := res.Models[0]
+	wantLL, _ := MeanStd(ll)
+	wantAUC, _ := MeanStd(auc)
+	near(t, "log loss", m.Measures[MeasureLogLoss].Mean, wantLL, 1e-12)
+	near(t, "AUC", m.Measures[MeasureAUC].Mean, wantAUC, 1e-12)
+	near(t, "mistake rate measure", m.Measures[MeasureMistakeRate].Mean, m.Mean, 1e-12)
+	wantP, _ := MeanStd(prior)
+	wantPLL, _ := MeanStd(priorLL)
+	near(t, "prior mistake rate", res.Baseline.Measures[MeasureMistakeRate].Mean, wantP, 1e-12)
+	near(t, "prior log loss", res.Baseline.Measures[MeasureLogLoss].Mean, wantPLL, 1e-12)
+	if _, ok := res.Baseline.Measures[MeasureAUC]; ok {
+		t.Fatal("the baseline reports an AUC")
+	}
+	if last := res.Baseline.Curve[len(res.Baseline.Curve)-1]; last.T != 300 || last.Mean != wantP {
+		t.Fatalf("baseline curve ends at %+v, want t=300 %v", last, wantP)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "class prior (baseline)") || !strings.Contains(b.String(), "log loss") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	b.Reset()
+	if err := res.WriteJSON(&b); err != nil || !strings.Contains(b.String(), `"log_loss"`) || !strings.Contains(b.String(), `"baseline"`) {
+		t.Fatalf("json: %v\n%s", err, b.String())
+	}
+}
+
+// With a test set, the reported test error is the frozen model's: trained
+// on the permutation (two passes here), then Predict on every test row;
+// the curve's points are the model's after the first k·every events.
+// Recomputed independently.
+func TestRunTestSet(t *testing.T) {
+	all := synth(500, false)
+	train, test := all.Subset(seq(0, 400)), all.Subset(seq(400, 500))
+	spec := "fogd:sigma=1,budget=10,seed=3"
+	res, err := Run(train, []string{spec}, nil, Config{Runs: 2, Seed: 7, Passes: 2, Test: test, TestEvery: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Test == nil || res.Test.TrainEvents != 800 || res.Passes != 2 {
+		t.Fatalf("test result %+v, passes %d", res.Test, res.Passes)
+	}
+	if !strings.Contains(res.Models[0].Chosen, "horizon=800") {
+		t.Fatalf("chosen %s: the horizon must be passes × n", res.Models[0].Chosen)
+	}
+	testErr := func(l learner.Learner) float64 {
+		m := 0
+		for i, x := range test.X {
+			if l.Predict(x)*test.Y[i] <= 0 {
+				m++
+			}
+		}
+		return 100 * float64(m) / float64(test.Len())
+	}
+	var final, at300, at600 []float64
+	var prior []float64
+	for r := 0; r < 2; r++ {
+		l, _ := learner.New(spec+",horizon=800", 3)
+		order := append(dataset.Permutation(400, 7, r), dataset.Permutation(400, rng.Derive(7, passSalt+1), r)...)
+		pos := 0
+		for k, i := range order {
+			l.Learn(train.X[i], train.Y[i])
+			if train.Y[i] > 0 {
+				pos++
+			}
+			switch k + 1 {
+			case 300:
+				at300 = append(at300, testErr(l))
+			case 600:
+				at600 = append(at600, testErr(l))
+			}
+		}
+		if l.Info().Updates != 800 {
+			t.Fatalf("learner updated %d times", l.Info().Updates)
+		}
+		final = append(final, testErr(l))
+		// frozen prior: majority of the training stream (pos of 800)
+		maj := 1.0
+		switch {
+		case 2*pos < 800:
+			maj = -1
+		case 2*pos == 800:
+			maj = 0 // a tie: every prediction a mistake
+		}
+		m := 0
+		for _, y := range test.Y {
+			if maj != y {
+				m++
+			}
+		}
+		prior = append(prior, 100*float64(m)/float64(test.Len()))
+	}
+	tm := res.Test.Models[0]
+	want, _ := MeanStd(final)
+	near(t, "test mistake rate", tm.Measures[MeasureMistakeRate].Mean, want, 1e-12)
+	if len(tm.Curve) != 3 || tm.Curve[0].T != 300 || tm.Curve[1].T != 600 || tm.Curve[2].T != 800 {
+		t.Fatalf("test curve %+v, want t = 300, 600, 800", tm.Curve)
+	}
+	w300, _ := MeanStd(at300)
+	w600, _ := MeanStd(at600)
+	near(t, "test error at 300", tm.Curve[0].Mean, w300, 1e-12)
+	near(t, "test error at 600", tm.Curve[1].Mean, w600, 1e-12)
+	near(t, "test error at the end", tm.Curve[2].Mean, want, 1e-12)
+	wp, _ := MeanStd(prior)
+	near(t, "frozen prior's test mistakes", res.Test.Baseline.Measures[MeasureMistakeRate].Mean, wp, 1e-12)
+	dir := t.TempDir()
+	if err := res.PlotTestCurves(dir + "/test.png"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "test set synth") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	// a test set of another dimension is refused
+	bad := &dataset.Dataset{Name: "bad", Dim: 2, X: [][]float64{{1, 2}}, Y: []float64{1}}
+	if _, err := Run(train, []string{spec}, nil, Config{Runs: 1, Test: bad}); err == nil {
+		t.Fatal("test set of dimension 2 accepted for dimension 3")
+	}
+}
+
+// Regression: MAE, R² against the running mean, and the mean's MSE,
+// recomputed.
+func TestRunRegressionMeasures(t *testing.T) {
+	ds := synth(200, true)
+	spec := "fogd:loss=square,sigma=1,budget=10,seed=2"
+	res, err := Run(ds, []string{spec}, nil, Config{Runs: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := learner.New(spec+",horizon=200", 3)
+	var sae, sse, msse, sum float64
+	for k, i := range dataset.Permutation(200, 3, 0) {
+		y := ds.Y[i]
+		mean := 0.0
+		if k > 0 {
+			mean = sum / float64(k)
+		}
+		f := l.Learn(ds.X[i], y)
+		sae += math.Abs(f - y)
+		sse += (f - y) * (f - y)
+		msse += (mean - y) * (mean - y)
+		sum += y
+	}
+	m := res.Models[0].Measures
+	near(t, "MAE", m[MeasureMAE].Mean, sae/200, 1e-12)
+	near(t, "R²", m[MeasureR2].Mean, 1-sse/msse, 1e-12)
+	near(t, "mean MSE", res.Baseline.Measures[MeasureMSE].Mean, msse/200, 1e-12)
+}
+
+func seq(a, b int) []int {
+	var out []int
+	for i := a; i < b; i++ {
+		out = append(out, i)
+	}
+	return out
 }
