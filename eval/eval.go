@@ -156,7 +156,7 @@ const (
 type BaselineResult struct {
 	Label    string          `json:"label"`
 	Measures map[string]Stat `json:"measures"`
-	Curve    []Point         `json:"curve"`
+	Curve    []Point         `json:"curve,omitempty"`
 }
 
 // TestResult is every model's error on a held-out file after training.
