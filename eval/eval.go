@@ -207,9 +207,12 @@ type ModelResult struct {
 	// std over the runs, keyed by the Measure names; the mistake rate or
 	// MSE is also Mean and Std.
 	Measures map[string]Stat `json:"measures"`
-	Bytes    int             `json:"bytes"` // model memory at the end of run 0
-	Curve    []Point         `json:"curve"`
-	Grid     []GridPoint     `json:"grid,omitempty"`
+	// AUCSampled is set when a run had more events than DefaultAUCCap:
+	// its AUC is then estimated on a uniform reservoir of that many events.
+	AUCSampled bool        `json:"auc_sampled,omitempty"`
+	Bytes      int         `json:"bytes"` // model memory at the end of run 0
+	Curve      []Point     `json:"curve"`
+	Grid       []GridPoint `json:"grid,omitempty"`
 }
 
 // Point is one point of a learning curve.
@@ -371,6 +374,9 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			sums[i] = r.sum
 		}
 		mr.Measures = statsOf(sums, task)
+		for _, s := range sums {
+			mr.AUCSampled = mr.AUCSampled || (task == learner.Classification && !s.AUCExact && s.N > 0)
+		}
 		res.Models = append(res.Models, mr)
 		if res.Test != nil {
 			tsums := make([]Summary, len(runs))

@@ -441,3 +441,11 @@ func seq(a, b int) []int {
 	}
 	return out
 }
+
+// The progress total counts every pass.
+func TestTotalEventsPasses(t *testing.T) {
+	n, err := TotalEvents([]string{"fogd:sigma=1|2", "nogd"}, 100, Config{Runs: 3, Passes: 2})
+	if err != nil || n != (2*3+3)*100*2 {
+		t.Fatalf("TotalEvents = %d, %v; want %d", n, err, (2*3+3)*100*2)
+	}
+}

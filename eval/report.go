@@ -113,6 +113,9 @@ func (r *Result) Warnings() []string {
 		if m.NonFinite > 0 {
 			out = append(out, fmt.Sprintf("%s diverged: %d non-finite scores (NaN/Inf), counted as mistakes; lower the step (eta) or change the loss", m.Label, m.NonFinite))
 		}
+		if m.AUCSampled {
+			out = append(out, fmt.Sprintf("%s: the AUC is estimated on a uniform sample of %d events per run (the stream is longer; standard error about 0.001)", m.Label, DefaultAUCCap))
+		}
 	}
 	return out
 }
