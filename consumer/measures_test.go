@@ -75,3 +75,19 @@ func BenchmarkModelCount(b *testing.B) {
 		base.count(y)
 	}
 }
+
+// A logistic linear model's log loss uses its own probability σ(score) and
+// leaves the calibration alone; a kernel model's uses the calibration,
+// which then moves.
+func TestModelCountProbability(t *testing.T) {
+	lin, _ := newModel(Model{Name: "l", Spec: "linear"}, 3)
+	lin.count(2, 1)
+	if want := math.Log1p(math.Exp(-2)); math.Abs(lin.tally.logLoss-want) > 1e-15 || lin.calib.A != 1 || lin.calib.B != 0 {
+		t.Fatalf("linear: log loss %v (want %v), calibration %+v", lin.tally.logLoss, want, lin.calib)
+	}
+	k, _ := newModel(Model{Name: "k", Spec: "fogd:sigma=1,budget=5"}, 3)
+	k.count(2, -1)
+	if want := math.Log1p(math.Exp(2)); math.Abs(k.tally.logLoss-want) > 1e-12 || k.calib.A == 1 {
+		t.Fatalf("fogd: log loss %v (want %v), calibration %+v", k.tally.logLoss, want, k.calib)
+	}
+}

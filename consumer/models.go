@@ -244,10 +244,11 @@ func (m *model) count(f, y float64) {
 		m.tally.absErr += math.Abs(f - y)
 	}
 	if m.classify {
-		var p float64
+		p, own := 0.0, false
 		if pr, ok := m.l.(eval.Prober); ok && finite(f) {
-			p = pr.Probability(f)
-		} else {
+			p, own = pr.Probability(f)
+		}
+		if !own {
 			p = m.calib.Prob(f)
 			m.calib.Update(f, p, y)
 		}

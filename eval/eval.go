@@ -123,12 +123,14 @@ type Result struct {
 	Runs       int           `json:"runs"`
 	Seed       uint64        `json:"seed"`
 	SelectRuns int           `json:"select_runs"`
-	Passes     int           `json:"passes"`
+	Passes     int           `json:"passes,omitempty"`
 	Models     []ModelResult `json:"models"`
 	// Baseline is the trivial predictor on the same runs: the running class
 	// prior (classification) or the running mean (regression); see
 	// measures.go.
-	Baseline BaselineResult `json:"baseline"`
+	// (Absent, like every field added with the measures, from results
+	// written before them: docs/data/*.json.)
+	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Test is the frozen models' error on Config.Test (absent without one).
 	Test *TestResult `json:"test,omitempty"`
 }
@@ -206,7 +208,7 @@ type ModelResult struct {
 	// Measures are the progressive measures (see measures.go), mean and
 	// std over the runs, keyed by the Measure names; the mistake rate or
 	// MSE is also Mean and Std.
-	Measures map[string]Stat `json:"measures"`
+	Measures map[string]Stat `json:"measures,omitempty"`
 	// AUCSampled is set when a run had more events than DefaultAUCCap:
 	// its AUC is then estimated on a uniform reservoir of that many events.
 	AUCSampled bool        `json:"auc_sampled,omitempty"`
@@ -655,7 +657,7 @@ func (ex *executor) baselines(res *Result) error {
 			tsums = append(tsums, f.Summary())
 		}
 	}
-	res.Baseline = BaselineResult{Label: label, Measures: statsOf(sums, ex.task)}
+	res.Baseline = &BaselineResult{Label: label, Measures: statsOf(sums, ex.task)}
 	for k, t := range ex.curveT {
 		vals := make([]float64, len(curves))
 		for i := range curves {

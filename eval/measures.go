@@ -63,11 +63,12 @@ const DefaultAUCCap = 1 << 18
 // PlattEta is the step of the online Platt calibration.
 const PlattEta = 0.05
 
-// Prober is implemented by learners whose score maps to a probability of
-// y = +1 (for example a logistic model: σ(score)). Measures use it instead
-// of the Platt calibration when the learner has it.
+// Prober is implemented by learners whose score may map to a probability
+// of y = +1 (learner.Linear with the logistic loss: σ(score)); ok is false
+// when it does not in the learner's configuration (another loss).
+// Measures use it instead of the Platt calibration when it does.
 type Prober interface {
-	Probability(score float64) float64
+	Probability(score float64) (p float64, ok bool)
 }
 
 // Platt is an online Platt calibration of a classifier's score s:
@@ -186,12 +187,17 @@ func NewBinary(prob func(score float64) float64, aucCap int) *Binary {
 	return b
 }
 
-// ProbabilityOf is l's Probability if l is a Prober, else nil.
+// ProbabilityOf is l's probability if l is a Prober that gives one, else
+// nil (the measures then calibrate the score).
 func ProbabilityOf(l learner.Learner) func(float64) float64 {
-	if pr, ok := l.(Prober); ok {
-		return pr.Probability
+	pr, ok := l.(Prober)
+	if !ok {
+		return nil
 	}
-	return nil
+	if _, ok := pr.Probability(0); !ok {
+		return nil
+	}
+	return func(s float64) float64 { p, _ := pr.Probability(s); return p }
 }
 
 // Frozen returns a new accumulator that uses b's calibration as it is now

@@ -449,3 +449,20 @@ func TestTotalEventsPasses(t *testing.T) {
 		t.Fatalf("TotalEvents = %d, %v; want %d", n, err, (2*3+3)*100*2)
 	}
 }
+
+// A learner with its own probability (the logistic linear model) is
+// judged by it, not by a calibration: log loss = mean log(1 + e^(−y·f)).
+func TestRunUsesTheLearnersProbability(t *testing.T) {
+	ds := synth(300, false)
+	res, err := Run(ds, []string{"linear"}, nil, Config{Runs: 1, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := learner.New("linear", 3)
+	var sum float64
+	for _, i := range dataset.Permutation(300, 4, 0) {
+		f := l.Learn(ds.X[i], ds.Y[i])
+		sum += math.Log1p(math.Exp(-ds.Y[i] * f))
+	}
+	near(t, "log loss", res.Models[0].Measures[MeasureLogLoss].Mean, sum/300, 1e-12)
+}

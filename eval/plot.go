@@ -60,7 +60,7 @@ func (r *Result) PlotCurves(path string) error {
 		}
 		p.Legend.Add(label, line)
 	}
-	if len(r.Baseline.Curve) > 0 {
+	if r.Baseline != nil && len(r.Baseline.Curve) > 0 {
 		if err := addCurve(p, r.Baseline.Label+" (baseline)", r.Baseline.Curve, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
 			return err
 		}

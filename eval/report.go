@@ -43,7 +43,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%d\t%d\t%.1f\t%s\n", m.Label, r.FormatMetric(m), columnValues(names, m.Measures), m.NsPerEvent/1e3, m.Budget, m.Used, float64(m.Bytes)/1024, chosen)
 	}
-	if b := r.Baseline; b.Label != "" {
+	if b := r.Baseline; b != nil {
 		fmt.Fprintf(tw, "%s (baseline)\t%s\t%s\t\t\t\t\t\n", b.Label, r.formatStat(b.Measures[r.Metric]), columnValues(names, b.Measures))
 	}
 	if err := tw.Flush(); err != nil {
