@@ -138,7 +138,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.ckptMissing = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_missing_total",
 		Help: "Restores of a partition that found no checkpoint although the consumer group has a committed offset for it (checkpoints lost: a deleted or recreated checkpoint topic); the partition fails unless --allow-fresh-start."}, []string{"partition"})).(*prometheus.CounterVec)
 	m.logLoss = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_log_loss_total",
-		Help: "Classification models: sum of the log loss -log p(label) of the pre-update scores of labelled events, p the score's probability of +1 from an online Platt calibration (eval.Platt; process-local); rate(log_loss)/rate(labeled events) is the recent log loss in nats; 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec)
+		Help: "Classification models: sum of the log loss -log p(label) of the pre-update scores of labelled events, p the score's probability of +1 (the logistic linear model's own sigma(score), else an online Platt calibration, eval.Platt; process-local); rate(log_loss)/rate(labeled events) is the recent log loss in nats; 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec)
 	m.absErr = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_abs_error_total",
 		Help: "Sum of the absolute error |score - label| of the pre-update scores of labelled events (this process); rate(abs_error)/rate(labeled events) is the recent MAE."}, []string{"model"})).(*prometheus.CounterVec)
 	m.baseLabeled = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_labeled_events_total",
