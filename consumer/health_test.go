@@ -538,7 +538,8 @@ func TestDamagedCheckpointFailsOnlyItsPartition(t *testing.T) {
 // Logs an operator can use: the first dead letter of a reason on a
 // partition is a warning with its offset and detail, later ones are not
 // repeated, and the progress line reports events per second, lag,
-// checkpoint age and dead letters by reason.
+// checkpoint age, dead letters by reason, and each model's recent mistake
+// rate and log loss beside the class prior's.
 func TestProgressAndDeadLetterLogs(t *testing.T) {
 	e := kafkatest.New(t)
 	input := e.Name("events")
@@ -568,7 +569,8 @@ func TestProgressAndDeadLetterLogs(t *testing.T) {
 	if c := strings.Count(out, `"msg":"dead letter (the first`); c != 1 {
 		t.Fatalf("%d first-dead-letter warnings, want 1:\n%s", c, out)
 	}
-	for _, key := range []string{`"events_per_second":`, `"lag":`, `"max_checkpoint_age":`, `"ready":`} {
+	for _, key := range []string{`"events_per_second":`, `"lag":`, `"max_checkpoint_age":`, `"ready":`,
+		`"models":{"champion":{"labeled":`, `"challenger":{"labeled":`, `"mistake_rate":`, `"log_loss":`, `"baseline_class_prior":{"labeled":`} {
 		if !strings.Contains(out, key) {
 			t.Fatalf("progress line without %s:\n%s", key, out)
 		}
