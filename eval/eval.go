@@ -14,6 +14,13 @@
 // runs). For a grid it picks the point with the lowest mean metric, as the
 // papers did, and reports which one won.
 //
+// Beside the mistake rate or MSE it reports, per model, the measures of
+// measures.go (log loss, Brier score, ECE and AUC, or MAE and R²) and,
+// under the models, the trivial baseline on the same runs (running class
+// prior or running mean). With Config.Test it also scores each run's final
+// model, frozen, on a held-out dataset (Result.Test), and with
+// Config.Passes it presents the dataset several times per run.
+//
 // Reproducibility: permutation r of seed s is dataset.Permutation(n, s, r);
 // the learner of run r gets seed rng.Derive(s, 1<<32+r) unless its spec
 // fixes a seed. So the same Config on the same data gives identical metrics
