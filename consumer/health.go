@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -215,10 +216,50 @@ type progress struct {
 	at     time.Time
 	events int64
 	dlq    map[string]float64
+	models []errorTotals // per configured model, then the baseline
 }
 
 func newProgress(p *Pipeline) *progress {
-	return &progress{p: p, at: time.Now(), events: p.eventsSeen.Load(), dlq: p.m.deadLetterCounts()}
+	return &progress{p: p, at: time.Now(), events: p.eventsSeen.Load(), dlq: p.m.deadLetterCounts(), models: p.m.errorTotals(p.cfg.Models)}
+}
+
+// quality is the progress line's "models" group: for each model, over the
+// labelled events since the previous line, the mistake rate and log loss
+// (classification models) or the MSE and MAE (regression), and the same
+// for the baseline (the running class prior's mistake rate and log loss,
+// the running mean's MSE and MAE), so that every model's number stands
+// beside the trivial one. A model without labelled events since the
+// previous line is left out.
+func quality(models []Model, prev, now []errorTotals) []any {
+	var out []any
+	group := func(name string, d errorTotals, classify bool) {
+		if d.labeled <= 0 {
+			return
+		}
+		r := func(v float64) float64 { return math.Round(v/d.labeled*1e4) / 1e4 }
+		attrs := []any{slog.Int64("labeled", int64(d.labeled))}
+		if classify {
+			attrs = append(attrs, slog.Float64("mistake_rate", r(d.mistakes)), slog.Float64("log_loss", r(d.logLoss)))
+		} else {
+			attrs = append(attrs, slog.Float64("mse", r(d.sqErr)), slog.Float64("mae", r(d.absErr)))
+		}
+		out = append(out, slog.Group(name, attrs...))
+	}
+	anyClassify, anyRegress := false, false
+	for i, m := range models {
+		d := now[i].minus(prev[i])
+		classify := d.logLoss > 0 // every labelled event of a classifier adds a positive log loss
+		anyClassify, anyRegress = anyClassify || (classify && d.labeled > 0), anyRegress || (!classify && d.labeled > 0)
+		group(m.Name, d, classify)
+	}
+	b := now[len(models)].minus(prev[len(models)])
+	if anyClassify {
+		group("baseline_class_prior", b, true)
+	}
+	if anyRegress {
+		group("baseline_running_mean", b, false)
+	}
+	return out
 }
 
 // log writes one info line: events per second and dead letters by reason
@@ -268,8 +309,12 @@ func (g *progress) log(now time.Time) {
 	if len(failed) > 0 {
 		attrs = append(attrs, "failed_partitions", failed)
 	}
+	totals := p.m.errorTotals(p.cfg.Models)
+	if q := quality(p.cfg.Models, g.models, totals); len(q) > 0 {
+		attrs = append(attrs, slog.Group("models", q...))
+	}
 	p.cfg.Logger.Info("progress", attrs...)
-	g.at, g.events, g.dlq = now, events, dlq
+	g.at, g.events, g.dlq, g.models = now, events, dlq, totals
 }
 
 // notePartitionFailed records why a partition failed ("" when it recovered).
@@ -371,8 +416,20 @@ func (w *worker) drainTallies() {
 		add(w.cLabeled, float64(t.labeled))
 		add(w.cMistakes, float64(t.mistakes))
 		add(w.cLoss, t.loss)
+		add(w.cLogLoss, t.logLoss)
+		add(w.cAbsErr, t.absErr)
 		add(w.cNonFinite, float64(t.nonFinite))
 		*t = tally{}
+	}
+	b := &w.ms.base.tally
+	if b.labeled > 0 {
+		m := w.p.m
+		m.baseLabeled.Add(float64(b.labeled))
+		m.baseMistakes.Add(float64(b.mistakes))
+		m.baseLogLoss.Add(b.logLoss)
+		m.baseLoss.Add(b.sqErr)
+		m.baseAbsErr.Add(b.absErr)
+		*b = baselineTally{}
 	}
 }
 

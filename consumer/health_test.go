@@ -322,7 +322,10 @@ func TestLagTracksProcessing(t *testing.T) {
 
 // The per-model counters exist at 0 once a model starts on a partition and
 // then increase by exactly the stream's labelled events, mistakes, square
-// losses, scores and updates (the offline path's scores give the truth).
+// losses, log losses (online Platt calibration per partition, written out
+// here), absolute errors, scores and updates (the offline path's scores
+// give the truth); the baseline counters by the running class prior's and
+// running mean's, per partition, recomputed here by hand.
 func TestModelCountersCountTheStream(t *testing.T) {
 	e := kafkatest.New(t)
 	input := e.Name("events")
@@ -330,7 +333,7 @@ func TestModelCountersCountTheStream(t *testing.T) {
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	r := start(t, cfg)
 	waitFor(t, 60*time.Second, "ready", r.p.Ready)
-	counters := []string{"labeled_events", "mistakes", "loss", "predictions", "updates", "nonfinite_scores"}
+	counters := []string{"labeled_events", "mistakes", "loss", "log_loss", "abs_error", "predictions", "updates", "nonfinite_scores"}
 	for _, m := range cfg.Models {
 		for _, c := range counters {
 			if v, ok := gauge(t, r.p, "okstream_model_"+c+"_total", map[string]string{"model": m.Name}); !ok || v != 0 {
@@ -350,6 +353,13 @@ func TestModelCountersCountTheStream(t *testing.T) {
 	var labeled float64
 	mistakes := make([]float64, len(cfg.Models))
 	loss := make([]float64, len(cfg.Models))
+	logLoss := make([]float64, len(cfg.Models))
+	absErr := make([]float64, len(cfg.Models))
+	type platt struct{ a, b float64 }
+	calib := map[[2]int]*platt{} // (partition, model)
+	type prior struct{ pos, neg, sum, n float64 }
+	priors := map[int]*prior{}
+	var bMistakes, bLogLoss, bSq, bAbs float64
 	for _, rec := range e.ReadAll(t, input) {
 		ev, err := codec.DecodeEvent(rec.Value, codec.Limits{Dim: cfg.Dim})
 		if err != nil {
@@ -359,11 +369,46 @@ func TestModelCountersCountTheStream(t *testing.T) {
 			continue
 		}
 		labeled++
+		pr := priors[rec.Partition]
+		if pr == nil {
+			pr = &prior{}
+			priors[rec.Partition] = pr
+		}
+		if !((pr.pos-pr.neg)*ev.Y > 0) {
+			bMistakes++
+		}
+		pp := (pr.pos + 1) / (pr.pos + pr.neg + 2)
+		mean := 0.0
+		if pr.n > 0 {
+			mean = pr.sum / pr.n
+		}
+		if ev.Y > 0 {
+			bLogLoss -= math.Log(pp)
+			pr.pos++
+		} else {
+			bLogLoss -= math.Log(1 - pp)
+			pr.neg++
+		}
+		bSq += (mean - ev.Y) * (mean - ev.Y)
+		bAbs += math.Abs(mean - ev.Y)
+		pr.sum += ev.Y
+		pr.n++
 		for i, s := range want.scores[[2]int64{int64(rec.Partition), rec.Offset}] {
 			if learner.Mistake(s, ev.Y) {
 				mistakes[i]++
 			}
 			loss[i] += (s - ev.Y) * (s - ev.Y)
+			absErr[i] += math.Abs(s - ev.Y)
+			c := calib[[2]int{rec.Partition, i}]
+			if c == nil {
+				c = &platt{a: 1}
+				calib[[2]int{rec.Partition, i}] = c
+			}
+			p := 1 / (1 + math.Exp(-(c.a*s + c.b)))
+			t01 := (ev.Y + 1) / 2
+			logLoss[i] -= t01*math.Log(p) + (1-t01)*math.Log(1-p)
+			c.a -= 0.05 * (p - t01) * s / (1 + s*s)
+			c.b -= 0.05 * (p - t01) / (1 + s*s)
 		}
 	}
 	for i, m := range cfg.Models {
@@ -376,8 +421,15 @@ func TestModelCountersCountTheStream(t *testing.T) {
 				t.Errorf("okstream_model_%s_total{model=%q} = %v, want %v", c, m.Name, got, w)
 			}
 		}
-		if got := get("loss"); math.Abs(got-loss[i]) > 1e-9*loss[i] {
-			t.Errorf("okstream_model_loss_total{model=%q} = %v, want %v", m.Name, got, loss[i])
+		for c, w := range map[string]float64{"loss": loss[i], "log_loss": logLoss[i], "abs_error": absErr[i]} {
+			if got := get(c); math.Abs(got-w) > 1e-9*w || w == 0 {
+				t.Errorf("okstream_model_%s_total{model=%q} = %v, want %v", c, m.Name, got, w)
+			}
+		}
+	}
+	for c, w := range map[string]float64{"labeled_events": labeled, "mistakes": bMistakes, "log_loss": bLogLoss, "loss": bSq, "abs_error": bAbs} {
+		if got, _ := gauge(t, r.p, "okstream_baseline_"+c+"_total", nil); math.Abs(got-w) > 1e-9*w || w == 0 {
+			t.Errorf("okstream_baseline_%s_total = %v, want %v", c, got, w)
 		}
 	}
 	if mistakes[0] == 0 || labeled == n {
@@ -486,7 +538,8 @@ func TestDamagedCheckpointFailsOnlyItsPartition(t *testing.T) {
 // Logs an operator can use: the first dead letter of a reason on a
 // partition is a warning with its offset and detail, later ones are not
 // repeated, and the progress line reports events per second, lag,
-// checkpoint age and dead letters by reason.
+// checkpoint age, dead letters by reason, and each model's recent mistake
+// rate and log loss beside the class prior's.
 func TestProgressAndDeadLetterLogs(t *testing.T) {
 	e := kafkatest.New(t)
 	input := e.Name("events")
@@ -516,7 +569,8 @@ func TestProgressAndDeadLetterLogs(t *testing.T) {
 	if c := strings.Count(out, `"msg":"dead letter (the first`); c != 1 {
 		t.Fatalf("%d first-dead-letter warnings, want 1:\n%s", c, out)
 	}
-	for _, key := range []string{`"events_per_second":`, `"lag":`, `"max_checkpoint_age":`, `"ready":`} {
+	for _, key := range []string{`"events_per_second":`, `"lag":`, `"max_checkpoint_age":`, `"ready":`,
+		`"models":{"champion":{"labeled":`, `"challenger":{"labeled":`, `"mistake_rate":`, `"log_loss":`, `"baseline_class_prior":{"labeled":`} {
 		if !strings.Contains(out, key) {
 			t.Fatalf("progress line without %s:\n%s", key, out)
 		}

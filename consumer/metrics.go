@@ -50,6 +50,14 @@ type metrics struct {
 	modelResets        *prometheus.CounterVec // {model, reason}: non_finite, non_finite_at_checkpoint
 	// Added with the checkpoint and dead-letter health (issue 37).
 	ckptMissing *prometheus.CounterVec // {partition}: a committed group offset without a checkpoint
+	// Added with the measures and baselines (issue 38).
+	logLoss      *prometheus.CounterVec // {model}: Σ log loss of the calibrated probability (classification)
+	absErr       *prometheus.CounterVec // {model}: Σ |score − y|
+	baseLabeled  prometheus.Counter     // the trivial predictor (class prior, running mean) on the same labelled events
+	baseMistakes prometheus.Counter
+	baseLogLoss  prometheus.Counter
+	baseLoss     prometheus.Counter
+	baseAbsErr   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -129,6 +137,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Models reset to a fresh learner because their state became non-finite, by model and reason (non_finite: at an event; non_finite_at_checkpoint: by the check before a checkpoint)."}, []string{"model", "reason"})).(*prometheus.CounterVec)
 	m.ckptMissing = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_missing_total",
 		Help: "Restores of a partition that found no checkpoint although the consumer group has a committed offset for it (checkpoints lost: a deleted or recreated checkpoint topic); the partition fails unless --allow-fresh-start."}, []string{"partition"})).(*prometheus.CounterVec)
+	m.logLoss = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_log_loss_total",
+		Help: "Classification models: sum of the log loss -log p(label) of the pre-update scores of labelled events, p the score's probability of +1 (the logistic linear model's own sigma(score), else an online Platt calibration, eval.Platt; process-local); rate(log_loss)/rate(labeled events) is the recent log loss in nats; 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec)
+	m.absErr = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_abs_error_total",
+		Help: "Sum of the absolute error |score - label| of the pre-update scores of labelled events (this process); rate(abs_error)/rate(labeled events) is the recent MAE."}, []string{"model"})).(*prometheus.CounterVec)
+	m.baseLabeled = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_labeled_events_total",
+		Help: "Labelled events the trivial baseline (per partition: the running class prior and the running mean of the labels before each event) was scored on (this process; the baseline restarts with the process)."})).(prometheus.Counter)
+	m.baseMistakes = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_mistakes_total",
+		Help: "Mistakes of the running class prior's decision (the majority of the labels so far; a tie counts as a mistake); for labels +-1."})).(prometheus.Counter)
+	m.baseLogLoss = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_log_loss_total",
+		Help: "Sum of the log loss of the running class prior (n+ + 1)/(n + 2); for labels +-1."})).(prometheus.Counter)
+	m.baseLoss = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_loss_total",
+		Help: "Sum of the square loss of the running mean of the labels (0 before the first); beside okstream_model_loss_total."})).(prometheus.Counter)
+	m.baseAbsErr = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_abs_error_total",
+		Help: "Sum of the absolute error of the running mean of the labels; beside okstream_model_abs_error_total."})).(prometheus.Counter)
 	for _, r := range []string{"size", "bytes", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
@@ -173,6 +195,31 @@ func (m *metrics) deadLetterCounts() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// errorTotals are a model's (or the baseline's) error counters.
+type errorTotals struct{ labeled, mistakes, logLoss, sqErr, absErr float64 }
+
+func (a errorTotals) minus(b errorTotals) errorTotals {
+	return errorTotals{a.labeled - b.labeled, a.mistakes - b.mistakes, a.logLoss - b.logLoss, a.sqErr - b.sqErr, a.absErr - b.absErr}
+}
+
+// errorTotals reads the error counters of every model, then the
+// baseline's (for the progress line).
+func (m *metrics) errorTotals(models []Model) []errorTotals {
+	read := func(c prometheus.Counter) float64 {
+		var pm dto.Metric
+		if err := c.Write(&pm); err != nil {
+			return 0
+		}
+		return pm.GetCounter().GetValue()
+	}
+	out := make([]errorTotals, 0, len(models)+1)
+	for _, md := range models {
+		out = append(out, errorTotals{read(m.labeled.WithLabelValues(md.Name)), read(m.mistakes.WithLabelValues(md.Name)),
+			read(m.logLoss.WithLabelValues(md.Name)), read(m.loss.WithLabelValues(md.Name)), read(m.absErr.WithLabelValues(md.Name))})
+	}
+	return append(out, errorTotals{read(m.baseLabeled), read(m.baseMistakes), read(m.baseLogLoss), read(m.baseLoss), read(m.baseAbsErr)})
 }
 
 // allDeadLetterReasons lists every dead-letter reason: the codec's and the

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"okstream/codec"
+	"okstream/eval"
 	"okstream/learner"
 	"okstream/learner/state"
 	"okstream/share"
@@ -39,6 +40,11 @@ type model struct {
 	updates    uint64
 	stats      Stats
 	tally      tally // since the worker last drained it into the counters
+	// calib is the online Platt calibration of a classifier's score that
+	// gives the probability of the log loss (eval.Platt); it is
+	// process-local (not checkpointed: a restored or reset model starts it
+	// afresh), like the counters it feeds.
+	calib eval.Platt
 }
 
 // tally counts a model's work since the worker last exported it to the
@@ -52,7 +58,44 @@ type tally struct {
 	labeled     uint64  // labelled events counted in Stats
 	mistakes    uint64  // of which classification mistakes
 	loss        float64 // Σ (score − y)² over them, non-finite terms left out (as in Stats.SqErr)
+	logLoss     float64 // classification: Σ −log p(y), p the calibrated probability (eval.LogLoss)
+	absErr      float64 // Σ |score − y|, non-finite terms left out
 	nonFinite   uint64  // non-finite scores the learner returned (each one resets the model; see step)
+}
+
+// baseline is a partition's trivial predictor on the same labelled events
+// as its models, the reference their counters are read against: the
+// running class prior (eval.Prior: Laplace's rule, majority decision;
+// meaningful for labels ±1) and the running mean (eval.RunningMean). It is
+// process-local, like the counters: it starts afresh when the partition is
+// restored.
+type baseline struct {
+	prior eval.Prior
+	mean  eval.RunningMean
+	tally baselineTally
+}
+
+// baselineTally is what the baseline did since the last drain.
+type baselineTally struct {
+	labeled, mistakes      uint64
+	logLoss, sqErr, absErr float64
+}
+
+// count scores label y with the prior and the mean, then learns it.
+func (b *baseline) count(y float64) {
+	t := &b.tally
+	t.labeled++
+	if learner.Mistake(b.prior.Score(), y) {
+		t.mistakes++
+	}
+	t.logLoss += eval.LogLoss(b.prior.Prob(), y)
+	b.prior.Add(y)
+	m := b.mean.Predict()
+	if d := (m - y) * (m - y); finite(d) {
+		t.sqErr += d
+		t.absErr += math.Abs(m - y)
+	}
+	b.mean.Add(y)
 }
 
 // modelSet is the models of one partition: every configured model, built
@@ -71,6 +114,8 @@ type modelSet struct {
 	// share is the partition's position in the sharing schedule (nil: no
 	// shared model), checkpointed with the models (payload version 4).
 	share *share.State
+
+	base baseline // the trivial predictor beside the models (not checkpointed)
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -99,7 +144,7 @@ func newModel(c Model, dim int) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
-	return &model{name: c.Name, spec: l.Info().Spec, l: l, classify: l.Info().Task == learner.Classification}, nil
+	return &model{name: c.Name, spec: l.Info().Spec, l: l, classify: l.Info().Task == learner.Classification, calib: eval.NewPlatt()}, nil
 }
 
 // score predicts x with every model — and, if the event is labelled, lets
@@ -126,6 +171,7 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 	}
 	if hasY {
 		ms.noteLearnt(x, allFinite)
+		ms.base.count(y)
 	}
 	return out
 }
@@ -195,6 +241,18 @@ func (m *model) count(f, y float64) {
 	if d := (f - y) * (f - y); finite(d) {
 		m.stats.SqErr += d
 		m.tally.loss += d
+		m.tally.absErr += math.Abs(f - y)
+	}
+	if m.classify {
+		p, own := 0.0, false
+		if pr, ok := m.l.(eval.Prober); ok && finite(f) {
+			p, own = pr.Probability(f)
+		}
+		if !own {
+			p = m.calib.Prob(f)
+			m.calib.Update(f, p, y)
+		}
+		m.tally.logLoss += eval.LogLoss(p, y)
 	}
 }
 
@@ -217,6 +275,7 @@ func (ms *modelSet) reset(m *model, reason string) {
 		panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
 	}
 	m.l, m.updates = l, 0
+	m.calib = eval.NewPlatt() // the fresh model's scores are another scale
 	m.stats.Resets++
 	if ms.onReset != nil {
 		ms.onReset(m, reason)
@@ -290,6 +349,7 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		out = append(out, m.modelScore(f, before))
 	}
 	ms.noteLearnt(im.x, allFinite)
+	ms.base.count(y)
 	return out
 }
 

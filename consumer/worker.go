@@ -156,6 +156,7 @@ type worker struct {
 
 	// Per-model counters (okstream_model_*_total), in model order.
 	cPreds, cUpdates, cLabeled, cMistakes, cLoss, cNonFinite []prometheus.Counter
+	cLogLoss, cAbsErr                                        []prometheus.Counter
 	// Dead-letter log rate limiting, by reason (see noteDeadLetter).
 	dlqLog map[string]*dlqLogState
 	// Checkpoint failures and the dead-letter window (health.go).
@@ -214,6 +215,8 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		w.cMistakes = append(w.cMistakes, p.m.mistakes.WithLabelValues(m.Name))
 		w.cLoss = append(w.cLoss, p.m.loss.WithLabelValues(m.Name))
 		w.cNonFinite = append(w.cNonFinite, p.m.nonFinite.WithLabelValues(m.Name))
+		w.cLogLoss = append(w.cLogLoss, p.m.logLoss.WithLabelValues(m.Name))
+		w.cAbsErr = append(w.cAbsErr, p.m.absErr.WithLabelValues(m.Name))
 	}
 	w.hwm.Store(-1)
 	w.pos.Store(-1) // until restored

@@ -14,6 +14,13 @@
 // runs). For a grid it picks the point with the lowest mean metric, as the
 // papers did, and reports which one won.
 //
+// Beside the mistake rate or MSE it reports, per model, the measures of
+// measures.go (log loss, Brier score, ECE and AUC, or MAE and R²) and,
+// under the models, the trivial baseline on the same runs (running class
+// prior or running mean). With Config.Test it also scores each run's final
+// model, frozen, on a held-out dataset (Result.Test), and with
+// Config.Passes it presents the dataset several times per run.
+//
 // Reproducibility: permutation r of seed s is dataset.Permutation(n, s, r);
 // the learner of run r gets seed rng.Derive(s, 1<<32+r) unless its spec
 // fixes a seed. So the same Config on the same data gives identical metrics
@@ -68,7 +75,26 @@ type Config struct {
 	Sequence func(run int) (*dataset.Dataset, error)
 	// Progress, if non-nil, receives progress in events.
 	Progress *progress.Bar
+	// Passes is the number of passes over the dataset in a run (default
+	// 1): pass 0 presents permutation r of Seed, as a single pass does;
+	// pass p > 0 presents permutation r of rng.Derive(Seed, passSalt+p) (or
+	// the rows in order again, with NoPermute). The progressive measures
+	// cover every pass (optimistic from the second pass on: the rows have
+	// been seen); the test measures (Test) are the honest ones.
+	Passes int
+	// Test, if set, is a held-out dataset of the same dimension (and, for
+	// classification, labels ±1): at the end of each run the final model,
+	// frozen, predicts every test row (Predict, no learning) and the test
+	// measures are reported in Result.Test.
+	Test *dataset.Dataset
+	// TestEvery, with Test, also evaluates the frozen model on Test every
+	// TestEvery training events (the test curve; the time it takes is left
+	// out of the per-event time). 0: only at the end.
+	TestEvery int
 }
+
+// passSalt separates the permutation streams of passes > 0.
+const passSalt = 1 << 40
 
 func (c *Config) defaults() {
 	if c.Runs <= 0 {
@@ -82,6 +108,9 @@ func (c *Config) defaults() {
 	}
 	if c.CurvePoints <= 0 {
 		c.CurvePoints = 100
+	}
+	if c.Passes <= 0 {
+		c.Passes = 1
 	}
 }
 
@@ -101,7 +130,65 @@ type Result struct {
 	Runs       int           `json:"runs"`
 	Seed       uint64        `json:"seed"`
 	SelectRuns int           `json:"select_runs"`
+	Passes     int           `json:"passes,omitempty"`
 	Models     []ModelResult `json:"models"`
+	// Baseline is the trivial predictor on the same runs: the running class
+	// prior (classification) or the running mean (regression); see
+	// measures.go.
+	// (Absent, like every field added with the measures, from results
+	// written before them: docs/data/*.json.)
+	Baseline *BaselineResult `json:"baseline,omitempty"`
+	// Test is the frozen models' error on Config.Test (absent without one).
+	Test *TestResult `json:"test,omitempty"`
+}
+
+// Stat is a measure's mean and sample standard deviation over the runs
+// (null in JSON where not finite, e.g. an AUC without both classes).
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+}
+
+// Measure names (keys of the measures maps).
+const (
+	MeasureMistakeRate = "mistake_rate_pct"
+	MeasureLogLoss     = "log_loss"
+	MeasureBrier       = "brier"
+	MeasureECE         = "ece"
+	MeasureAUC         = "auc"
+	MeasureMSE         = "mse"
+	MeasureMAE         = "mae"
+	MeasureR2          = "r2"
+)
+
+// BaselineResult is the trivial predictor's outcome on the reported runs.
+type BaselineResult struct {
+	Label    string          `json:"label"`
+	Measures map[string]Stat `json:"measures"`
+	Curve    []Point         `json:"curve,omitempty"`
+}
+
+// TestResult is every model's error on a held-out file after training.
+type TestResult struct {
+	Dataset string `json:"dataset"`
+	N       int    `json:"n"`
+	// TrainEvents is the number of training events before the final
+	// evaluation (passes × training rows).
+	TrainEvents int `json:"train_events"`
+	Every       int `json:"every,omitempty"`
+	// Baseline is the training stream's final class prior (or mean),
+	// frozen, on the test file.
+	Baseline BaselineResult    `json:"baseline"`
+	Models   []TestModelResult `json:"models"`
+}
+
+// TestModelResult is one model's measures on the test file: at the end of
+// training, and (Curve) every TestEvery training events, of the primary
+// metric (mistake rate % or MSE).
+type TestModelResult struct {
+	Label    string          `json:"label"`
+	Measures map[string]Stat `json:"measures"`
+	Curve    []Point         `json:"curve,omitempty"`
 }
 
 // ModelResult is one learner spec's outcome (its grid winner's, for a grid).
@@ -124,10 +211,17 @@ type ModelResult struct {
 	UsedMean float64 `json:"used_mean"`
 	// NonFinite is the number of NaN/±Inf scores over the reported runs:
 	// > 0 means the model diverged (its scores count as mistakes).
-	NonFinite int         `json:"non_finite,omitempty"`
-	Bytes     int         `json:"bytes"` // model memory at the end of run 0
-	Curve     []Point     `json:"curve"`
-	Grid      []GridPoint `json:"grid,omitempty"`
+	NonFinite int `json:"non_finite,omitempty"`
+	// Measures are the progressive measures (see measures.go), mean and
+	// std over the runs, keyed by the Measure names; the mistake rate or
+	// MSE is also Mean and Std.
+	Measures map[string]Stat `json:"measures,omitempty"`
+	// AUCSampled is set when a run had more events than DefaultAUCCap:
+	// its AUC is then estimated on a uniform reservoir of that many events.
+	AUCSampled bool        `json:"auc_sampled,omitempty"`
+	Bytes      int         `json:"bytes"` // model memory at the end of run 0
+	Curve      []Point     `json:"curve"`
+	Grid       []GridPoint `json:"grid,omitempty"`
 }
 
 // Point is one point of a learning curve.
@@ -154,6 +248,9 @@ type run struct {
 	ns        float64
 	seconds   float64
 	info      learner.Info
+	sum       Summary   // progressive measures
+	test      Summary   // the frozen final model on Config.Test
+	testCurve []float64 // primary metric on Config.Test at the test points
 }
 
 // Run evaluates each spec (label i from labels, if given) on ds. Labels of
@@ -175,7 +272,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			return nil, err
 		}
 		for i := range cands {
-			cands[i].Spec = withHorizon(cands[i].Spec, ds.Len())
+			cands[i].Spec = withHorizon(cands[i].Spec, ds.Len()*max(cfg.Passes, 1))
 			l, err := learner.New(cands[i].Spec, ds.Dim)
 			if err != nil {
 				return nil, err
@@ -195,14 +292,32 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 				return nil, fmt.Errorf("eval: classification needs labels −1/+1, row %d has %v (map them with dataset.BinaryLabels)", i, y)
 			}
 		}
+		if cfg.Test != nil {
+			for i, y := range cfg.Test.Y {
+				if y != 1 && y != -1 {
+					return nil, fmt.Errorf("eval: classification needs labels −1/+1, test row %d has %v", i, y)
+				}
+			}
+		}
 	}
-	res := &Result{Dataset: ds.Name, N: ds.Len(), Dim: ds.Dim, Task: task.String(), Runs: cfg.Runs, Seed: cfg.Seed, SelectRuns: cfg.SelectRuns}
+	if cfg.Test != nil && (cfg.Test.Dim != ds.Dim || cfg.Test.Len() == 0) {
+		return nil, fmt.Errorf("eval: test set has %d rows of dimension %d, want rows of dimension %d", cfg.Test.Len(), cfg.Test.Dim, ds.Dim)
+	}
+	res := &Result{Dataset: ds.Name, N: ds.Len(), Dim: ds.Dim, Task: task.String(), Runs: cfg.Runs, Seed: cfg.Seed, SelectRuns: cfg.SelectRuns, Passes: cfg.Passes}
 	res.Metric = MistakeRate
 	if task == learner.Regression {
 		res.Metric = MSE
 	}
-	curveT := curveTimes(ds.Len(), cfg.CurvePoints)
+	events := ds.Len() * cfg.Passes
+	curveT := curveTimes(events, cfg.CurvePoints)
 	ex := &executor{ds: ds, cfg: cfg, task: task, curveT: curveT}
+	if cfg.Test != nil {
+		ex.testT = testTimes(events, cfg.TestEvery)
+		res.Test = &TestResult{Dataset: cfg.Test.Name, N: cfg.Test.Len(), TrainEvents: events, Every: cfg.TestEvery}
+	}
+	if err := ex.baselines(res); err != nil {
+		return nil, err
+	}
 
 	for mi, m := range models {
 		label := m.spec
@@ -262,15 +377,24 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			mr.UsedMean += float64(r.info.Used) / float64(len(runs))
 			mr.NonFinite += r.nonFinite
 		}
-		for k, t := range curveT {
-			vals := make([]float64, len(runs))
-			for i, r := range runs {
-				vals[i] = r.curve[k]
-			}
-			mean, std := MeanStd(vals)
-			mr.Curve = append(mr.Curve, Point{T: t, Mean: mean, Std: std})
+		mr.Curve = curveOf(curveT, runs, func(r run) []float64 { return r.curve })
+		sums := make([]Summary, len(runs))
+		for i, r := range runs {
+			sums[i] = r.sum
+		}
+		mr.Measures = statsOf(sums, task)
+		for _, s := range sums {
+			mr.AUCSampled = mr.AUCSampled || (task == learner.Classification && !s.AUCExact && s.N > 0)
 		}
 		res.Models = append(res.Models, mr)
+		if res.Test != nil {
+			tsums := make([]Summary, len(runs))
+			for i, r := range runs {
+				tsums[i] = r.test
+			}
+			res.Test.Models = append(res.Test.Models, TestModelResult{Label: label, Measures: statsOf(tsums, task),
+				Curve: curveOf(ex.testT, runs, func(r run) []float64 { return r.testCurve })})
+		}
 	}
 	cfg.Progress.Finish()
 	return res, nil
@@ -329,6 +453,7 @@ type executor struct {
 	cfg    Config
 	task   learner.Task
 	curveT []int
+	testT  []int // training events after which the test set is scored
 }
 
 // runMany runs every candidate on runs first..first+n-1, in parallel, and
@@ -382,33 +507,27 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	if err != nil {
 		return run{}, err
 	}
-	X, Y := ex.ds.X, ex.ds.Y
-	var perm []int
-	if ex.cfg.NoPermute {
-		if ex.cfg.Sequence != nil {
-			seq, err := ex.cfg.Sequence(runID)
-			if err != nil {
-				return run{}, err
-			}
-			if seq.Len() != ex.ds.Len() || seq.Dim != ex.ds.Dim {
-				return run{}, fmt.Errorf("eval: sequence of run %d has %d rows of dimension %d, want %d of %d", runID, seq.Len(), seq.Dim, ex.ds.Len(), ex.ds.Dim)
-			}
-			X, Y = seq.X, seq.Y
-		}
-		perm = make([]int, ex.ds.Len())
-		for i := range perm {
-			perm[i] = i
-		}
-	} else {
-		perm = dataset.Permutation(ex.ds.Len(), ex.cfg.Seed, runID)
+	X, Y, order, err := ex.sequence(runID)
+	if err != nil {
+		return run{}, err
 	}
 	curve := make([]float64, len(ex.curveT))
 	k := 0
 	var loss float64
 	nonFinite := 0
+	var bin *Binary
+	var reg *Regress
+	if ex.task == learner.Classification {
+		bin = NewBinary(ProbabilityOf(l), 0)
+	} else {
+		reg = NewRegress()
+	}
+	var testCurve []float64
+	kt := 0
+	var testTime time.Duration
 	const chunk = 4096
 	start := time.Now()
-	for t, idx := range perm {
+	for t, idx := range order {
 		y := Y[idx]
 		f := l.Learn(X[idx], y)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -418,8 +537,10 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 			if learner.Mistake(f, y) {
 				loss++
 			}
+			bin.Add(f, y)
 		} else {
 			loss += (f - y) * (f - y)
+			reg.Add(f, y)
 		}
 		if t+1 == ex.curveT[k] {
 			curve[k] = loss / float64(t+1)
@@ -428,18 +549,200 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 			}
 			k++
 		}
+		if kt < len(ex.testT) && t+1 == ex.testT[kt] && kt < len(ex.testT)-1 {
+			ts := time.Now()
+			sum := ex.score(l, bin, reg)
+			testCurve = append(testCurve, primary(sum, ex.task))
+			testTime += time.Since(ts)
+			kt++
+		}
 		if (t+1)%chunk == 0 {
 			ex.cfg.Progress.Add(chunk)
 		}
 	}
-	el := time.Since(start)
-	ex.cfg.Progress.Add(int64(len(perm) % chunk))
-	n := float64(len(perm))
+	el := time.Since(start) - testTime
+	ex.cfg.Progress.Add(int64(len(order) % chunk))
+	n := float64(len(order))
 	m := loss / n
 	if ex.task == learner.Classification {
 		m = 100 * loss / n
 	}
-	return run{metric: m, nonFinite: nonFinite, curve: curve, ns: float64(el.Nanoseconds()) / n, seconds: el.Seconds(), info: l.Info()}, nil
+	r := run{metric: m, nonFinite: nonFinite, curve: curve, ns: float64(el.Nanoseconds()) / n, seconds: el.Seconds(), info: l.Info()}
+	if bin != nil {
+		r.sum = bin.Summary()
+	} else {
+		r.sum = reg.Summary()
+	}
+	if ex.cfg.Test != nil {
+		r.test = ex.score(l, bin, reg)
+		r.testCurve = append(testCurve, primary(r.test, ex.task))
+	}
+	return r, nil
+}
+
+// sequence returns run runID's rows and the order in which they are
+// presented, every pass included.
+func (ex *executor) sequence(runID int) (X [][]float64, Y []float64, order []int, err error) {
+	X, Y = ex.ds.X, ex.ds.Y
+	n := ex.ds.Len()
+	if ex.cfg.NoPermute && ex.cfg.Sequence != nil {
+		seq, err := ex.cfg.Sequence(runID)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if seq.Len() != n || seq.Dim != ex.ds.Dim {
+			return nil, nil, nil, fmt.Errorf("eval: sequence of run %d has %d rows of dimension %d, want %d of %d", runID, seq.Len(), seq.Dim, n, ex.ds.Dim)
+		}
+		X, Y = seq.X, seq.Y
+	}
+	order = make([]int, 0, n*ex.cfg.Passes)
+	for p := 0; p < ex.cfg.Passes; p++ {
+		switch {
+		case ex.cfg.NoPermute:
+			for i := 0; i < n; i++ {
+				order = append(order, i)
+			}
+		case p == 0:
+			order = append(order, dataset.Permutation(n, ex.cfg.Seed, runID)...)
+		default:
+			order = append(order, dataset.Permutation(n, rng.Derive(ex.cfg.Seed, passSalt+uint64(p)), runID)...)
+		}
+	}
+	return X, Y, order, nil
+}
+
+// score evaluates the frozen learner on the test set: every row predicted
+// (no learning), the probabilities from the training stream's calibration
+// as it is now (frozen), R² against the training stream's running mean.
+func (ex *executor) score(l learner.Learner, bin *Binary, reg *Regress) Summary {
+	ts := ex.cfg.Test
+	if bin != nil {
+		fb := bin.Frozen(0)
+		for i, x := range ts.X {
+			fb.Add(l.Predict(x), ts.Y[i])
+		}
+		return fb.Summary()
+	}
+	fr := reg.Frozen()
+	for i, x := range ts.X {
+		fr.Add(l.Predict(x), ts.Y[i])
+	}
+	return fr.Summary()
+}
+
+// baselines fills res.Baseline (and res.Test.Baseline) with the trivial
+// predictor's measures on the reported runs.
+func (ex *executor) baselines(res *Result) error {
+	classify := ex.task == learner.Classification
+	label := "class prior"
+	if !classify {
+		label = "running mean"
+	}
+	var sums, tsums []Summary
+	var curves [][]float64
+	for r := 0; r < ex.cfg.Runs; r++ {
+		_, Y, order, err := ex.sequence(r)
+		if err != nil {
+			return err
+		}
+		b := NewBaseline(classify)
+		curve := make([]float64, len(ex.curveT))
+		k := 0
+		for t, idx := range order {
+			b.Add(Y[idx])
+			if t+1 == ex.curveT[k] {
+				curve[k] = primary(b.Summary(), ex.task)
+				k++
+			}
+		}
+		sums, curves = append(sums, b.Summary()), append(curves, curve)
+		if ex.cfg.Test != nil {
+			f := b.Frozen()
+			for _, y := range ex.cfg.Test.Y {
+				f.Add(y)
+			}
+			tsums = append(tsums, f.Summary())
+		}
+	}
+	res.Baseline = &BaselineResult{Label: label, Measures: statsOf(sums, ex.task)}
+	for k, t := range ex.curveT {
+		vals := make([]float64, len(curves))
+		for i := range curves {
+			vals[i] = curves[i][k]
+		}
+		mean, std := MeanStd(vals)
+		res.Baseline.Curve = append(res.Baseline.Curve, Point{T: t, Mean: mean, Std: std})
+	}
+	if res.Test != nil {
+		res.Test.Baseline = BaselineResult{Label: label + " of the training stream", Measures: statsOf(tsums, ex.task)}
+	}
+	return nil
+}
+
+// primary is the mistake rate (%) or the MSE of a summary.
+func primary(s Summary, task learner.Task) float64 {
+	if task == learner.Classification {
+		return s.MistakeRate
+	}
+	return s.MSE
+}
+
+// statsOf is the mean and std over runs of every measure of the task.
+func statsOf(sums []Summary, task learner.Task) map[string]Stat {
+	get := map[string]func(Summary) float64{}
+	if task == learner.Classification {
+		get[MeasureMistakeRate] = func(s Summary) float64 { return s.MistakeRate }
+		get[MeasureLogLoss] = func(s Summary) float64 { return s.LogLoss }
+		get[MeasureBrier] = func(s Summary) float64 { return s.Brier }
+		get[MeasureECE] = func(s Summary) float64 { return s.ECE }
+		get[MeasureAUC] = func(s Summary) float64 { return s.AUC }
+	} else {
+		get[MeasureMSE] = func(s Summary) float64 { return s.MSE }
+		get[MeasureMAE] = func(s Summary) float64 { return s.MAE }
+		get[MeasureR2] = func(s Summary) float64 { return s.R2 }
+	}
+	out := map[string]Stat{}
+	for name, f := range get {
+		vals := make([]float64, len(sums))
+		for i, s := range sums {
+			vals[i] = f(s)
+		}
+		defined := false
+		for _, v := range vals {
+			defined = defined || !math.IsNaN(v)
+		}
+		if !defined {
+			continue // not defined for this predictor (the baseline's AUC)
+		}
+		mean, std := MeanStd(vals)
+		out[name] = Stat{Mean: mean, Std: std}
+	}
+	return out
+}
+
+// curveOf averages a per-run curve over the runs at the times ts.
+func curveOf(ts []int, runs []run, get func(run) []float64) []Point {
+	var out []Point
+	for k, t := range ts {
+		vals := make([]float64, len(runs))
+		for i, r := range runs {
+			vals[i] = get(r)[k]
+		}
+		mean, std := MeanStd(vals)
+		out = append(out, Point{T: t, Mean: mean, Std: std})
+	}
+	return out
+}
+
+// testTimes is every-th training event up to n, and n (only n for every 0).
+func testTimes(n, every int) []int {
+	var out []int
+	if every > 0 {
+		for t := every; t < n; t += every {
+			out = append(out, t)
+		}
+	}
+	return append(out, n)
 }
 
 // curveTimes returns up to p increasing event counts ending at n.
@@ -502,7 +805,7 @@ func TotalEvents(specs []string, n int, cfg Config) (int64, error) {
 				runs += cfg.Runs
 			}
 		}
-		total += int64(runs) * int64(n)
+		total += int64(runs) * int64(n) * int64(cfg.Passes)
 	}
 	return total, nil
 }

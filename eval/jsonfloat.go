@@ -55,3 +55,11 @@ func (g GridPoint) MarshalJSON() ([]byte, error) {
 		Std  *float64 `json:"std"`
 	}{alias(g), finite(g.Mean), finite(g.Std)})
 }
+
+// MarshalJSON writes Mean and Std with null for non-finite values.
+func (s Stat) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Mean *float64 `json:"mean"`
+		Std  *float64 `json:"std"`
+	}{finite(s.Mean), finite(s.Std)})
+}

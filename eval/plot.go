@@ -60,8 +60,61 @@ func (r *Result) PlotCurves(path string) error {
 		}
 		p.Legend.Add(label, line)
 	}
+	if r.Baseline != nil && len(r.Baseline.Curve) > 0 {
+		if err := addCurve(p, r.Baseline.Label+" (baseline)", r.Baseline.Curve, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+			return err
+		}
+	}
 	p.Add(plotter.NewGrid())
 	return SavePlot(p, path, 7, 4.5)
+}
+
+// PlotTestCurves writes the test curves (the frozen model's mistake rate
+// or MSE on the test set against the number of training events, mean over
+// runs) of every model, and the training stream's baseline on the test set
+// as a horizontal line, to path. It needs a result with a test set.
+func (r *Result) PlotTestCurves(path string) error {
+	if r.Test == nil {
+		return fmt.Errorf("plot %s: the result has no test set", path)
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s → %s — frozen model on the test set, mean of %d permutations", r.Dataset, r.Test.Dataset, r.Runs)
+	p.X.Label.Text = "training events"
+	if r.Metric == MSE {
+		p.Y.Label.Text = "test MSE"
+	} else {
+		p.Y.Label.Text = "test mistake rate (%)"
+	}
+	p.Legend.Top = true
+	for i, m := range r.Test.Models {
+		if err := addCurve(p, m.Label, m.Curve, Palette[i%len(Palette)], Dashes[(i/len(Palette))%len(Dashes)]); err != nil {
+			return err
+		}
+	}
+	if b, ok := r.Test.Baseline.Measures[r.Metric]; ok && len(r.Test.Models) > 0 && len(r.Test.Models[0].Curve) > 0 {
+		c := r.Test.Models[0].Curve
+		flat := []Point{{T: c[0].T, Mean: b.Mean}, {T: c[len(c)-1].T, Mean: b.Mean}}
+		if err := addCurve(p, r.Test.Baseline.Label+" (baseline)", flat, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+			return err
+		}
+	}
+	p.Add(plotter.NewGrid())
+	return SavePlot(p, path, 7, 4.5)
+}
+
+func addCurve(p *plot.Plot, label string, curve []Point, c color.Color, dashes []vg.Length) error {
+	pts := make(plotter.XYs, len(curve))
+	for j, pt := range curve {
+		pts[j].X, pts[j].Y = float64(pt.T), pt.Mean
+	}
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	line.Color, line.Dashes, line.Width = c, dashes, vg.Points(1.5)
+	p.Add(line)
+	p.Legend.Add(label, line)
+	return nil
 }
 
 // SavePlot saves p at the given size in inches, in the format given by the

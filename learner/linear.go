@@ -206,6 +206,20 @@ func (l *Linear) extend(x []float64) []float64 {
 // Predict returns wᵀx̃.
 func (l *Linear) Predict(x []float64) float64 { return l.clip(dot(l.w, l.extend(x))) }
 
+// Probability is the logistic model's probability σ(score) that y = +1
+// (eval's measures use it instead of a calibration); ok is false for the
+// other losses, whose scores are not log-odds.
+func (l *Linear) Probability(score float64) (p float64, ok bool) {
+	if l.loss != Logistic {
+		return 0, false
+	}
+	if score >= 0 {
+		return 1 / (1 + math.Exp(-score)), true
+	}
+	e := math.Exp(score)
+	return e / (1 + e), true
+}
+
 // clip limits a regression score to the range of the labels learnt.
 func (l *Linear) clip(f float64) float64 {
 	if l.loss != Square || !l.ranged {

@@ -19,7 +19,12 @@ const evalSynopsis = `eval --data DATASET --model SPEC [--model SPEC ...] [flags
 Runs every model over N seeded permutations of the dataset, predicting each
 example before learning from it (progressive validation), and reports the
 mistake rate (classification, %) or MSE (regression) as mean ± std over the
-permutations, the time per event, and the model size. A spec value may be a
+permutations, beside the log loss, Brier score, calibration error (ECE) and
+AUC (classification) or MAE and R² (regression), the time per event, and
+the model size; the trivial baseline (running class prior or running mean)
+on the same permutations is reported under the models. With --test FILE the
+models trained on the stream (--passes times over it) are frozen and scored
+on FILE (no learning on it), at the end and every --test-every events. A spec value may be a
 grid (sigma=2^-5..2^7:2^0.5, eta=0.1|0.2); the best grid point is reported,
 chosen on the same permutations as the papers did, or on --select-runs
 separate ones. Same flags and seed ⇒ same metrics. Learner specs: okstream
@@ -29,6 +34,10 @@ const evalExamples = `  # FORKS paper Table 1 settings on german (unscaled file,
   okstream eval --data german --runs 20 \
     --model 'fogd:budget=50,sigma=2^-5..2^7:2^0.5' \
     --model 'nogd:budget=50,k=5,sigma=2^-5..2^7:2^0.5' --plot german.png
+
+  # Test error on a held-out file (a9a → a9a.t), with the online linear model beside:
+  okstream eval --data ../shared/datasets/a9a/a9a --test ../shared/datasets/a9a/a9a.t --runs 3 \
+    --model auto:base=fogd --model linear --test-every 4000 --test-plot a9a-test.png
 
   # A regression file with [0,1] targets and [-1,1] features:
   okstream eval --data elevators --scale minmax11+y01 --runs 10 --model 'nogd:loss=square,budget=400,sigma=8'`
@@ -48,6 +57,10 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	showGrid := fs.Bool("grid", false, "also print every grid point's score")
 	curvePoints := fs.Int("curve-points", 100, "points per learning curve")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	passes := fs.Int("passes", 1, "passes over the dataset per run (pass p > 0 in a new seeded order); the progressive measures cover every pass")
+	testPath := fs.String("test", "", "held-out file: after training, score the frozen models on it (same format options, dimension, label mapping and scaling as --data)")
+	testEvery := fs.Int("test-every", 0, "with --test, also score the frozen models on the test file every N training events (the test curve; 0: only at the end)")
+	testPlot := fs.String("test-plot", "", "with --test, write the test curves to this file (.png, .svg or .pdf)")
 	noPermute := fs.Bool("no-permute", false, "present the rows in file order in every run instead of seeded permutations (default for data whose order is the experiment, e.g. --data kuairec:DIR)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
@@ -62,6 +75,15 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if *runs < 1 {
 		return fail(fmt.Errorf("--runs must be at least 1"))
 	}
+	if *passes < 1 {
+		return fail(fmt.Errorf("--passes must be at least 1"))
+	}
+	if *testPath == "" && (*testEvery != 0 || *testPlot != "") {
+		return fail(fmt.Errorf("--test-every and --test-plot need --test"))
+	}
+	if *testEvery < 0 {
+		return fail(fmt.Errorf("--test-every must be at least 0"))
+	}
 	cands, err := eval.Expand(models[0])
 	if err != nil {
 		return fail(err)
@@ -75,7 +97,14 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered}
+	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered,
+		Passes: *passes, TestEvery: *testEvery}
+	if *testPath != "" {
+		cfg.Test, err = df.loadTest(*testPath, ds, probe.Info().Task == learner.Classification)
+		if err != nil {
+			return fail(err)
+		}
+	}
 	if df.game != nil { // a new adversarial game per run, as okstream reproduce forks-table2 plays them
 		base, game := df.gameBase, *df.game
 		cfg.Sequence = func(run int) (*dataset.Dataset, error) {
@@ -115,6 +144,14 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		}
 		if !*jsonOut {
 			fmt.Fprintf(stdout, "learning curves: %s\n", *plotPath)
+		}
+	}
+	if *testPlot != "" {
+		if err := res.PlotTestCurves(*testPlot); err != nil {
+			return fail(err)
+		}
+		if !*jsonOut {
+			fmt.Fprintf(stdout, "test curves: %s\n", *testPlot)
 		}
 	}
 	return 0

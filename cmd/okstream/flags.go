@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,6 +118,14 @@ type dataFlags struct {
 	// KuaiRec stream in replay order): callers must not permute them
 	// (eval.Config.NoPermute).
 	ordered bool
+	// fitted is the scaling load fitted on the file, and positiveUsed the
+	// label load mapped to +1 (nil: the labels were ±1 already), for
+	// loadTest to treat a test file exactly as the training file.
+	fitted       *dataset.Fitted
+	positiveUsed *float64
+	// labelPair is set when load mapped two label values (not ±1) to
+	// −1 (the smaller) and +1 (the larger).
+	labelPair *[2]float64
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
@@ -236,6 +246,10 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 			}
 			pos = &v
 		}
+		d.positiveUsed = pos
+		if pos == nil {
+			d.labelPair = mappedPair(ds.Y)
+		}
 		if err := ds.BinaryLabels(pos); err != nil {
 			return nil, dataset.Scale{}, err
 		}
@@ -243,8 +257,79 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 			return nil, dataset.Scale{}, fmt.Errorf("--scale %s: target scaling (y01/y11) is for regression, but the models are classifiers", d.scale)
 		}
 	}
-	ds.ApplyScale(sc)
+	d.fitted = ds.ApplyScale(sc)
 	return ds, sc, nil
+}
+
+// mappedPair is the two labels dataset.BinaryLabels(nil) maps to −1 and
+// +1 when it maps labels: exactly two values that are not −1 and +1 (nil
+// otherwise: the labels are kept, or refused).
+func mappedPair(ys []float64) *[2]float64 {
+	var vals []float64
+	for _, y := range ys {
+		if !slices.Contains(vals, y) {
+			if vals = append(vals, y); len(vals) > 2 {
+				return nil
+			}
+		}
+	}
+	if len(vals) != 2 || (math.Abs(vals[0]) == 1 && math.Abs(vals[1]) == 1 && vals[0] != vals[1]) {
+		return nil
+	}
+	return &[2]float64{min(vals[0], vals[1]), max(vals[0], vals[1])}
+}
+
+// loadTest reads a held-out file (okstream eval --test) the way load read
+// the training file train: the same reader options, the training file's
+// dimension, its label mapping (a label other than the training file's
+// two values is refused) and its scaling as fitted on the training file
+// (not refitted). Call it after load.
+func (d *dataFlags) loadTest(path string, train *dataset.Dataset, classification bool) (*dataset.Dataset, error) {
+	if d.game != nil || d.ordered || d.fitted == nil {
+		return nil, errors.New("--test needs --data to be a file or a shared dataset name (not a game or a KuaiRec folder)")
+	}
+	t := *d
+	t.data, t.dim = path, train.Dim
+	p, opts, err := t.options()
+	if err != nil {
+		return nil, fmt.Errorf("--test: %w", err)
+	}
+	ds, err := dataset.Load(p, opts)
+	if err != nil {
+		return nil, fmt.Errorf("--test: %w", err)
+	}
+	if ds.Dim != train.Dim {
+		return nil, fmt.Errorf("--test %s: dimension %d, the training file's is %d", path, ds.Dim, train.Dim)
+	}
+	if classification {
+		switch {
+		case d.labelPair != nil: // the test labels must be the training file's two values
+			for i, y := range ds.Y {
+				if y != d.labelPair[0] && y != d.labelPair[1] {
+					return nil, fmt.Errorf("--test %s: row %d has label %v; the training file's labels are %v and %v (mapped to -1 and +1)", path, i+1, y, d.labelPair[0], d.labelPair[1])
+				}
+				ds.Y[i] = -1
+				if y == d.labelPair[1] {
+					ds.Y[i] = 1
+				}
+			}
+		case d.positiveUsed != nil: // one-vs-rest, as the training file
+			for i, y := range ds.Y {
+				ds.Y[i] = -1
+				if y == *d.positiveUsed {
+					ds.Y[i] = 1
+				}
+			}
+		default:
+			for i, y := range ds.Y {
+				if y != 1 && y != -1 {
+					return nil, fmt.Errorf("--test %s: row %d has label %v; the training labels are -1/+1", path, i+1, y)
+				}
+			}
+		}
+	}
+	d.fitted.Apply(ds)
+	return ds, nil
 }
 
 // loadKuaiRec builds the dataset of --data kuairec:DIR: the matrix's timed
