@@ -14,13 +14,14 @@ import (
 // that gives no σ (the self-tuning wrapper derives it from the stream)
 // runs FORKS, NOGD and SkeGD with preset=wide (selftune.go, "Bare specs");
 // at the papers' settings all three are the constant majority-class
-// predictor on w7a (3.01, 2.91, 2.99 % against a majority rate of
-// 2.997 %, before this change: this test failed on all three), and FORKS
-// and SkeGD on MNIST's digit 0 against the rest (9.66, 9.68 % against
-// 9.80 %). The bar is a margin below the majority rate; the issue asks
-// for 0.5 point, which FORKS and SkeGD do not reach on w7a (see bar
-// below): their margins there are the ones they reach, recorded so that
-// a regression shows. The online linear model is logged beside them.
+// predictor on w7a (3.013, 2.948, 2.977 % on this permutation against a
+// majority rate of 2.997 %: this test failed on all three before the
+// change), and FORKS and SkeGD on MNIST's digit 0 against the rest (9.80
+// and 9.65 % against 9.80 %). The bar is the issue's 0.5 point below the
+// majority rate, except for FORKS on w7a, which preset=wide does not
+// reach (0.26 here; docs/algorithms/forks-and-baselines.md, "Bare specs",
+// says what was tried): its bar is what it reaches, so that a regression
+// shows. The online linear model is logged beside them.
 
 // progressive returns the mistake rate (%) of spec over the stream,
 // predicting each event before learning it (a score of 0 is a mistake).
@@ -90,9 +91,8 @@ func TestBareSpecsLearnW7a(t *testing.T) {
 	if math.Abs(majorityRate(ds.Y)-2.997) > 0.01 {
 		t.Fatalf("w7a: majority rate %.3f %%, want 2.997 %%", majorityRate(ds.Y))
 	}
-	// The issue's 0.5 point is met by NOGD only; FORKS' and SkeGD's margins
-	// here are what preset=wide reaches (left open in docs/algorithms).
-	checkBareSpecsLearn(t, "w7a", ds.X, ds.Y, map[string]float64{"forks": 0.2, "nogd": 0.5, "skegd": 0.3})
+	// FORKS: 0.2, what preset=wide reaches (see the comment above).
+	checkBareSpecsLearn(t, "w7a", ds.X, ds.Y, map[string]float64{"forks": 0.2, "nogd": 0.5, "skegd": 0.5})
 }
 
 func TestBareSpecsLearnMNISTZero(t *testing.T) {

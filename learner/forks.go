@@ -322,7 +322,7 @@ func newFORKS(p *Params, dim int) (Learner, error) {
 	kern := readKernel(p)
 	loss := p.Loss(Hinge)
 	wide := readPreset(p)
-	o := readSketch(p, loss, decompTISVD, wide, 0.2)
+	o := readSketch(p, loss, decompTISVD, wide, 0.2, "none")
 	lambda := p.Float("lambda", 0, NonNegative)
 	defAlpha := 0.01
 	if loss == Square {

@@ -30,15 +30,15 @@ func TestForksPresetWide(t *testing.T) {
 	for _, c := range [][2]string{
 		{"forks:budget=100,sigma=2", "forks:budget=100,sigma=2,preset=paper"},
 		{"nogd:budget=100,sigma=2", "nogd:budget=100,sigma=2,k=10,eta=0.2"},
-		{"skegd:budget=100,sigma=2", "skegd:budget=100,sigma=2,sm=20,k=10,eta=0.2,lambda=0.01,carry=keep"},
+		{"skegd:budget=100,sigma=2", "skegd:budget=100,sigma=2,sm=20,k=10,eta=0.2,lambda=0.01,carry=keep,warm=none"},
 		{"forks:budget=100", "forks:budget=100,preset=wide"},
 		{"forks:budget=100", "forks:budget=100,sigma=auto,scale=standard,sm=50,k=50,c=0,preset=paper"},
 		{"nogd:budget=100", "nogd:budget=100,preset=wide"},
 		{"nogd:budget=100", "nogd:budget=100,sigma=auto,k=100,eta=1,preset=paper"},
 		{"nogd:budget=100,loss=logistic", "nogd:budget=100,sigma=auto,k=100,eta=0.2,loss=logistic,preset=paper"},
 		{"skegd:budget=100", "skegd:budget=100,preset=wide"},
-		{"skegd:budget=100", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=transfer,preset=paper"},
-		{"skegd:budget=100,carry=keep", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=keep,preset=paper"},
+		{"skegd:budget=100", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=transfer,warm=lsq,preset=paper"},
+		{"skegd:budget=100,carry=keep", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=keep,warm=lsq,preset=paper"},
 	} {
 		if a, b := spec(c[0]), spec(c[1]); a != b {
 			t.Fatalf("%s: %s\nwant %s", c[0], a, b)

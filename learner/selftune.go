@@ -42,13 +42,14 @@ package learner
 // restores the papers' defaults with a data-driven σ). At the papers'
 // settings all three are the constant majority-class predictor on
 // class-imbalanced streams (w7a: 3.01, 2.91 and 2.99 % mistakes, majority
-// rate 2.997 %); the wide presets learn (2.73, 2.15, 2.56; 3 permutations).
+// rate 2.997 %); the wide presets learn (2.73, 2.15, 2.40; 3 permutations).
 // What each preset changes, and why, is in the learners' comments
 // (forks.go "Class imbalance", nogd.go and skegd.go "Class imbalance"):
 // the FORKS slab C = 1 is the hinge's margin and holds w at the constant
 // predictor; the rank k = 0.1B leaves the minority class outside the
 // map's span; SkeGD's ridge λ = 0.01 erases what w learnt every 1/(ηλ)
-// steps; and a hinge step η = 0.2 asks for five steps of margin. A spec
+// steps; SkeGD's Stage 2 from w = 0 discards what Stage 1 learnt; and a
+// hinge step η = 0.2 asks for five steps of margin. A spec
 // that gives σ as a number keeps every paper setting (every experiment in
 // docs/results.md gives σ), and auto's members are built with σ given
 // (auto sets preset=wide for its FORKS members itself).

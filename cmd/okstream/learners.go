@@ -73,7 +73,7 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   class-imbalanced streams (at the papers' settings all three are the
   majority-class predictor there): forks s_m = k = B/2 and no slab (c=0) for
   the hinge; nogd k = B and η = 1 for the hinge; skegd s_m = k = B/2, λ = 0,
-  carry=transfer and η = 1 for the hinge. Explicit values win, and
+  carry=transfer, warm=lsq and η = 1 for the hinge. Explicit values win, and
   preset=paper (or any σ given as a number) keeps every paper setting.
   auto:base=NAME (okstream run's default model: auto:base=fogd) also chooses σ
   online among 2^-3..2^3 × the data-driven σ, and η for fogd, nogd, bogd and
