@@ -115,13 +115,41 @@ func readKernel(p *Params, allowed ...string) kernel.Kernel {
 // readEta reads the gradient step: 0.2 for classification (the FORKS
 // paper's setting for every first-order method), c/√horizon with c = 10 for
 // the square loss (the ALD paper's code; its grid is {1,10,100,1000}/√T).
-func readEta(p *Params, loss Loss) float64 {
+func readEta(p *Params, loss Loss) float64 { return readEtaHinge(p, loss, 0.2) }
+
+// readEtaHinge is readEta with hingeEta as the default step of the hinge
+// loss (the other losses keep readEta's defaults).
+func readEtaHinge(p *Params, loss Loss, hingeEta float64) float64 {
 	T := p.Int("horizon", 10000, Positive)
-	if loss == Square {
+	switch loss {
+	case Square:
 		return p.Float("eta", 10/math.Sqrt(float64(T)), Positive)
+	case Hinge:
+		return p.Float("eta", hingeEta, Positive)
 	}
 	return p.Float("eta", 0.2, Positive)
 }
+
+// Bare specs (selftune.go): a spec that leaves σ to the stream runs FORKS,
+// NOGD and SkeGD with "preset=wide" unless it names a preset. wideHingeEta
+// is the hinge loss's step of NOGD's and SkeGD's wide preset: for kernel
+// OGD from zero on the hinge, the step only sets the margin in units of
+// steps (scores scale with η; the sign trajectory is that of step 1 and
+// margin 1/η), and with κ(x, x) = 1 (every shift-invariant kernel of the
+// self-tuned coordinates) η = 1 is the margin of one step, the
+// passive-aggressive step at a score of 0 (Crammer et al., JMLR 2006, §3).
+// The paper's η = 0.2 asks for five steps of margin, which keeps the
+// majority class's examples inside the margin and updating (nogd.go,
+// "Class imbalance").
+const wideHingeEta = 1.0
+
+// readPreset reads "preset" (paper or wide), a key left out of the
+// canonical spec (the resolved values are in it); it reports wide.
+func readPreset(p *Params) bool { return p.LocalEnum("preset", "paper", "paper", "wide") == "wide" }
+
+// barePresetLearners are the learners whose spec without σ means
+// preset=wide (selftune.go, "Bare specs").
+var barePresetLearners = []string{"forks", "nogd", "skegd"}
 
 // dot and axpy are linalg's (one implementation, so a score computed in a
 // learner and in a linalg routine is the same floating-point expression).

@@ -24,8 +24,25 @@ func TestForksPresetWide(t *testing.T) {
 	if a, b := spec("forks:budget=100,preset=paper"), spec("forks:budget=100,sm=20,k=10,c=1"); a != b {
 		t.Fatalf("preset=paper %s\nwant        %s", a, b)
 	}
-	if a, b := spec("forks:budget=100"), spec("forks:budget=100,preset=paper"); a != b {
-		t.Fatalf("default %s\nwant    %s", a, b)
+	// The default: with σ given, the paper's settings; without (σ from the
+	// stream, selftune.go "Bare specs"), preset=wide, for FORKS, NOGD and
+	// SkeGD alike, and preset=paper restores the paper's defaults.
+	for _, c := range [][2]string{
+		{"forks:budget=100,sigma=2", "forks:budget=100,sigma=2,preset=paper"},
+		{"nogd:budget=100,sigma=2", "nogd:budget=100,sigma=2,k=10,eta=0.2"},
+		{"skegd:budget=100,sigma=2", "skegd:budget=100,sigma=2,sm=20,k=10,eta=0.2,lambda=0.01,carry=keep,warm=none"},
+		{"forks:budget=100", "forks:budget=100,preset=wide"},
+		{"forks:budget=100", "forks:budget=100,sigma=auto,scale=standard,sm=50,k=50,c=0,preset=paper"},
+		{"nogd:budget=100", "nogd:budget=100,preset=wide"},
+		{"nogd:budget=100", "nogd:budget=100,sigma=auto,k=100,eta=1,preset=paper"},
+		{"nogd:budget=100,loss=logistic", "nogd:budget=100,sigma=auto,k=100,eta=0.2,loss=logistic,preset=paper"},
+		{"skegd:budget=100", "skegd:budget=100,preset=wide"},
+		{"skegd:budget=100", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=transfer,warm=lsq,preset=paper"},
+		{"skegd:budget=100,carry=keep", "skegd:budget=100,sigma=auto,sm=50,k=50,eta=1,lambda=0,carry=keep,warm=lsq,preset=paper"},
+	} {
+		if a, b := spec(c[0]), spec(c[1]); a != b {
+			t.Fatalf("%s: %s\nwant %s", c[0], a, b)
+		}
 	}
 	if a, b := spec("forks:budget=100,preset=wide,k=20,c=2"), spec("forks:budget=100,sm=50,k=20,c=2"); a != b {
 		t.Fatalf("explicit values lost: %s\nwant %s", a, b)

@@ -171,7 +171,9 @@ var (
 // called after the loss is known (the Stage-1 step depends on it). wide
 // selects FORKS' preset=wide defaults s_m = round(0.5 s_p) and k = s_m
 // instead of the paper's s_m = 0.2 s_p and k = 0.1B (explicit values win).
-func readSketch(p *Params, loss Loss, defDecomp decompKind, wide bool) sketchOpts {
+// hingeEta is the default step of the hinge loss (readEtaHinge), defWarm
+// the default of "warm".
+func readSketch(p *Params, loss Loss, defDecomp decompKind, wide bool, hingeEta float64, defWarm string) sketchOpts {
 	var o sketchOpts
 	o.budget = p.Int("budget", 100, InRange(1, 1<<16))
 	o.buffer = p.Int("buffer", 2*o.budget, InRange(1, 1<<20))
@@ -205,8 +207,8 @@ func readSketch(p *Params, loss Loss, defDecomp decompKind, wide bool) sketchOpt
 	o.power = p.Int("rsvd_power", 1, InRange(0, 100))
 	o.pinvTol = p.Float("pinv_tol", -1)
 	o.shrink = p.Float("stage1_lambda", 0, NonNegative)
-	o.warm = p.Enum("warm", "none", "none", "lsq") == "lsq"
-	o.eta = readEta(p, loss)
+	o.warm = p.Enum("warm", defWarm, "none", "lsq") == "lsq"
+	o.eta = readEtaHinge(p, loss, hingeEta)
 	return o
 }
 

@@ -68,6 +68,13 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   kernel) and the feature scaling. A spec that gives no σ (fogd, nogd:budget=50,
   forks, ...) means sigma=auto,scale=standard. A spec that gives σ as a number
   keeps the papers' behaviour (raw features) unless it says scale=standard.
+  A spec without σ has left the papers' settings already, so forks, nogd and
+  skegd without σ also run preset=wide, the variant that learns on
+  class-imbalanced streams (at the papers' settings all three are the
+  majority-class predictor there): forks s_m = k = B/2 and no slab (c=0) for
+  the hinge; nogd k = B and η = 1 for the hinge; skegd s_m = k = B/2, λ = 0,
+  carry=transfer, warm=lsq and η = 1 for the hinge. Explicit values win, and
+  preset=paper (or any σ given as a number) keeps every paper setting.
   auto:base=NAME (okstream run's default model: auto:base=fogd) also chooses σ
   online among 2^-3..2^3 × the data-driven σ, and η for fogd, nogd, bogd and
   skegd on classification, and weighs in the online linear model (linear=true)
