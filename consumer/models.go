@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"okstream/codec"
+	"okstream/label"
 	"okstream/learner"
 	"okstream/learner/state"
 	"okstream/share"
@@ -34,11 +35,15 @@ func (s Stats) MSE() float64 { return s.SqErr / float64(s.Labeled) }
 
 type model struct {
 	name, spec string
-	l          learner.Learner
-	classify   bool
-	updates    uint64
-	stats      Stats
-	tally      tally // since the worker last drained it into the counters
+	// flex is the configured spec of a model whose task follows the labels
+	// (label.Flexible) while the partition's task is undecided: the first
+	// label rebuilds it for regression (modelSet.mapLabel). "" otherwise.
+	flex     string
+	l        learner.Learner
+	classify bool
+	updates  uint64
+	stats    Stats
+	tally    tally // since the worker last drained it into the counters
 }
 
 // tally counts a model's work since the worker last exported it to the
@@ -71,6 +76,11 @@ type modelSet struct {
 	// share is the partition's position in the sharing schedule (nil: no
 	// shared model), checkpointed with the models (payload version 4).
 	share *share.State
+
+	// labels maps the partition's labels to what the models learn and holds
+	// its task and class dictionary, checkpointed with the models (payload
+	// version 5). nil without models.
+	labels *label.Map
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -82,16 +92,65 @@ const (
 	resetCheckpoint = "non_finite_at_checkpoint"
 )
 
+// newModelSet is newModelSetTask with the models' own task (Undecided when
+// every model is label.Flexible) and no positive class.
 func newModelSet(cfg []Model, dim int, lim pendingLimits) (*modelSet, error) {
+	task, _ := modelsTask(cfg, max(dim, 1), label.Undecided)
+	return newModelSetTask(cfg, dim, lim, task, "")
+}
+
+// newModelSetTask builds the models of a partition of task t (Undecided: the
+// first label decides it), with positive the positive class of string
+// labels. A Flexible model runs as configured (binary) until the task is
+// regression.
+func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, positive string) (*modelSet, error) {
 	ms := &modelSet{dim: dim, pend: newPending(lim, dim)}
+	if len(cfg) > 0 {
+		ms.labels = label.New(t, positive)
+	}
 	for _, c := range cfg {
-		m, err := newModel(c, dim)
+		m, err := newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, t)}, dim)
 		if err != nil {
 			return nil, err
+		}
+		if t == label.Undecided && label.Flexible(c.Spec) {
+			m.flex = c.Spec
 		}
 		ms.models = append(ms.models, m)
 	}
 	return ms, nil
+}
+
+// mapLabel returns the value the models learn from for the labelled event
+// ev, or a *label.Error for a label that does not fit the partition's task
+// (dead-lettered as invalid_label). The first label of an undecided
+// partition decides its task; for regression the Flexible models are
+// rebuilt fresh with loss=square (they have learnt nothing yet: this is the
+// first label). Without models every label passes as it is.
+func (ms *modelSet) mapLabel(ev *codec.Event) (float64, error) {
+	if ms.labels == nil {
+		return ev.Y, nil
+	}
+	undecided := ms.labels.Task == label.Undecided
+	y, err := ms.labels.Apply(ev)
+	if err != nil || !undecided {
+		return y, err
+	}
+	for i, m := range ms.models {
+		if m.flex == "" {
+			continue
+		}
+		if ms.labels.Task == label.Regression {
+			nm, err := newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, label.Regression)}, ms.dim)
+			if err != nil { // Validate built this spec: cannot happen
+				panic(fmt.Sprintf("consumer: model %s for regression: %v", m.name, err))
+			}
+			nm.stats = m.stats
+			ms.models[i] = nm
+		}
+		ms.models[i].flex = ""
+	}
+	return y, nil
 }
 
 func newModel(c Model, dim int) (*model, error) {
@@ -297,10 +356,12 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // 3 = each model's Stats.Resets, and the buffer's impression keys and
 // event-time watermark window (see pending.encode); 4 = the sharing
 // schedule's state (records consumed, partition count, merge frontier),
-// after the buffer. This build reads all four and writes 4.
+// after the buffer; 5 = the label state (task, label kind, class
+// dictionary: package label), after the sharing state. This build reads all
+// five and writes 5.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 4
+	payloadVersion = 5
 )
 
 // marshal encodes every model's state and statistics (deterministically).
@@ -334,6 +395,12 @@ func (ms *modelSet) marshal() ([]byte, error) {
 		for _, v := range ms.share.Frontier {
 			e.I64(v)
 		}
+	}
+	if ms.labels == nil {
+		e.U8(0)
+	} else {
+		e.U8(1)
+		ms.labels.Encode(e)
 	}
 	return e.Bytes(), nil
 }
@@ -370,6 +437,9 @@ type Payload struct {
 	// Share is the sharing schedule's state (nil: no shared models, or a
 	// payload older than version 4).
 	Share *share.State
+	// Labels is the label state: the task, the labels' kind and the class
+	// dictionary (nil: no models, or a payload older than version 5).
+	Labels *label.Map
 }
 
 // DescribePayload decodes a checkpoint payload written by the runtime (any
@@ -441,6 +511,10 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 		}
 		p.Share = &st
 	}
+	if version >= 5 && d.U8() == 1 {
+		p.Labels = label.New(label.Undecided, "")
+		p.Labels.Decode(d)
+	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
@@ -476,9 +550,18 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	for _, m := range pl.Models {
 		byName[m.Name] = m
 	}
+	labels := ms.restoredLabels(pl)
 	// Build the restored models aside, then swap them in.
 	next := make([]*model, len(ms.models))
 	for i, m := range ms.models {
+		if m.flex != "" && labels != nil && labels.Task != label.Undecided {
+			// The checkpoint decided the task: the model as it runs for it.
+			dm, err := newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, labels.Task)}, ms.dim)
+			if err != nil {
+				return nil, err
+			}
+			m = dm
+		}
 		s, ok := byName[m.name]
 		if !ok {
 			next[i] = m
@@ -498,6 +581,7 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		if err != nil {
 			return nil, err
 		}
+		nm.flex = m.flex
 		if err := nm.l.UnmarshalBinary(s.State); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
@@ -519,9 +603,44 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		}
 	}
 	ms.models = next
+	ms.labels = labels
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
+}
+
+// restoredLabels is the label state a restore of pl resumes with (nil
+// without models): the checkpoint's, unless the configured task is another
+// (--task changed: the configured one starts afresh); for a payload older
+// than version 5, the configured task, or for an undecided one the task of
+// the checkpointed models if they learnt anything (an older build ran the
+// default model as a binary classifier).
+func (ms *modelSet) restoredLabels(pl Payload) *label.Map {
+	if ms.labels == nil {
+		return nil
+	}
+	cur := ms.labels
+	if pl.Labels != nil {
+		if cur.Task != label.Undecided && pl.Labels.Task != cur.Task {
+			return label.New(cur.Task, cur.Positive)
+		}
+		l := *pl.Labels
+		l.Positive = cur.Positive
+		return &l
+	}
+	l := label.New(cur.Task, cur.Positive)
+	if l.Task == label.Undecided {
+		for _, s := range pl.Models {
+			if s.Stats.Labeled == 0 && s.Updates == 0 {
+				continue
+			}
+			if lr, err := learner.New(s.Spec, max(ms.dim, 1)); err == nil {
+				l.Task = label.OfLearner(lr.Info().Task)
+				break
+			}
+		}
+	}
+	return l
 }
 
 // ResetPayload is a checkpoint payload with no models and no pending

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -249,6 +250,10 @@ func (d *Dataset) distinct() []float64 {
 	return v
 }
 
+// ErrNotBinary is wrapped by BinaryLabels' error for labels that are not
+// binary.
+var ErrNotBinary = errors.New("more than two label values")
+
 // BinaryLabels maps Y to −1/+1 for binary classification, in place.
 //
 // With positive == nil: labels that are all −1 or +1 are kept (also when
@@ -287,7 +292,7 @@ func (d *Dataset) BinaryLabels(positive *float64) error {
 	if len(vals) > 10 {
 		list = fmtList(vals[:10]) + ", ... (" + strconv.Itoa(len(vals)) + " distinct)"
 	}
-	return fmt.Errorf("dataset: %s: labels are not binary: found %s; pass the positive label (one-vs-rest) or treat the data as regression", d.Name, list)
+	return fmt.Errorf("dataset: %s: labels are not binary: found %s; pass the positive label (one-vs-rest) or treat the data as regression: %w", d.Name, list, ErrNotBinary)
 }
 
 func sign(b bool) float64 {

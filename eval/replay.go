@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"okstream/codec"
+	"okstream/label"
 	"okstream/learner"
 )
 
@@ -43,11 +44,32 @@ func Replay(spec string, dim int, xs [][]float64, ys []float64, labelled []bool)
 // the score its impression received. No buffer limits apply: it is the
 // unbounded ideal the runtime's bounded buffer matches when nothing is
 // evicted.
+//
+// Labels are mapped as the runtime maps them (package label), with the task
+// of spec (a label.Flexible spec: decided by the first label) and no
+// positive class: see ReplayLabels.
 func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learner.Learner, error) {
-	l, err := learner.New(spec, dim)
+	return ReplayLabels(spec, dim, events, label.Undecided, "")
+}
+
+// ReplayLabels is ReplayEvents with the runtime's task and positive class
+// (okstream run --task, --positive): every labelled event's label (feedback
+// included) goes through a label.Map first, in event order; a label that
+// does not fit (the runtime dead-letters it) leaves the learner as it is
+// and gets a NaN score. task Undecided is the task of spec when its
+// learner fixes one; for a label.Flexible spec the first label decides it,
+// and a regression decision rebuilds the learner with loss=square, as the
+// runtime does.
+func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, positive string) ([]float64, learner.Learner, error) {
+	l, err := learner.New(label.ResolveSpec(spec, task), dim)
 	if err != nil {
 		return nil, nil, err
 	}
+	flex := task == label.Undecided && label.Flexible(spec)
+	if task == label.Undecided && !flex {
+		task = label.OfLearner(l.Info().Task)
+	}
+	lm := label.New(task, positive)
 	type imp struct {
 		x     []float64
 		key   string
@@ -57,6 +79,22 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 	scores := make([]float64, len(events))
 	for i := range events {
 		ev := &events[i]
+		y := ev.Y
+		if ev.HasY {
+			var err error
+			if y, err = lm.Apply(ev); err != nil {
+				scores[i] = math.NaN() // dead-lettered
+				continue
+			}
+			if flex {
+				flex = false
+				if lm.Task == label.Regression {
+					if l, err = learner.New(label.ResolveSpec(spec, label.Regression), dim); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+		}
 		if ev.IsFeedback() {
 			im, ok := pending[ev.Ref]
 			if !ok || (im.key != "" && im.key != ev.Key) {
@@ -64,13 +102,13 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 				continue
 			}
 			delete(pending, ev.Ref)
-			l.Learn(im.x, ev.Y)
+			l.Learn(im.x, y)
 			scores[i] = im.score
 			continue
 		}
 		x := ev.Dense(nil, dim)
 		if ev.HasY {
-			scores[i] = l.Learn(x, ev.Y)
+			scores[i] = l.Learn(x, y)
 			continue
 		}
 		scores[i] = l.Predict(x)
