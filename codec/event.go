@@ -153,6 +153,23 @@ type Decoder struct {
 	spareX  []float64
 	spareXI []uint32
 	spareXV []float64
+
+	// labels are the last two distinct string labels decoded: a binary
+	// stream's string labels then allocate nothing (labelString).
+	labels [2]string
+}
+
+// labelString returns s as a string, reusing one of the last two string
+// labels when s equals it (the comparison does not allocate).
+func (d *Decoder) labelString(s []byte) string {
+	for _, l := range d.labels {
+		if l == string(s) {
+			return l
+		}
+	}
+	l := string(s)
+	d.labels[1], d.labels[0] = d.labels[0], l
+	return l
 }
 
 // NewDecoder returns a Decoder that enforces lim. Negative limits count as 0.
@@ -480,7 +497,7 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 			if e := d.checkIDLen("y", s); e != nil {
 				return e
 			}
-			ev.YStr, ev.HasY, ev.YKind = string(s), true, LabelString
+			ev.YStr, ev.HasY, ev.YKind = d.labelString(s), true, LabelString
 			return nil
 		case !isNumber(k):
 			return badType("y", c, "a number, a bool or a string")

@@ -83,3 +83,32 @@ func TestAppendEventBadLabelKind(t *testing.T) {
 		}
 	}
 }
+
+// A binary stream's string labels are not allocated for every event, and
+// the strings decoded stay right when the classes alternate.
+func TestStringLabelsReused(t *testing.T) {
+	d := NewDecoder(Limits{})
+	recs := [][]byte{
+		mp(t, om{"v", 1, "x", []float64{1}, "y", "yes"}),
+		mp(t, om{"v", 1, "x", []float64{1}, "y", "no"}),
+		mp(t, om{"v", 1, "x", []float64{1}, "y", "no"}),
+		mp(t, om{"v", 1, "x", []float64{1}, "y", 2.5}),
+	}
+	want := []string{"yes", "no", "no", ""}
+	var ev Event
+	for k := 0; k < 3; k++ {
+		for i, b := range recs {
+			if err := d.DecodeEvent(b, &ev); err != nil || ev.YStr != want[i] {
+				t.Fatalf("record %d: %q, %v", i, ev.YStr, err)
+			}
+		}
+	}
+	num := testing.AllocsPerRun(100, func() { _ = d.DecodeEvent(recs[3], &ev) })
+	str := testing.AllocsPerRun(100, func() { _ = d.DecodeEvent(recs[0], &ev); _ = d.DecodeEvent(recs[1], &ev) })
+	if str > 2*num {
+		t.Fatalf("%v allocations for two string-labelled events, %v for a numbered one", str, num)
+	}
+	if d.DecodeEvent(mp(t, om{"v", 1, "x", []float64{1}, "y", "maybe"}), &ev); ev.YStr != "maybe" {
+		t.Fatalf("a third string decoded as %q", ev.YStr)
+	}
+}

@@ -395,3 +395,32 @@ func TestVersion4PayloadRestoresBinary(t *testing.T) {
 		t.Fatal("a real label fitted a restored binary stream")
 	}
 }
+
+// Exact recovery of the label state through the pipeline: a stream whose
+// task the first label decides (regression: the model is rebuilt) and a
+// string-labelled one without --positive (the first string seen is −1),
+// killed at several points (the first kill before most partitions have a
+// checkpoint), give the uninterrupted run's models and predictions.
+func TestLabelStateExactRecoveryAfterKills(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(ev *codec.Event, y float64)
+	}{
+		{"regression", func(ev *codec.Event, _ float64) { ev.Y = 2*ev.X[0] - ev.X[1] + 0.5 }},
+		{"strings", func(ev *codec.Event, y float64) {
+			ev.YKind, ev.Y, ev.YStr = codec.LabelString, 0, "no"
+			if y > 0 {
+				ev.YStr = "yes"
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recoveryAfterKills(t, func(e *kafkatest.Env, input string) { e.Produce(t, input, encodedEvents(3000, 13, c.set)...) },
+				func(e *kafkatest.Env, input, group, output string) Config {
+					cfg := testConfig(e, input, group, output)
+					cfg.Models = []Model{flexModel}
+					return cfg
+				}, 170, []int{60, 1100, 2300})
+		})
+	}
+}

@@ -785,12 +785,17 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		// The label as the models learn it (package label): −1/+1 on a
 		// binary stream whatever its encoding, the number on a regression
 		// stream. The prediction record carries it too.
+		lm := w.ms.labels
+		task, classes := lm.TaskAndClasses()
 		y, err := w.ms.mapLabel(&w.ev)
 		if err != nil {
 			w.deadLetter(u, r, reasonBadLabel, err.Error())
 			return
 		}
 		w.ev.Y = y
+		if t, c := lm.TaskAndClasses(); t != task || c != classes {
+			w.log.Info("labels", "offset", r.Offset, "mapping", lm.String())
+		}
 	}
 	if w.ev.HasTS {
 		w.tsw.push(w.ev.TS)

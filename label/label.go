@@ -287,6 +287,15 @@ func (m *Map) String() string {
 	return s
 }
 
+// TaskAndClasses returns m's task and the size of its class dictionary
+// (a nil m: Undecided, 0): what a log line reports when they change.
+func (m *Map) TaskAndClasses() (Task, int) {
+	if m == nil {
+		return Undecided, 0
+	}
+	return m.Task, len(m.Classes)
+}
+
 // Encode appends m's state (not Positive, which is configuration).
 func (m *Map) Encode(e *state.Encoder) {
 	e.U8(uint8(m.Task))
