@@ -620,15 +620,16 @@ func (ms *modelSet) restoredLabels(pl Payload) *label.Map {
 		return nil
 	}
 	cur := ms.labels
+	l := label.New(cur.Task, cur.Positive)
+	l.RequirePositive = cur.RequirePositive
 	if pl.Labels != nil {
 		if cur.Task != label.Undecided && pl.Labels.Task != cur.Task {
-			return label.New(cur.Task, cur.Positive)
+			return l
 		}
-		l := *pl.Labels
-		l.Positive = cur.Positive
-		return &l
+		r := *pl.Labels
+		r.Positive, r.RequirePositive = cur.Positive, cur.RequirePositive
+		return &r
 	}
-	l := label.New(cur.Task, cur.Positive)
 	if l.Task == label.Undecided {
 		for _, s := range pl.Models {
 			if s.Stats.Labeled == 0 && s.Updates == 0 {

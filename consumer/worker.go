@@ -187,6 +187,9 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	if err != nil {
 		return nil, errFatal{err}
 	}
+	if ms.labels != nil && len(p.cfg.Share) > 0 {
+		ms.labels.RequirePositive = true // string classes must mean the same in every partition
+	}
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),
 		id:      checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},

@@ -136,6 +136,10 @@ func errorf(format string, a ...any) *Error { return &Error{fmt.Sprintf(format, 
 type Map struct {
 	Task     Task
 	Positive string // the positive class of string labels ("": the second string seen)
+	// RequirePositive refuses string labels without Positive: for models
+	// shared across partitions, where each partition's own first string
+	// would give the classes different signs.
+	RequirePositive bool
 
 	kind    kind
 	neg     uint8    // binary numbers: the negative label seen first: negNone, negMinus (−1) or negZero (0)
@@ -201,6 +205,9 @@ func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
 		}
 		return -1, nil
 	case kindString:
+		if m.Positive == "" && m.RequirePositive {
+			return 0, errorf("label %s: string labels on models shared across partitions need --positive naming the positive class (each partition would otherwise take its own first string as -1)", show(ev))
+		}
 		s := ev.YStr
 		for i, c := range m.Classes {
 			if c == s {

@@ -213,3 +213,22 @@ func TestMapString(t *testing.T) {
 		}
 	}
 }
+
+// Models shared across partitions refuse string labels without a named
+// positive class, and take them with one.
+func TestRequirePositive(t *testing.T) {
+	m := New(Binary, "")
+	m.RequirePositive = true
+	ev := str("yes")
+	if _, err := m.Apply(&ev); err == nil || !strings.Contains(err.Error(), "--positive") {
+		t.Fatalf("Apply without positive: %v", err)
+	}
+	if _, err := m.Apply(&codec.Event{Y: 0, HasY: true}); err != nil {
+		t.Fatalf("numbers: %v", err)
+	}
+	m = New(Binary, "yes")
+	m.RequirePositive = true
+	if y, err := m.Apply(&ev); err != nil || y != 1 {
+		t.Fatalf("with positive: %v, %v", y, err)
+	}
+}
