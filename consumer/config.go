@@ -75,14 +75,19 @@ type Config struct {
 	// Task is what the models learn: "binary" (or "classification"),
 	// "regression", or "" / "auto": the models' own task, and for models
 	// that can learn either (auto without loss=, the default model) the
-	// task the first labelled event of each partition decides (package
-	// label: a bool, a string or −1, 0, 1 ⇒ binary, any other number ⇒
-	// regression), checkpointed with the partition.
+	// task the labels of each partition's warm-up decide (package label:
+	// a bool or a string ⇒ binary, a number other than −1, 0, 1 ⇒
+	// regression, TaskWarmup labels all −1/+1 or all 0/1 ⇒ binary),
+	// checkpointed with the partition.
 	Task string
 	// Positive is the positive class (+1) of string labels on a binary
 	// stream; "" takes the second distinct string a partition shows
 	// (package label).
 	Positive string
+	// TaskWarmup is the number of labels −1/+1 (or 0/1) after which an
+	// undecided partition is binary (label.Map.Warmup); 0 takes
+	// label.DefaultWarmup.
+	TaskWarmup int
 	// Passthrough runs the pipeline with no models at all (prediction
 	// records carry no scores, no label is checked): for measuring the
 	// infrastructure's own throughput, or for switching a deployment to
@@ -476,6 +481,9 @@ func (c *Config) Validate() error {
 			bad("model name %q used twice: give each --model a distinct NAME=SPEC", m.Name)
 		}
 		names[m.Name] = true
+	}
+	if c.TaskWarmup < 0 || c.TaskWarmup > 1<<30 {
+		bad("task warm-up %d: use a number of labels, at least 1 (0 takes the default %d)", c.TaskWarmup, label.DefaultWarmup)
 	}
 	if t, err := c.labelTask(); err != nil {
 		bad("%v", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,15 @@ func encodedEvents(n int, seed uint64, set func(ev *codec.Event, y float64)) []k
 	return msgs
 }
 
+// eventIndex is the index i of an event of encodedEvents (id "e<i>").
+func eventIndex(ev *codec.Event) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(ev.ID, "e"))
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
 // deadLetters returns the dead-letter records' reasons and details.
 func deadLetters(t *testing.T, e *kafkatest.Env, topic string) []string {
 	t.Helper()
@@ -80,7 +90,7 @@ func deadLetters(t *testing.T, e *kafkatest.Env, topic string) []string {
 // replayPartitions is the offline reference (eval.ReplayLabels) of every
 // model on each partition of input: scores by (partition, offset) and final
 // states by partition, in model order.
-func replayPartitions(t *testing.T, e *kafkatest.Env, input string, models []Model, task label.Task, positive string) (map[[2]int64][]float64, map[int][][]byte) {
+func replayPartitions(t *testing.T, e *kafkatest.Env, input string, models []Model, task label.Task, positive string, warmup int) (map[[2]int64][]float64, map[int][][]byte) {
 	t.Helper()
 	byPart := map[int][]codec.Event{}
 	offs := map[int][]int64{}
@@ -96,7 +106,7 @@ func replayPartitions(t *testing.T, e *kafkatest.Env, input string, models []Mod
 	states := map[int][][]byte{}
 	for p, evs := range byPart {
 		for _, m := range models {
-			s, l, err := eval.ReplayLabels(m.Spec, testDim, evs, task, positive)
+			s, l, err := eval.ReplayLabels(m.Spec, testDim, evs, task, positive, warmup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +155,7 @@ func TestLabelEncodingsRunEqualsEval(t *testing.T) {
 			if dl := deadLetters(t, e, cfg.DeadLetter); len(dl) > 0 {
 				t.Fatalf("%d dead letters, want none; first: %s", len(dl), dl[0])
 			}
-			want, wantStates := replayPartitions(t, e, input, models, label.Undecided, enc.positive)
+			want, wantStates := replayPartitions(t, e, input, models, label.Undecided, enc.positive, 0)
 			got := predictionsByOffset(t, e, cfg.Output)
 			if len(got) != n {
 				t.Fatalf("%d predictions, want %d", len(got), n)
@@ -238,28 +248,62 @@ func TestZeroOneLabelsNotHalfDeadLettered(t *testing.T) {
 
 // A model whose task follows the labels (the default model's kind) learns
 // regression on a real-valued stream — auto with loss=square, recorded in
-// the checkpoint — equal to the offline path, with nothing dead-lettered.
+// the checkpoint — equal to the offline path, with nothing dead-lettered;
+// also on integer targets whose first ones are all 0 or 1 (the warm-up's
+// regression candidate has learnt them as they are).
 func TestFlexibleModelLearnsRegression(t *testing.T) {
 	e := kafkatest.New(t)
-	input := e.Name("events")
+	for _, c := range []struct {
+		name string
+		set  func(ev *codec.Event, y float64)
+	}{
+		{"real", func(ev *codec.Event, _ float64) { ev.Y = 3*ev.X[0] - ev.X[1]*ev.X[1] + 0.25 }},
+		{"counts", func(ev *codec.Event, _ float64) {
+			ev.Y = float64(int(2 * (ev.X[0] + 1))) // 0..3
+			if eventIndex(ev) < 120 {              // about 50 labels 0/1 per partition first
+				ev.Y = min(ev.Y, 1)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { flexibleRegression(t, e, c.name, c.set) })
+	}
+}
+
+func flexibleRegression(t *testing.T, e *kafkatest.Env, name string, set func(ev *codec.Event, y float64)) {
+	input := e.Name("events-" + name)
 	e.CreateTopic(t, input, 2, nil)
 	const n = 500
-	e.Produce(t, input, encodedEvents(n, 7, func(ev *codec.Event, _ float64) {
-		ev.Y = 3*ev.X[0] - ev.X[1]*ev.X[1] + 0.25
-	})...)
-	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	e.Produce(t, input, encodedEvents(n, 7, set)...)
+	cfg := testConfig(e, input, e.Name("g-"+name), e.Name("preds-"+name))
 	cfg.Models = []Model{flexModel}
 	runToEnd(t, e, cfg)
 	if dl := deadLetters(t, e, cfg.DeadLetter); len(dl) > 0 {
 		t.Fatalf("%d dead letters; first: %s", len(dl), dl[0])
 	}
-	want, wantStates := replayPartitions(t, e, input, cfg.Models, label.Undecided, "")
-	for k, raw := range predictionsByOffset(t, e, cfg.Output) {
+	want, wantStates := replayPartitions(t, e, input, cfg.Models, label.Undecided, "", 0)
+	// Until the warm-up decides, the scores published are the binary
+	// candidate's (a classification decision with them); after it, the
+	// regression model's.
+	last := map[int64]int64{}
+	preds := predictionsByOffset(t, e, cfg.Output)
+	for k := range preds {
+		last[k[0]] = max(last[k[0]], k[1])
+	}
+	warm := 0
+	for k, raw := range preds {
 		pr, _ := codec.DecodePrediction(raw)
-		if m := pr.Models[0]; !sameScore(m.Score, want[k][0]) || m.Classify {
-			t.Fatalf("partition %d offset %d: published %v (classify %v), offline %v", k[0], k[1], m.Score, m.Classify, want[k][0])
+		m := pr.Models[0]
+		if !sameScore(m.Score, want[k][0]) {
+			t.Fatalf("partition %d offset %d: published %v, offline %v", k[0], k[1], m.Score, want[k][0])
+		}
+		if m.Classify {
+			warm++
+			if k[1] == last[k[0]] {
+				t.Fatalf("partition %d: the last prediction is still a classifier's", k[0])
+			}
 		}
 	}
+	t.Logf("%d of %d predictions made in the warm-up", warm, len(preds))
 	states, _ := checkpointStates(t, e, cfg, 2)
 	for p := 0; p < 2; p++ {
 		if !bytes.Equal(states[p][0], wantStates[p][0]) {
@@ -286,6 +330,13 @@ func TestLabelStateSurvivesRestore(t *testing.T) {
 			ev.Y = 0
 		case kind == "real":
 			ev.Y = ev.X[0] + 0.5
+		case kind == "counts": // 0/1 at first, then counts up to 3: regression from the first 2
+			ev.Y = float64(int(2 * (ev.X[0] + 1)))
+			if i < 40 {
+				ev.Y = min(ev.Y, 1)
+			}
+		case kind == "01":
+			ev.Y = max(ev.Y, 0)
 		case ev.Y > 0:
 			ev.YKind, ev.Y, ev.YStr = codec.LabelString, 0, "yes"
 		default:
@@ -293,8 +344,8 @@ func TestLabelStateSurvivesRestore(t *testing.T) {
 		}
 		return ev
 	}
-	for _, kind := range []string{"real", "strings"} {
-		evs := make([]codec.Event, 120)
+	for _, kind := range []string{"real", "strings", "counts", "01"} {
+		evs := make([]codec.Event, 300)
 		for i := range evs {
 			evs[i] = mk(i, kind)
 		}
@@ -321,7 +372,7 @@ func TestLabelStateSurvivesRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, at := range []int{0, 1, 2, 3, 60} {
+		for _, at := range []int{0, 1, 2, 3, 30, 60, 200} {
 			a, _ := newModelSet([]Model{flexModel}, testDim, pendingLimits{})
 			got := feed(a, evs[:at])
 			payload, err := a.marshal()
@@ -343,11 +394,13 @@ func TestLabelStateSurvivesRestore(t *testing.T) {
 				t.Fatalf("%s: restored at %d: final payload differs", kind, at)
 			}
 		}
+		regression := kind == "real" || kind == "counts"
 		want := "loss=square"
-		if kind == "strings" {
+		if !regression {
 			want = "auto:base=fogd"
 		}
-		if pl, _ := DescribePayload(wantBytes); !strings.Contains(pl.Models[0].Spec, want) || pl.Labels == nil || (kind == "real") != (pl.Labels.Task == label.Regression) {
+		if pl, _ := DescribePayload(wantBytes); !strings.Contains(pl.Models[0].Spec, want) || strings.Contains(pl.Models[0].Spec, "loss=square") != regression ||
+			pl.Labels == nil || regression != (pl.Labels.Task == label.Regression) || pl.Models[0].Alt != nil {
 			t.Fatalf("%s: checkpointed spec %q, labels %+v", kind, pl.Models[0].Spec, pl.Labels)
 		}
 	}
@@ -360,7 +413,7 @@ func TestLabelStateSurvivesRestore(t *testing.T) {
 func TestVersion4PayloadRestoresBinary(t *testing.T) {
 	ms, _ := newModelSet([]Model{flexModel}, testDim, pendingLimits{})
 	src := rng.New(2)
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 150; i++ { // the warm-up decides binary at the 100th
 		ev := circleEvent(src, i, "", "")
 		if _, err := ms.mapLabel(&ev); err != nil {
 			t.Fatal(err)
@@ -371,12 +424,16 @@ func TestVersion4PayloadRestoresBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Version 4 is version 5 without the label section: a flag byte, task,
-	// kind, negative, a class count of 0.
-	v4 := append([]byte(nil), v5[:len(v5)-8]...)
+	// Version 4 is version 5 without the label section (a flag byte, task,
+	// kind, negative, the warm-up count, a class count of 0) and the
+	// regression candidates' (a 0 byte per model once decided).
+	if ms.labels.Task != label.Binary {
+		t.Fatalf("task %v after 150 labels ±1", ms.labels.Task)
+	}
+	v4 := append([]byte(nil), v5[:len(v5)-13]...)
 	binary.LittleEndian.PutUint32(v4[4:], 4)
-	if v5[len(v5)-8] != 1 {
-		t.Fatalf("unexpected label section %x", v5[len(v5)-8:])
+	if v5[len(v5)-13] != 1 || v5[len(v5)-1] != 0 {
+		t.Fatalf("unexpected label section %x", v5[len(v5)-13:])
 	}
 	r, _ := newModelSet([]Model{flexModel}, testDim, pendingLimits{})
 	if _, err := r.restore(v4, false); err != nil {
@@ -396,11 +453,12 @@ func TestVersion4PayloadRestoresBinary(t *testing.T) {
 	}
 }
 
-// Exact recovery of the label state through the pipeline: a stream whose
-// task the first label decides (regression: the model is rebuilt) and a
-// string-labelled one without --positive (the first string seen is −1),
-// killed at several points (the first kill before most partitions have a
-// checkpoint), give the uninterrupted run's models and predictions.
+// Exact recovery of the label state through the pipeline: streams whose
+// task the labels decide (at once for real targets; after a warm-up with
+// both candidates checkpointed for 0/1 and for counts that start as 0/1)
+// and a string-labelled one without --positive (the first string seen is
+// −1), killed at several points (in the warm-up too), give the
+// uninterrupted run's models and predictions.
 func TestLabelStateExactRecoveryAfterKills(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -413,14 +471,23 @@ func TestLabelStateExactRecoveryAfterKills(t *testing.T) {
 				ev.YStr = "yes"
 			}
 		}},
+		{"01", func(ev *codec.Event, y float64) { ev.Y = max(y, 0) }},
+		{"counts", func(ev *codec.Event, _ float64) {
+			ev.Y = float64(int(2 * (ev.X[0] + 1)))
+			if eventIndex(ev) < 1000 {
+				ev.Y = min(ev.Y, 1)
+			}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			recoveryAfterKills(t, func(e *kafkatest.Env, input string) { e.Produce(t, input, encodedEvents(3000, 13, c.set)...) },
 				func(e *kafkatest.Env, input, group, output string) Config {
 					cfg := testConfig(e, input, group, output)
-					cfg.Models = []Model{flexModel}
+					// A warm-up longer than the first kills, whose restores
+					// then resume both candidates.
+					cfg.Models, cfg.BatchSize, cfg.TaskWarmup = []Model{flexModel}, 10, 1000
 					return cfg
-				}, 170, []int{60, 1100, 2300})
+				}, 40, []int{60, 150, 1100, 2300}) // checkpoints and kills in the warm-up too
 		})
 	}
 }

@@ -36,9 +36,13 @@ func (s Stats) MSE() float64 { return s.SqErr / float64(s.Labeled) }
 type model struct {
 	name, spec string
 	// flex is the configured spec of a model whose task follows the labels
-	// (label.Flexible) while the partition's task is undecided: the first
-	// label rebuilds it for regression (modelSet.mapLabel). "" otherwise.
+	// (label.Flexible) while the partition's task is undecided, and alt its
+	// regression candidate (spec with loss=square), which learns every
+	// label as it is while the model learns it as the binary candidate
+	// (−1/+1) and publishes its scores. The decision keeps one of the two
+	// (modelSet.mapLabel). "" and nil otherwise.
 	flex     string
+	alt      *model
 	l        learner.Learner
 	classify bool
 	updates  uint64
@@ -81,6 +85,9 @@ type modelSet struct {
 	// its task and class dictionary, checkpointed with the models (payload
 	// version 5). nil without models.
 	labels *label.Map
+	// rawY is the label of the event being learnt as the regression
+	// candidates (model.alt) learn it (set by mapLabel).
+	rawY float64
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -100,9 +107,10 @@ func newModelSet(cfg []Model, dim int, lim pendingLimits) (*modelSet, error) {
 }
 
 // newModelSetTask builds the models of a partition of task t (Undecided: the
-// first label decides it), with positive the positive class of string
-// labels. A Flexible model runs as configured (binary) until the task is
-// regression.
+// warm-up's labels decide it), with positive the positive class of string
+// labels. While t is Undecided a Flexible model runs as configured (the
+// binary candidate, whose scores are published) with its regression
+// candidate (alt).
 func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, positive string) (*modelSet, error) {
 	ms := &modelSet{dim: dim, pend: newPending(lim, dim)}
 	if len(cfg) > 0 {
@@ -115,6 +123,9 @@ func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, posi
 		}
 		if t == label.Undecided && label.Flexible(c.Spec) {
 			m.flex = c.Spec
+			if m.alt, err = newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, label.Regression)}, dim); err != nil {
+				return nil, err
+			}
 		}
 		ms.models = append(ms.models, m)
 	}
@@ -123,17 +134,20 @@ func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, posi
 
 // mapLabel returns the value the models learn from for the labelled event
 // ev, or a *label.Error for a label that does not fit the partition's task
-// (dead-lettered as invalid_label). The first label of an undecided
-// partition decides its task; for regression the Flexible models are
-// rebuilt fresh with loss=square (they have learnt nothing yet: this is the
-// first label). Without models every label passes as it is.
+// (dead-lettered as invalid_label), and sets rawY for the regression
+// candidates. The labels of an undecided partition's warm-up decide its
+// task (package label); at the decision each Flexible model keeps the
+// candidate of that task — for regression, the one that has learnt every
+// label as it is since the start. Without models every label passes as it
+// is.
 func (ms *modelSet) mapLabel(ev *codec.Event) (float64, error) {
+	ms.rawY = ev.Y
 	if ms.labels == nil {
 		return ev.Y, nil
 	}
 	undecided := ms.labels.Task == label.Undecided
 	y, err := ms.labels.Apply(ev)
-	if err != nil || !undecided {
+	if err != nil || !undecided || ms.labels.Task == label.Undecided {
 		return y, err
 	}
 	for i, m := range ms.models {
@@ -141,14 +155,9 @@ func (ms *modelSet) mapLabel(ev *codec.Event) (float64, error) {
 			continue
 		}
 		if ms.labels.Task == label.Regression {
-			nm, err := newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, label.Regression)}, ms.dim)
-			if err != nil { // Validate built this spec: cannot happen
-				panic(fmt.Sprintf("consumer: model %s for regression: %v", m.name, err))
-			}
-			nm.stats = m.stats
-			ms.models[i] = nm
+			ms.models[i] = m.alt
 		}
-		ms.models[i].flex = ""
+		m.flex, m.alt = "", nil
 	}
 	return y, nil
 }
@@ -177,6 +186,13 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 		allFinite = allFinite && finite(f)
 		if hasY {
 			m.count(f, y)
+		}
+		if a := m.alt; a != nil { // the regression candidate of an undecided partition
+			g, _ := ms.step(a, x, ms.rawY, hasY)
+			allFinite = allFinite && finite(g)
+			if hasY {
+				a.count(g, ms.rawY)
+			}
 		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
@@ -316,6 +332,9 @@ func (ms *modelSet) checkBeforeCheckpoint() {
 		if !finite(m.l.Predict(ms.lastX)) {
 			ms.reset(m, resetCheckpoint)
 		}
+		if a := m.alt; a != nil && !finite(a.l.Predict(ms.lastX)) {
+			ms.reset(a, resetCheckpoint)
+		}
 	}
 	ms.learnt = false
 }
@@ -343,6 +362,11 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		g, _ := ms.step(m, im.x, y, true)
 		allFinite = allFinite && finite(g)
 		m.count(f, y)
+		if a := m.alt; a != nil { // its pre-update score is its progressive one
+			h, _ := ms.step(a, im.x, ms.rawY, true)
+			allFinite = allFinite && finite(h)
+			a.count(h, ms.rawY)
+		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
@@ -402,6 +426,24 @@ func (ms *modelSet) marshal() ([]byte, error) {
 		e.U8(1)
 		ms.labels.Encode(e)
 	}
+	for _, m := range ms.models { // the regression candidates (undecided partitions)
+		if m.alt == nil {
+			e.U8(0)
+			continue
+		}
+		st, err := m.alt.l.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
+		}
+		e.U8(1)
+		e.String(m.alt.spec)
+		e.U64(m.alt.updates)
+		e.U64(m.alt.stats.Labeled)
+		e.U64(m.alt.stats.Mistakes)
+		e.F64(m.alt.stats.SqErr)
+		e.U64(m.alt.stats.Resets)
+		e.Blob(st)
+	}
 	return e.Bytes(), nil
 }
 
@@ -427,6 +469,10 @@ type ModelSummary struct {
 	Updates uint64
 	Stats   Stats
 	State   []byte // the learner's MarshalBinary
+	// Alt is the regression candidate of a model whose task the labels of
+	// an undecided partition are still deciding (payload version 5; nil
+	// otherwise).
+	Alt *ModelSummary
 }
 
 // Payload is a decoded checkpoint payload.
@@ -511,9 +557,20 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 		}
 		p.Share = &st
 	}
-	if version >= 5 && d.U8() == 1 {
-		p.Labels = label.New(label.Undecided, "")
-		p.Labels.Decode(d)
+	if version >= 5 {
+		if d.U8() == 1 {
+			p.Labels = label.New(label.Undecided, "")
+			p.Labels.Decode(d)
+		}
+		for i := 0; i < len(p.Models) && d.Err() == nil; i++ {
+			if d.U8() != 1 {
+				continue
+			}
+			a := &ModelSummary{Name: p.Models[i].Name, Spec: d.String(), Updates: d.U64()}
+			a.Stats = Stats{Labeled: d.U64(), Mistakes: d.U64(), SqErr: d.F64(), Resets: d.U64()}
+			a.State = d.Blob()
+			p.Models[i].Alt = a
+		}
 	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
@@ -582,6 +639,17 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 			return nil, err
 		}
 		nm.flex = m.flex
+		if m.alt != nil { // still undecided: the candidate as checkpointed (fresh if it was not)
+			if nm.alt, err = newModel(Model{Name: m.name, Spec: m.alt.spec}, ms.dim); err != nil {
+				return nil, err
+			}
+			if s.Alt != nil && s.Alt.Spec == m.alt.spec {
+				if err := nm.alt.l.UnmarshalBinary(s.Alt.State); err != nil {
+					return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
+				}
+				nm.alt.updates, nm.alt.stats = s.Alt.Updates, s.Alt.Stats
+			}
+		}
 		if err := nm.l.UnmarshalBinary(s.State); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
@@ -621,13 +689,13 @@ func (ms *modelSet) restoredLabels(pl Payload) *label.Map {
 	}
 	cur := ms.labels
 	l := label.New(cur.Task, cur.Positive)
-	l.RequirePositive = cur.RequirePositive
+	l.RequirePositive, l.Warmup = cur.RequirePositive, cur.Warmup
 	if pl.Labels != nil {
 		if cur.Task != label.Undecided && pl.Labels.Task != cur.Task {
 			return l
 		}
 		r := *pl.Labels
-		r.Positive, r.RequirePositive = cur.Positive, cur.RequirePositive
+		r.Positive, r.RequirePositive, r.Warmup = cur.Positive, cur.RequirePositive, cur.Warmup
 		return &r
 	}
 	if l.Task == label.Undecided {

@@ -25,7 +25,7 @@ import (
 // worker per assigned input partition.
 type Pipeline struct {
 	cfg    Config
-	task   label.Task // Undecided: decided per partition by its first label
+	task   label.Task // Undecided: decided per partition by its labels
 	client *kafka.Client
 	store  *checkpoint.Store
 	predW  *kafka.Writer

@@ -187,8 +187,11 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	if err != nil {
 		return nil, errFatal{err}
 	}
-	if ms.labels != nil && len(p.cfg.Share) > 0 {
-		ms.labels.RequirePositive = true // string classes must mean the same in every partition
+	if ms.labels != nil {
+		ms.labels.RequirePositive = len(p.cfg.Share) > 0 // string classes must mean the same in every partition
+		if p.cfg.TaskWarmup > 0 {
+			ms.labels.Warmup = p.cfg.TaskWarmup
+		}
 	}
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),

@@ -46,30 +46,40 @@ func Replay(spec string, dim int, xs [][]float64, ys []float64, labelled []bool)
 // evicted.
 //
 // Labels are mapped as the runtime maps them (package label), with the task
-// of spec (a label.Flexible spec: decided by the first label) and no
+// of spec (a label.Flexible spec: decided by the labels) and no
 // positive class: see ReplayLabels.
 func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learner.Learner, error) {
-	return ReplayLabels(spec, dim, events, label.Undecided, "")
+	return ReplayLabels(spec, dim, events, label.Undecided, "", 0)
 }
 
-// ReplayLabels is ReplayEvents with the runtime's task and positive class
-// (okstream run --task, --positive): every labelled event's label (feedback
+// ReplayLabels is ReplayEvents with the runtime's task, positive class and
+// warm-up (okstream run --task, --positive, --task-warmup; 0:
+// label.DefaultWarmup): every labelled event's label (feedback
 // included) goes through a label.Map first, in event order; a label that
 // does not fit (the runtime dead-letters it) leaves the learner as it is
 // and gets a NaN score. task Undecided is the task of spec when its
-// learner fixes one; for a label.Flexible spec the first label decides it,
-// and a regression decision rebuilds the learner with loss=square, as the
-// runtime does.
-func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, positive string) ([]float64, learner.Learner, error) {
+// learner fixes one; for a label.Flexible spec the warm-up's labels decide
+// it, as in the runtime: until then a binary candidate (spec, learning the
+// mapped −1/+1, whose scores are returned) and a regression candidate
+// (spec with loss=square, learning the labels as they are) both learn, and
+// the decision keeps one.
+func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, positive string, warmup int) ([]float64, learner.Learner, error) {
 	l, err := learner.New(label.ResolveSpec(spec, task), dim)
 	if err != nil {
 		return nil, nil, err
 	}
-	flex := task == label.Undecided && label.Flexible(spec)
-	if task == label.Undecided && !flex {
+	var alt learner.Learner // the regression candidate while undecided
+	if task == label.Undecided && label.Flexible(spec) {
+		if alt, err = learner.New(label.ResolveSpec(spec, label.Regression), dim); err != nil {
+			return nil, nil, err
+		}
+	} else if task == label.Undecided {
 		task = label.OfLearner(l.Info().Task)
 	}
 	lm := label.New(task, positive)
+	if warmup > 0 {
+		lm.Warmup = warmup
+	}
 	type imp struct {
 		x     []float64
 		key   string
@@ -79,20 +89,18 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 	scores := make([]float64, len(events))
 	for i := range events {
 		ev := &events[i]
-		y := ev.Y
+		y, raw := ev.Y, ev.Y
 		if ev.HasY {
 			var err error
 			if y, err = lm.Apply(ev); err != nil {
 				scores[i] = math.NaN() // dead-lettered
 				continue
 			}
-			if flex {
-				flex = false
+			if alt != nil && lm.Task != label.Undecided {
 				if lm.Task == label.Regression {
-					if l, err = learner.New(label.ResolveSpec(spec, label.Regression), dim); err != nil {
-						return nil, nil, err
-					}
+					l = alt
 				}
+				alt = nil
 			}
 		}
 		if ev.IsFeedback() {
@@ -103,15 +111,24 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 			}
 			delete(pending, ev.Ref)
 			l.Learn(im.x, y)
+			if alt != nil {
+				alt.Learn(im.x, raw)
+			}
 			scores[i] = im.score
 			continue
 		}
 		x := ev.Dense(nil, dim)
 		if ev.HasY {
 			scores[i] = l.Learn(x, y)
+			if alt != nil {
+				alt.Learn(x, raw)
+			}
 			continue
 		}
 		scores[i] = l.Predict(x)
+		if alt != nil {
+			alt.Predict(x)
+		}
 		if _, dup := pending[ev.ID]; ev.ID != "" && !dup {
 			pending[ev.ID] = imp{x: x, key: ev.Key, score: scores[i]}
 		}

@@ -17,11 +17,15 @@
 //   - Once a stream's labels are of one kind (number, bool, string), a label
 //     of another kind does not fit.
 //   - An undecided task (Undecided: not given, and the models' learners can
-//     learn either) is decided by the first labelled event: a bool, a string
-//     or a number in {−1, 0, +1} makes it binary, any other number regression.
-//     So an integer label −1, 0 or 1 as the first label means a class: a
-//     regression stream whose first target may be 0 or 1 gives the task
-//     (okstream run --task regression).
+//     learn either) is decided by the labels of a warm-up: a bool or a
+//     string label makes it binary at once, a number other than −1, 0 and +1
+//     (or both −1 and 0: three values) regression at once; after Warmup
+//     labels that are all −1/+1 or all 0/1 it is binary. During the warm-up
+//     the runtime runs both candidates (Apply's value for the binary one, the
+//     label itself for the regression one) and keeps the one decided. A
+//     regression stream whose first Warmup targets are all 0 and 1 (or −1
+//     and 1) is taken as binary: give the task (okstream run --task
+//     regression).
 //
 // A label that does not fit is an error (*Error), which the runtime
 // dead-letters with reason invalid_label: a model never learns one class of
@@ -41,7 +45,7 @@ import (
 type Task uint8
 
 const (
-	// Undecided: decided by the first labelled event (Map.Apply).
+	// Undecided: decided by the labels of a warm-up (Map.Apply).
 	Undecided Task = iota
 	// Binary classification: labels are mapped to −1 and +1.
 	Binary
@@ -70,7 +74,7 @@ func ParseTask(s string) (Task, error) {
 	case "regression":
 		return Regression, nil
 	}
-	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the first label)", s)
+	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the labels)", s)
 }
 
 // OfLearner is the task of a learner's Info().Task.
@@ -141,10 +145,19 @@ type Map struct {
 	// would give the classes different signs.
 	RequirePositive bool
 
+	// Warmup is the number of labels an undecided stream of numbers −1, 0,
+	// +1 takes to be decided binary (New: DefaultWarmup).
+	Warmup int
+
 	kind    kind
 	neg     uint8    // binary numbers: the negative label seen first: negNone, negMinus (−1) or negZero (0)
+	seen    uint32   // labels seen while undecided
 	Classes []string // string labels in order of first appearance (binary: at most 2)
 }
+
+// DefaultWarmup is Map.Warmup's default: an undecided stream whose first 100
+// labels are all −1/+1 (or all 0/1) is binary.
+const DefaultWarmup = 100
 
 const (
 	negNone uint8 = iota
@@ -153,32 +166,41 @@ const (
 )
 
 // New returns the map of a stream of task t.
-func New(t Task, positive string) *Map { return &Map{Task: t, Positive: positive} }
-
-// Decide returns the task the first label ev (HasY) decides for an
-// undecided stream.
-func Decide(ev *codec.Event) Task {
-	if ev.YKind != codec.LabelNumber {
-		return Binary
-	}
-	if y := ev.Y; y == 1 || y == 0 || y == -1 {
-		return Binary
-	}
-	return Regression
+func New(t Task, positive string) *Map {
+	return &Map{Task: t, Positive: positive, Warmup: DefaultWarmup}
 }
 
 // Apply returns the value the models learn from for the labelled event ev
-// (ev.HasY), deciding the task first if it is Undecided and updating the
-// class dictionary; a label that does not fit is an *Error, and then m is
-// unchanged. It allocates only for a new string class.
+// (ev.HasY), deciding the task if it is Undecided and this label decides it,
+// and updating the class dictionary; a label that does not fit is an
+// *Error, and then m is unchanged. While the task stays Undecided the value
+// is the binary candidate's (−1/+1); the regression candidate learns ev.Y.
+// It allocates only for a new string class.
 func (m *Map) Apply(ev *codec.Event) (float64, error) {
-	t := m.Task
-	if t == Undecided {
-		t = Decide(ev)
-	}
 	k := kindOf(ev)
 	if m.kind != kindNone && k != m.kind {
 		return 0, errorf("label %s: this stream's labels are %s, not %s", show(ev), m.kind, k)
+	}
+	t := m.Task
+	if t == Undecided {
+		switch y := ev.Y; {
+		case k != kindNumber:
+			t = Binary
+		case y != 1 && y != 0 && y != -1:
+			t = Regression
+		case m.neg != negNone && m.neg != negOf(y) && y != 1:
+			t = Regression // −1, 0 and 1: three values
+		default:
+			y, err := m.binary(ev, k) // cannot fail: checked above
+			if err != nil {
+				return 0, err
+			}
+			m.kind = k
+			if m.seen++; int(m.seen) >= m.Warmup {
+				m.Task = Binary
+			}
+			return y, nil
+		}
 	}
 	var y float64
 	if t == Regression {
@@ -224,10 +246,7 @@ func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
 	case y == 1:
 		return 1, nil
 	case y == -1 || y == 0:
-		n := negMinus
-		if y == 0 {
-			n = negZero
-		}
+		n := negOf(y)
 		if m.neg == negNone {
 			m.neg = n
 		} else if m.neg != n {
@@ -236,6 +255,13 @@ func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
 		return -1, nil
 	}
 	return 0, errorf("label %v: binary models learn from labels -1/+1, 0/1, true/false or two strings (the task is binary; give --task regression for real-valued targets)", ev.Y)
+}
+
+func negOf(y float64) uint8 {
+	if y == 0 {
+		return negZero
+	}
+	return negMinus
 }
 
 // sign is the value of class i of the dictionary.
@@ -278,12 +304,13 @@ func show(ev *codec.Event) string {
 func (m *Map) String() string {
 	s := m.Task.String()
 	if m.Task == Undecided {
-		return s + " (no label yet)"
+		return fmt.Sprintf("%s (%d of %d warm-up labels seen)", s, m.seen, m.Warmup)
 	}
 	if m.kind != kindNone {
 		s += ", " + m.kind.String()
 	}
 	switch {
+	case m.Task == Regression:
 	case len(m.Classes) > 0:
 		s += " " + m.classList()
 	case m.kind == kindNumber && m.neg == negZero:
@@ -308,6 +335,7 @@ func (m *Map) Encode(e *state.Encoder) {
 	e.U8(uint8(m.Task))
 	e.U8(uint8(m.kind))
 	e.U8(m.neg)
+	e.U32(m.seen)
 	e.U32(uint32(len(m.Classes)))
 	for _, c := range m.Classes {
 		e.String(c)
@@ -316,7 +344,7 @@ func (m *Map) Encode(e *state.Encoder) {
 
 // Decode reads a state written by Encode into m (keeping Positive).
 func (m *Map) Decode(d *state.Decoder) {
-	t, k, neg := Task(d.U8()), kind(d.U8()), d.U8()
+	t, k, neg, seen := Task(d.U8()), kind(d.U8()), d.U8(), d.U32()
 	n := int(d.U32())
 	if d.Err() == nil && (t > Regression || k > kindString || neg > negZero || n > 2) {
 		d.Fail("label state: task %d, kind %d, negative %d, %d classes", t, k, neg, n)
@@ -328,7 +356,7 @@ func (m *Map) Decode(d *state.Decoder) {
 	if d.Err() != nil {
 		return
 	}
-	m.Task, m.kind, m.neg, m.Classes = t, k, neg, cs
+	m.Task, m.kind, m.neg, m.seen, m.Classes = t, k, neg, seen, cs
 }
 
 // Flexible reports whether spec is a learner spec whose task follows the

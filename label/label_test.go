@@ -48,9 +48,10 @@ func TestMap(t *testing.T) {
 		{"kind change", Binary, "", []step{{num(1), 1, ""}, {boolean(true), 0, "labels are numbers, not bools"}, {str("a"), 0, "not strings"}}, Binary},
 		{"regression", Regression, "", []step{{num(0), 0, ""}, {num(1), 1, ""}, {num(3.25), 3.25, ""}, {str("a"), 0, "not strings"}}, Regression},
 		{"regression refuses bools first", Regression, "", []step{{boolean(true), 0, "numbers only"}, {num(2), 2, ""}}, Regression},
-		{"undecided: 0 is binary", Undecided, "", []step{{num(0), -1, ""}, {num(1), 1, ""}, {num(2), 0, "binary models"}}, Binary},
-		{"undecided: -1 is binary", Undecided, "", []step{{num(-1), -1, ""}}, Binary},
-		{"undecided: 1 is binary", Undecided, "", []step{{num(1), 1, ""}}, Binary},
+		{"undecided: 0/1 stays undecided in the warm-up", Undecided, "", []step{{num(0), -1, ""}, {num(1), 1, ""}, {num(0), -1, ""}}, Undecided},
+		{"undecided: another number in the warm-up is regression", Undecided, "", []step{{num(0), -1, ""}, {num(1), 1, ""}, {num(2), 2, ""}, {num(0), 0, ""}, {num(1), 1, ""}}, Regression},
+		{"undecided: -1, 0 and 1 are regression", Undecided, "", []step{{num(-1), -1, ""}, {num(1), 1, ""}, {num(0), 0, ""}, {num(-1), -1, ""}}, Regression},
+		{"undecided: 0, 1, -1 are regression", Undecided, "", []step{{num(0), -1, ""}, {num(-1), -1, ""}, {num(3), 3, ""}}, Regression},
 		{"undecided: 0.5 is regression", Undecided, "", []step{{num(0.5), 0.5, ""}, {num(0), 0, ""}, {num(-7), -7, ""}}, Regression},
 		{"undecided: 2 is regression", Undecided, "", []step{{num(2), 2, ""}, {num(1), 1, ""}}, Regression},
 		{"undecided: bool is binary", Undecided, "", []step{{boolean(true), 1, ""}}, Binary},
@@ -59,6 +60,9 @@ func TestMap(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := New(c.task, c.positive)
+			if m.Warmup != DefaultWarmup {
+				t.Fatalf("Warmup %d", m.Warmup)
+			}
 			for i, s := range c.steps {
 				y, err := m.Apply(&s.ev)
 				if s.errSub != "" {
@@ -81,6 +85,37 @@ func TestMap(t *testing.T) {
 
 // A map restored from its encoding maps the rest of a stream as the
 // original does: the class dictionary and the negative number are state.
+// The warm-up: Warmup labels −1/+1 or 0/1 make an undecided stream binary;
+// a number that is not one of them decides regression at any point of it.
+func TestWarmup(t *testing.T) {
+	m := New(Undecided, "")
+	m.Warmup = 3
+	for i, ev := range []codec.Event{num(1), num(0), num(1)} {
+		if m.Task != Undecided {
+			t.Fatalf("decided %v after %d labels", m.Task, i)
+		}
+		if _, err := m.Apply(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Task != Binary {
+		t.Fatalf("task %v after the warm-up, want binary", m.Task)
+	}
+	if _, err := m.Apply(&codec.Event{Y: 2, HasY: true}); err == nil || !strings.Contains(err.Error(), "--task regression") {
+		t.Fatalf("a 2 after the warm-up: %v", err)
+	}
+	m = New(Undecided, "")
+	m.Warmup = 3
+	for _, y := range []float64{1, 0} {
+		ev := num(y)
+		m.Apply(&ev)
+	}
+	ev := num(0.5)
+	if y, err := m.Apply(&ev); err != nil || y != 0.5 || m.Task != Regression {
+		t.Fatalf("0.5 in the warm-up: %v, %v, task %v", y, err, m.Task)
+	}
+}
+
 func TestMapEncodeDecode(t *testing.T) {
 	streams := [][]codec.Event{
 		{str("b"), str("a")},
@@ -118,7 +153,7 @@ func TestMapEncodeDecode(t *testing.T) {
 		}
 	}
 	// Damaged states are refused.
-	for _, b := range [][]byte{{9, 0, 0, 0, 0, 0, 0}, {1, 9, 0, 0, 0, 0, 0}, {1, 1, 7, 0, 0, 0, 0}, {1, 3, 0, 3, 0, 0, 0}, {1}} {
+	for _, b := range [][]byte{{9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 7, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 3, 0, 0, 0, 0, 0, 3, 0, 0, 0}, {1}} {
 		m := New(Undecided, "")
 		d := state.NewDecoder(b)
 		m.Decode(d)
@@ -197,8 +232,9 @@ func TestMapString(t *testing.T) {
 		evs  []codec.Event
 		want string
 	}{
-		{Undecided, nil, "undecided (no label yet)"},
-		{Undecided, []codec.Event{num(0), num(1)}, "binary, numbers 0 (-1) and 1 (+1)"},
+		{Undecided, nil, "undecided (0 of 100 warm-up labels seen)"},
+		{Undecided, []codec.Event{num(0), num(1)}, "undecided (2 of 100 warm-up labels seen)"},
+		{Binary, []codec.Event{num(0), num(1)}, "binary, numbers 0 (-1) and 1 (+1)"},
 		{Binary, []codec.Event{str("no"), str("yes")}, `binary, strings "no" (-1) and "yes" (+1)`},
 		{Undecided, []codec.Event{num(2.5)}, "regression, numbers"},
 	} {

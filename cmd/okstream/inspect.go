@@ -38,7 +38,7 @@ const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --b
                  dead-letter them (labels too, mapped per partition as run
                  maps them: --task classification, the default, takes
                  -1/+1, 0/1, true/false or two strings; auto decides by
-                 the first label, as run without --model; see --positive)`
+                 the labels, as run without --model; see --positive)`
 
 const inspectExamples = `  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
   okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
@@ -56,7 +56,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
-	task := fs.String("task", "classification", "events: the models' task, classification (binary: labels -1/+1, 0/1, true/false or two strings, as okstream run maps them), regression (any number) or auto (decided by each partition's first label, as okstream run without --model)")
+	task := fs.String("task", "classification", "events: the models' task, classification (binary: labels -1/+1, 0/1, true/false or two strings, as okstream run maps them), regression (any number) or auto (decided by each partition's labels, as okstream run without --model)")
 	positive := fs.String("positive", "", "events: the positive class of string labels (as okstream run --positive)")
 	var sf secFlags
 	sf.register(fs)

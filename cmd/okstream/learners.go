@@ -77,7 +77,7 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   unless it has loss=square (or is a regression learner: aogd-ald, nons-ald,
   kawv, pkawv). auto without loss= follows the labels: classification on
   binary labels, regression (auto:loss=square) on real ones - in okstream run
-  by each partition's first label unless --task says, in okstream eval by the
-  whole file.
+  by each partition's labels (--task-warmup) unless --task says, in okstream
+  eval by the whole file.
 `)
 }
