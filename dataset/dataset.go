@@ -252,7 +252,7 @@ func (d *Dataset) distinct() []float64 {
 
 // ErrNotBinary is wrapped by BinaryLabels' error for labels that are not
 // binary.
-var ErrNotBinary = errors.New("more than two label values")
+var ErrNotBinary = errors.New("labels are not binary")
 
 // BinaryLabels maps Y to −1/+1 for binary classification, in place.
 //
@@ -292,7 +292,7 @@ func (d *Dataset) BinaryLabels(positive *float64) error {
 	if len(vals) > 10 {
 		list = fmtList(vals[:10]) + ", ... (" + strconv.Itoa(len(vals)) + " distinct)"
 	}
-	return fmt.Errorf("dataset: %s: labels are not binary: found %s; pass the positive label (one-vs-rest) or treat the data as regression: %w", d.Name, list, ErrNotBinary)
+	return fmt.Errorf("dataset: %s: %w: found %s; pass the positive label (one-vs-rest) or treat the data as regression", d.Name, ErrNotBinary, list)
 }
 
 func sign(b bool) float64 {
