@@ -24,6 +24,9 @@ type Dataset struct {
 	Dim          int
 	FeatureNames []string // CSV header names of the feature columns; nil for LIBSVM or no header
 	LabelName    string   // CSV header name of the label column, or ""
+	// Classes are the class names of a CSV label column of names (Y is
+	// then each row's class number: see classDict); nil for numbers.
+	Classes []string
 }
 
 // Load reads a whole file. See the package documentation for the formats and
@@ -135,10 +138,14 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 	}
 	dim := len(lay.features)
 	var (
-		rows   chunks[float64]
-		ys     chunks[float64]
-		fields [][]byte
+		rows    chunks[float64]
+		ys      chunks[float64]
+		fields  [][]byte
+		classes *classDict // nil: numbers only
 	)
+	if opts.ClassNames {
+		classes = &classDict{}
+	}
 	x := make([]float64, dim)
 	for {
 		if line == nil {
@@ -152,7 +159,7 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 			line, lineNo = b, src.line
 		}
 		var y float64
-		if y, fields, err = lay.parseRow(line, lineNo, x, fields); err != nil {
+		if y, fields, err = lay.parseRow(line, lineNo, x, fields, classes); err != nil {
 			return err
 		}
 		rows.add(x...)
@@ -166,6 +173,7 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 		return err
 	}
 	d.Y = ys.flatten()
+	d.Classes = classes.fix(d.Y)
 	d.X = make([][]float64, len(d.Y))
 	rc := cursor[float64]{c: &rows}
 	for i := range d.X {
