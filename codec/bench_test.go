@@ -101,3 +101,22 @@ func BenchmarkDecodeEventFeedback(b *testing.B) {
 		Ref: "events/0/123456", Y: 1, HasY: true}
 	benchDecode(b, ev, Limits{Dim: 20})
 }
+
+// The label's kind: a bool costs what a number does; a string label is one
+// more allocation (like id and key).
+func BenchmarkDecodeEventLabel(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		set  func(ev *Event)
+	}{
+		{"number", func(ev *Event) {}},
+		{"bool", func(ev *Event) { ev.YKind = LabelBool }},
+		{"string", func(ev *Event) { ev.YKind, ev.Y, ev.YStr = LabelString, 0, "click" }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ev := benchDenseEvent(20)
+			c.set(&ev)
+			benchDecode(b, ev, Limits{Dim: 20})
+		})
+	}
+}

@@ -25,8 +25,10 @@
 //	xi    array of ints                sparse feature indices: 0-based, strictly increasing,
 //	                                   each < Limits.Dim (or < 2^32 with no dimension)
 //	xv    array of numbers             sparse feature values, one per index in xi
-//	y     number                       the label: −1 or +1 for classification, any real number
-//	                                   for regression. Optional (absent: predict only), except
+//	y     number, bool, str or bin     the label (Event.YKind): binary classes as −1/+1, 0/1,
+//	                                   true/false or two strings (at most Limits.MaxIDBytes
+//	                                   long), a real number for regression; package label
+//	                                   maps them. Optional (absent: predict only), except
 //	                                   in a feedback event, which must have it
 //
 // An event that is not a feedback event gives its features either dense (x)
@@ -113,7 +115,8 @@
 //	p     int               always; source partition
 //	o     int               always; source offset
 //	ts    int               the event's ts; omitted if the event had none
-//	y     float64           the event's label; omitted if the event had none
+//	y     float64           the event's label as the models learnt it (−1/+1 on a binary
+//	                        stream, whatever the event's encoding); omitted if none
 //	r     str               outcome records only: the id of the impression resolved;
 //	                        omitted if ""
 //	ro    int               outcome records only, always there: the impression's offset

@@ -31,8 +31,38 @@ type Event struct {
 	X       []float64 // "x", dense features; nil if sparse
 	XI      []uint32  // "xi", sparse feature indices (0-based, strictly increasing); nil if dense
 	XV      []float64 // "xv", sparse feature values, len(XV) == len(XI); nil if dense
-	Y       float64   // "y", the label (−1/+1 for classification, real for regression); meaningful if HasY
+	Y       float64   // "y", the label: a number as it is, a bool as 1 (true) or 0 (false), 0 for a string; meaningful if HasY
 	HasY    bool
+	// YKind is what "y" is in the record: a number (LabelNumber, the zero
+	// value), a bool (LabelBool) or a string (LabelString, in YStr).
+	// Package label maps every kind to what a model learns from.
+	YKind LabelKind
+	YStr  string // "y" when YKind is LabelString
+}
+
+// LabelKind is the msgpack type of an event's label "y".
+type LabelKind uint8
+
+const (
+	// LabelNumber: "y" is an integer or a float (Y holds it).
+	LabelNumber LabelKind = iota
+	// LabelBool: "y" is true or false (Y is 1 or 0).
+	LabelBool
+	// LabelString: "y" is a str or bin (YStr holds it; Y is 0). Its length
+	// is bounded by Limits.MaxIDBytes, like id, key and ref.
+	LabelString
+)
+
+func (k LabelKind) String() string {
+	switch k {
+	case LabelNumber:
+		return "number"
+	case LabelBool:
+		return "bool"
+	case LabelString:
+		return "string"
+	}
+	return fmt.Sprintf("LabelKind(%d)", uint8(k))
 }
 
 // IsFeedback reports whether e is a feedback event: a label (Y) for the
@@ -123,6 +153,23 @@ type Decoder struct {
 	spareX  []float64
 	spareXI []uint32
 	spareXV []float64
+
+	// labels are the last two distinct string labels decoded: a binary
+	// stream's string labels then allocate nothing (labelString).
+	labels [2]string
+}
+
+// labelString returns s as a string, reusing one of the last two string
+// labels when s equals it (the comparison does not allocate).
+func (d *Decoder) labelString(s []byte) string {
+	for _, l := range d.labels {
+		if l == string(s) {
+			return l
+		}
+	}
+	l := string(s)
+	d.labels[1], d.labels[0] = d.labels[0], l
+	return l
 }
 
 // NewDecoder returns a Decoder that enforces lim. Negative limits count as 0.
@@ -434,8 +481,26 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 		if e != nil {
 			return e
 		}
-		if !isNumber(kindOf(c)) {
-			return badType("y", c, "a number")
+		switch k := kindOf(c); {
+		case k == kBool:
+			r.advance(1)
+			ev.Y, ev.HasY, ev.YKind = 0, true, LabelBool
+			if c == 0xc3 {
+				ev.Y = 1
+			}
+			return nil
+		case k == kStr || k == kBin:
+			s, e := r.str("y", "a number, a bool or a string")
+			if e != nil {
+				return e
+			}
+			if e := d.checkIDLen("y", s); e != nil {
+				return e
+			}
+			ev.YStr, ev.HasY, ev.YKind = d.labelString(s), true, LabelString
+			return nil
+		case !isNumber(k):
+			return badType("y", c, "a number, a bool or a string")
 		}
 		y, e := r.number("y", c)
 		if e != nil {
@@ -715,7 +780,8 @@ func (d *Decoder) scan(b []byte) (int, *Error) {
 // key, ref, x | xi, xv, y; absent optional fields omitted (ID, Key and Ref
 // when "", TS when !HasTS, Y when !HasY, the features of a feedback event);
 // "v" is ev.Version, 1 or 2, as the caller set it; numbers in the smallest
-// msgpack integer form and features and y always as float64. Equal events
+// msgpack integer form and features and a number y always as float64 (a
+// bool y as a bool, a string y as a str, or bin if not UTF-8). Equal events
 // give equal bytes, and an event without Ref gives the same bytes in both
 // versions except for "v".
 //
@@ -784,7 +850,14 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 	}
 	if ev.HasY {
 		w.key("y")
-		w.float(ev.Y)
+		switch ev.YKind {
+		case LabelBool:
+			_ = w.enc.EncodeBool(ev.Y != 0)
+		case LabelString:
+			w.text(ev.YStr)
+		default:
+			w.float(ev.Y)
+		}
 	}
 	return w.finish(), nil
 }
@@ -804,10 +877,7 @@ func validateEvent(ev *Event) *Error {
 		if e := checkFeedback(ev.X != nil, ev.XI != nil, ev.XV != nil, ev.HasY); e != nil {
 			return e
 		}
-		if !finite(ev.Y) {
-			return newError(ReasonNonFinite, "y", "is %v", ev.Y)
-		}
-		return nil
+		return validateLabel(ev)
 	}
 	if e := checkFeatures(ev.X != nil, ev.XI != nil, ev.XV != nil, len(ev.X), len(ev.XI), len(ev.XV)); e != nil {
 		return e
@@ -837,8 +907,26 @@ func validateEvent(ev *Event) *Error {
 			return newError(ReasonNonFinite, "xv", "element %d is %v", i, v)
 		}
 	}
-	if ev.HasY && !finite(ev.Y) {
-		return newError(ReasonNonFinite, "y", "is %v", ev.Y)
+	return validateLabel(ev)
+}
+
+// validateLabel applies the rules of "y" to a Go value.
+func validateLabel(ev *Event) *Error {
+	if !ev.HasY {
+		return nil
+	}
+	switch ev.YKind {
+	case LabelNumber:
+		if !finite(ev.Y) {
+			return newError(ReasonNonFinite, "y", "is %v", ev.Y)
+		}
+	case LabelBool:
+		if ev.Y != 0 && ev.Y != 1 {
+			return newError(ReasonBadFieldType, "y", "a bool label has Y 1 (true) or 0 (false), not %v", ev.Y)
+		}
+	case LabelString:
+	default:
+		return newError(ReasonBadFieldType, "y", "YKind %v is not a label kind", ev.YKind)
 	}
 	return nil
 }

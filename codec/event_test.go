@@ -55,7 +55,9 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"key int", Limits{}, mp(t, om{"v", 1, "key", 7, "x", []float64{1}}), ReasonBadFieldType, "key"},
 		{"ts float", Limits{}, mp(t, om{"v", 1, "ts", 1.5, "x", []float64{1}}), ReasonBadFieldType, "ts"},
 		{"ts uint64 max", Limits{}, mp(t, om{"v", 1, "ts", uint64(math.MaxUint64), "x", []float64{1}}), ReasonBadFieldType, "ts"},
-		{"y string", Limits{}, mp(t, om{"v", 1, "x", []float64{1}, "y", "1"}), ReasonBadFieldType, "y"},
+		{"y array", Limits{}, mp(t, om{"v", 1, "x", []float64{1}, "y", []any{1}}), ReasonBadFieldType, "y"},
+		{"y map", Limits{}, mp(t, om{"v", 1, "x", []float64{1}, "y", om{"a", 1}}), ReasonBadFieldType, "y"},
+		{"y string too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 1, "x", []float64{1}, "y", "four"}), ReasonIDTooLong, "y"},
 		{"v float", Limits{}, mp(t, om{"v", 1.0, "x", []float64{1}}), ReasonBadFieldType, "v"},
 		{"int map key", Limits{}, mp(t, om{"v", 1, 5, 6, "x", []float64{1}}), ReasonBadFieldType, ""},
 
@@ -196,7 +198,7 @@ func TestReasonPrecedence(t *testing.T) {
 		{"trailing beats field error", cat(mp(t, om{"v", 1, "x", []float64{nan}}), []byte{1}), ReasonTrailingBytes},
 		{"trailing beats unknown version", cat(mp(t, om{"v", 3, "x", []float64{1}}), []byte{1}), ReasonTrailingBytes},
 		{"field error beats record rule", mp(t, om{"v", 1, "x", []float64{nan}, "xi", []int{1}}), ReasonNonFinite},
-		{"first field error in byte order", mp(t, om{"v", 1, "y", "s", "x", []float64{nan}}), ReasonBadFieldType},
+		{"first field error in byte order", mp(t, om{"v", 1, "y", []any{"s"}, "x", []float64{nan}}), ReasonBadFieldType},
 		{"duplicate v beats field error", mp(t, om{"v", 1, "x", "s", "v", 1}), ReasonDuplicateKey},
 	}
 	for _, tc := range cases {

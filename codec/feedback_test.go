@@ -21,7 +21,7 @@ func TestReasonPrecedenceV2(t *testing.T) {
 		field string
 	}{
 		{"features before label", mp(t, om{"v", 2, "ref", "a", "xi", []int{0}}), ReasonFeedbackWithFeatures, "xi"},
-		{"field error before feedback rules", mp(t, om{"v", 2, "ref", "a", "x", []float64{1}, "y", "s"}), ReasonBadFieldType, "y"},
+		{"field error before feedback rules", mp(t, om{"v", 2, "ref", "a", "x", []float64{1}, "y", []any{"s"}}), ReasonBadFieldType, "y"},
 		{"field error before missing label", mp(t, om{"v", 2, "ref", "a", "ts", 1.5}), ReasonBadFieldType, "ts"},
 		{"bad ref before later field error", mp(t, om{"v", 2, "ref", 5, "x", "s"}), ReasonBadFieldType, "ref"},
 		{"bad ref before v, before later field error", mp(t, om{"ref", 5, "x", "s", "v", 2}), ReasonBadFieldType, "ref"},

@@ -15,6 +15,7 @@ import (
 
 	"okstream/checkpoint"
 	"okstream/codec"
+	"okstream/label"
 	"okstream/learner"
 )
 
@@ -71,6 +72,22 @@ type Config struct {
 	DeadLetter string
 	// Models are scored on every event, in this order.
 	Models []Model
+	// Task is what the models learn: "binary" (or "classification"),
+	// "regression", or "" / "auto": the models' own task, and for models
+	// that can learn either (auto without loss=, the default model) the
+	// task the labels of each partition's warm-up decide (package label:
+	// a bool or a string ⇒ binary, a number other than −1, 0, 1 ⇒
+	// regression, TaskWarmup labels all −1/+1 or all 0/1 ⇒ binary),
+	// checkpointed with the partition.
+	Task string
+	// Positive is the positive class (+1) of string labels on a binary
+	// stream; "" takes the second distinct string a partition shows
+	// (package label).
+	Positive string
+	// TaskWarmup is the number of labels −1/+1 (or 0/1) after which an
+	// undecided partition is binary (label.Map.Warmup); 0 takes
+	// label.DefaultWarmup.
+	TaskWarmup int
 	// Passthrough runs the pipeline with no models at all (prediction
 	// records carry no scores, no label is checked): for measuring the
 	// infrastructure's own throughput, or for switching a deployment to
@@ -462,26 +479,19 @@ func (c *Config) Validate() error {
 		bad("no models: add --model NAME=SPEC (e.g. --model champion=fogd:sigma=2); see okstream help learners")
 	}
 	names := map[string]bool{}
-	var task learner.Task
 	for _, m := range c.Models {
 		if names[m.Name] {
 			bad("model name %q used twice: give each --model a distinct NAME=SPEC", m.Name)
 		}
 		names[m.Name] = true
-		dim := c.Dim
-		if dim <= 0 {
-			dim = 1
-		}
-		l, err := learner.New(m.Spec, dim)
-		if err != nil {
-			bad("model %s: %v", m.Name, err)
-			continue
-		}
-		if task == 0 {
-			task = l.Info().Task
-		} else if l.Info().Task != task {
-			bad("model %s is %s but an earlier model is %s: run classification and regression models in separate pipelines", m.Name, l.Info().Task, task)
-		}
+	}
+	if c.TaskWarmup < 0 || c.TaskWarmup > 1<<30 {
+		bad("task warm-up %d: use a number of labels, at least 1 (0 takes the default %d)", c.TaskWarmup, label.DefaultWarmup)
+	}
+	if t, err := c.labelTask(); err != nil {
+		bad("%v", err)
+	} else if c.Positive != "" && t == label.Regression {
+		bad("positive class %q: it names a class of string labels on a binary stream, but the task is regression: drop --positive", c.Positive)
 	}
 	topics := map[string]string{"input": c.Input, "output": c.Output, "dead-letter": c.DeadLetter, "checkpoint": c.Checkpoints}
 	seen := map[string]string{}
@@ -538,16 +548,43 @@ func (c *Config) pendingLimits() pendingLimits {
 	return pendingLimits{max: c.FeedbackBuffer, maxBytes: c.FeedbackBufferBytes, maxAge: c.FeedbackMaxAge.Milliseconds()}
 }
 
-// task returns the models' task (Validate has checked they agree).
-func (c *Config) task() learner.Task {
-	if len(c.Models) == 0 {
-		return learner.Regression // no label checks without models
-	}
-	l, err := learner.New(c.Models[0].Spec, c.Dim)
+// labelTask returns the pipeline's task: Config.Task if given, else the
+// task of the models whose learner fixes it, else (every model Flexible)
+// label.Undecided. Models whose tasks disagree, or disagree with
+// Config.Task, are an error.
+func (c *Config) labelTask() (label.Task, error) {
+	given, err := label.ParseTask(c.Task)
 	if err != nil {
-		return 0
+		return 0, err
 	}
-	return l.Info().Task
+	return modelsTask(c.Models, max(c.Dim, 1), given)
+}
+
+// modelsTask is labelTask for models of dimension dim.
+func modelsTask(models []Model, dim int, given label.Task) (label.Task, error) {
+	var errs []error
+	task, first := given, ""
+	if given != label.Undecided {
+		first = "--task " + given.String()
+	}
+	for _, m := range models {
+		l, err := learner.New(m.Spec, dim)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("model %s: %v", m.Name, err))
+			continue
+		}
+		if label.Flexible(m.Spec) {
+			continue // follows the others, or the labels
+		}
+		t := label.OfLearner(l.Info().Task)
+		switch {
+		case task == label.Undecided:
+			task, first = t, "model "+m.Name
+		case t != task:
+			errs = append(errs, fmt.Errorf("model %s is %s but %s is %s: run binary and regression models in separate pipelines (a model auto without loss= follows the task)", m.Name, t, first, task))
+		}
+	}
+	return task, errors.Join(errs...)
 }
 
 // WithDefaults returns c with the defaults that Validate fills in (e.g. the

@@ -1,19 +1,9 @@
 package consumer
 
-import "fmt"
-
-// ReasonInvalidLabel is the dead-letter reason of an event whose label a
-// classification model cannot learn from.
+// ReasonInvalidLabel is the dead-letter reason of an event whose label does
+// not fit its partition's task: a number other than -1/+1, 0/1 on a binary
+// stream (or the second of -1 and 0), a third string class, a bool or string
+// on a regression stream, a label of another kind than the partition's
+// earlier labels. Package label has the rules; each partition's mapping
+// (task, class dictionary) is checkpointed with its models.
 const ReasonInvalidLabel = reasonBadLabel
-
-// CheckLabel is the label check the runtime applies to a decoded event
-// before scoring it: with classification models (classify) a label must be
-// -1 or +1; regression takes any (finite: the codec already refused NaN and
-// Inf). The error's text is the dead letter's detail. okstream inspect
-// events applies it too, so that it reports what run would dead-letter.
-func CheckLabel(classify, hasY bool, y float64) error {
-	if classify && hasY && y != 1 && y != -1 {
-		return fmt.Errorf("label %v: classification models learn from labels -1 and +1 only", y)
-	}
-	return nil
-}

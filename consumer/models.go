@@ -10,6 +10,7 @@ import (
 
 	"okstream/codec"
 	"okstream/eval"
+	"okstream/label"
 	"okstream/learner"
 	"okstream/learner/state"
 	"okstream/share"
@@ -35,11 +36,19 @@ func (s Stats) MSE() float64 { return s.SqErr / float64(s.Labeled) }
 
 type model struct {
 	name, spec string
-	l          learner.Learner
-	classify   bool
-	updates    uint64
-	stats      Stats
-	tally      tally // since the worker last drained it into the counters
+	// flex is the configured spec of a model whose task follows the labels
+	// (label.Flexible) while the partition's task is undecided, and alt its
+	// regression candidate (spec with loss=square), which learns every
+	// label as it is while the model learns it as the binary candidate
+	// (−1/+1) and publishes its scores. The decision keeps one of the two
+	// (modelSet.mapLabel). "" and nil otherwise.
+	flex     string
+	alt      *model
+	l        learner.Learner
+	classify bool
+	updates  uint64
+	stats    Stats
+	tally    tally // since the worker last drained it into the counters
 	// calib is the online Platt calibration of a classifier's score that
 	// gives the probability of the log loss (eval.Platt); it is
 	// process-local (not checkpointed: a restored or reset model starts it
@@ -116,6 +125,13 @@ type modelSet struct {
 	share *share.State
 
 	base baseline // the trivial predictor beside the models (not checkpointed)
+	// labels maps the partition's labels to what the models learn and holds
+	// its task and class dictionary, checkpointed with the models (payload
+	// version 5). nil without models.
+	labels *label.Map
+	// rawY is the label of the event being learnt as the regression
+	// candidates (model.alt) learn it (set by mapLabel).
+	rawY float64
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -127,16 +143,67 @@ const (
 	resetCheckpoint = "non_finite_at_checkpoint"
 )
 
+// newModelSet is newModelSetTask with the models' own task (Undecided when
+// every model is label.Flexible) and no positive class.
 func newModelSet(cfg []Model, dim int, lim pendingLimits) (*modelSet, error) {
+	task, _ := modelsTask(cfg, max(dim, 1), label.Undecided)
+	return newModelSetTask(cfg, dim, lim, task, "")
+}
+
+// newModelSetTask builds the models of a partition of task t (Undecided: the
+// warm-up's labels decide it), with positive the positive class of string
+// labels. While t is Undecided a Flexible model runs as configured (the
+// binary candidate, whose scores are published) with its regression
+// candidate (alt).
+func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, positive string) (*modelSet, error) {
 	ms := &modelSet{dim: dim, pend: newPending(lim, dim)}
+	if len(cfg) > 0 {
+		ms.labels = label.New(t, positive)
+	}
 	for _, c := range cfg {
-		m, err := newModel(c, dim)
+		m, err := newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, t)}, dim)
 		if err != nil {
 			return nil, err
+		}
+		if t == label.Undecided && label.Flexible(c.Spec) {
+			m.flex = c.Spec
+			if m.alt, err = newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, label.Regression)}, dim); err != nil {
+				return nil, err
+			}
 		}
 		ms.models = append(ms.models, m)
 	}
 	return ms, nil
+}
+
+// mapLabel returns the value the models learn from for the labelled event
+// ev, or a *label.Error for a label that does not fit the partition's task
+// (dead-lettered as invalid_label), and sets rawY for the regression
+// candidates. The labels of an undecided partition's warm-up decide its
+// task (package label); at the decision each Flexible model keeps the
+// candidate of that task — for regression, the one that has learnt every
+// label as it is since the start. Without models every label passes as it
+// is.
+func (ms *modelSet) mapLabel(ev *codec.Event) (float64, error) {
+	ms.rawY = ev.Y
+	if ms.labels == nil {
+		return ev.Y, nil
+	}
+	undecided := ms.labels.Task == label.Undecided
+	y, err := ms.labels.Apply(ev)
+	if err != nil || !undecided || ms.labels.Task == label.Undecided {
+		return y, err
+	}
+	for i, m := range ms.models {
+		if m.flex == "" {
+			continue
+		}
+		if ms.labels.Task == label.Regression {
+			ms.models[i] = m.alt
+		}
+		m.flex, m.alt = "", nil
+	}
+	return y, nil
 }
 
 func newModel(c Model, dim int) (*model, error) {
@@ -163,6 +230,13 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 		allFinite = allFinite && finite(f)
 		if hasY {
 			m.count(f, y)
+		}
+		if a := m.alt; a != nil { // the regression candidate of an undecided partition
+			g, _ := ms.step(a, x, ms.rawY, hasY)
+			allFinite = allFinite && finite(g)
+			if hasY {
+				a.count(g, ms.rawY)
+			}
 		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
@@ -316,6 +390,9 @@ func (ms *modelSet) checkBeforeCheckpoint() {
 		if !finite(m.l.Predict(ms.lastX)) {
 			ms.reset(m, resetCheckpoint)
 		}
+		if a := m.alt; a != nil && !finite(a.l.Predict(ms.lastX)) {
+			ms.reset(a, resetCheckpoint)
+		}
 	}
 	ms.learnt = false
 }
@@ -343,6 +420,11 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		g, _ := ms.step(m, im.x, y, true)
 		allFinite = allFinite && finite(g)
 		m.count(f, y)
+		if a := m.alt; a != nil { // its pre-update score is its progressive one
+			h, _ := ms.step(a, im.x, ms.rawY, true)
+			allFinite = allFinite && finite(h)
+			a.count(h, ms.rawY)
+		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
@@ -357,10 +439,12 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // 3 = each model's Stats.Resets, and the buffer's impression keys and
 // event-time watermark window (see pending.encode); 4 = the sharing
 // schedule's state (records consumed, partition count, merge frontier),
-// after the buffer. This build reads all four and writes 4.
+// after the buffer; 5 = the label state (task, label kind, class
+// dictionary: package label), after the sharing state. This build reads all
+// five and writes 5.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 4
+	payloadVersion = 5
 )
 
 // marshal encodes every model's state and statistics (deterministically)
@@ -415,6 +499,30 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 			e.I64(v)
 		}
 	}
+	if ms.labels == nil {
+		e.U8(0)
+	} else {
+		e.U8(1)
+		ms.labels.Encode(e)
+	}
+	for _, m := range ms.models { // the regression candidates (undecided partitions)
+		if m.alt == nil {
+			e.U8(0)
+			continue
+		}
+		st, err := m.alt.l.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
+		}
+		e.U8(1)
+		e.String(m.alt.spec)
+		e.U64(m.alt.updates)
+		e.U64(m.alt.stats.Labeled)
+		e.U64(m.alt.stats.Mistakes)
+		e.F64(m.alt.stats.SqErr)
+		e.U64(m.alt.stats.Resets)
+		e.Blob(st)
+	}
 	return e.Bytes(), nil
 }
 
@@ -440,6 +548,10 @@ type ModelSummary struct {
 	Updates uint64
 	Stats   Stats
 	State   []byte // the learner's MarshalBinary
+	// Alt is the regression candidate of a model whose task the labels of
+	// an undecided partition are still deciding (payload version 5; nil
+	// otherwise).
+	Alt *ModelSummary
 }
 
 // Payload is a decoded checkpoint payload.
@@ -450,6 +562,9 @@ type Payload struct {
 	// Share is the sharing schedule's state (nil: no shared models, or a
 	// payload older than version 4).
 	Share *share.State
+	// Labels is the label state: the task, the labels' kind and the class
+	// dictionary (nil: no models, or a payload older than version 5).
+	Labels *label.Map
 }
 
 // DescribePayload decodes a checkpoint payload written by the runtime (any
@@ -521,6 +636,21 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 		}
 		p.Share = &st
 	}
+	if version >= 5 {
+		if d.U8() == 1 {
+			p.Labels = label.New(label.Undecided, "")
+			p.Labels.Decode(d)
+		}
+		for i := 0; i < len(p.Models) && d.Err() == nil; i++ {
+			if d.U8() != 1 {
+				continue
+			}
+			a := &ModelSummary{Name: p.Models[i].Name, Spec: d.String(), Updates: d.U64()}
+			a.Stats = Stats{Labeled: d.U64(), Mistakes: d.U64(), SqErr: d.F64(), Resets: d.U64()}
+			a.State = d.Blob()
+			p.Models[i].Alt = a
+		}
+	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
@@ -556,9 +686,18 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	for _, m := range pl.Models {
 		byName[m.Name] = m
 	}
+	labels := ms.restoredLabels(pl)
 	// Build the restored models aside, then swap them in.
 	next := make([]*model, len(ms.models))
 	for i, m := range ms.models {
+		if m.flex != "" && labels != nil && labels.Task != label.Undecided {
+			// The checkpoint decided the task: the model as it runs for it.
+			dm, err := newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, labels.Task)}, ms.dim)
+			if err != nil {
+				return nil, err
+			}
+			m = dm
+		}
 		s, ok := byName[m.name]
 		if !ok {
 			next[i] = m
@@ -577,6 +716,18 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		nm, err := newModel(Model{Name: m.name, Spec: m.spec}, ms.dim)
 		if err != nil {
 			return nil, err
+		}
+		nm.flex = m.flex
+		if m.alt != nil { // still undecided: the candidate as checkpointed (fresh if it was not)
+			if nm.alt, err = newModel(Model{Name: m.name, Spec: m.alt.spec}, ms.dim); err != nil {
+				return nil, err
+			}
+			if s.Alt != nil && s.Alt.Spec == m.alt.spec {
+				if err := nm.alt.l.UnmarshalBinary(s.Alt.State); err != nil {
+					return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
+				}
+				nm.alt.updates, nm.alt.stats = s.Alt.Updates, s.Alt.Stats
+			}
 		}
 		if err := nm.l.UnmarshalBinary(s.State); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
@@ -599,9 +750,45 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		}
 	}
 	ms.models = next
+	ms.labels = labels
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
+}
+
+// restoredLabels is the label state a restore of pl resumes with (nil
+// without models): the checkpoint's, unless the configured task is another
+// (--task changed: the configured one starts afresh); for a payload older
+// than version 5, the configured task, or for an undecided one the task of
+// the checkpointed models if they learnt anything (an older build ran the
+// default model as a binary classifier).
+func (ms *modelSet) restoredLabels(pl Payload) *label.Map {
+	if ms.labels == nil {
+		return nil
+	}
+	cur := ms.labels
+	l := label.New(cur.Task, cur.Positive)
+	l.RequirePositive, l.Warmup = cur.RequirePositive, cur.Warmup
+	if pl.Labels != nil {
+		if cur.Task != label.Undecided && pl.Labels.Task != cur.Task {
+			return l
+		}
+		r := *pl.Labels
+		r.Positive, r.RequirePositive, r.Warmup = cur.Positive, cur.RequirePositive, cur.Warmup
+		return &r
+	}
+	if l.Task == label.Undecided {
+		for _, s := range pl.Models {
+			if s.Stats.Labeled == 0 && s.Updates == 0 {
+				continue
+			}
+			if lr, err := learner.New(s.Spec, max(ms.dim, 1)); err == nil {
+				l.Task = label.OfLearner(lr.Info().Task)
+				break
+			}
+		}
+	}
+	return l
 }
 
 // ResetPayload is a checkpoint payload with no models and no pending

@@ -18,14 +18,14 @@ import (
 	"okstream/checkpoint"
 	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
-	"okstream/learner"
+	"okstream/label"
 )
 
 // Pipeline is one okstream instance: a consumer-group member running a
 // worker per assigned input partition.
 type Pipeline struct {
 	cfg    Config
-	task   learner.Task
+	task   label.Task // Undecided: decided per partition by its labels
 	client *kafka.Client
 	store  *checkpoint.Store
 	predW  *kafka.Writer
@@ -113,7 +113,8 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Models = nil
 		cfg.Share = nil
 	}
-	p := &Pipeline{cfg: cfg, task: cfg.task(), parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
+	task, _ := cfg.labelTask() // Validate checked it
+	p := &Pipeline{cfg: cfg, task: task, parts: map[int]*PartitionStatus{}, live: map[int]*worker{},
 		predMax: recordLimit(0) - recordFraming, dlqMax: min(cfg.DeadLetterMaxBytes, recordLimit(0)-recordFraming-deadLetterHeaderRoom)}
 	reg := cfg.Registerer
 	if reg == nil {

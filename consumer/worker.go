@@ -18,7 +18,6 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/internal/kafkautil"
-	"okstream/learner"
 )
 
 // Dead-letter reasons of the runtime (the codec's reasons cover malformed
@@ -99,7 +98,6 @@ type worker struct {
 	log     *slog.Logger
 
 	ms       *modelSet
-	classify bool
 	next     int64 // next input offset to process
 	epoch    checkpoint.Epoch
 	durable  int64        // next offset of the last durable checkpoint (-1: none)
@@ -189,22 +187,27 @@ type fetched struct {
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
-	ms, err := newModelSet(p.cfg.Models, p.cfg.Dim, p.cfg.pendingLimits())
+	ms, err := newModelSetTask(p.cfg.Models, p.cfg.Dim, p.cfg.pendingLimits(), p.task, p.cfg.Positive)
 	if err != nil {
 		return nil, errFatal{err}
 	}
+	if ms.labels != nil {
+		ms.labels.RequirePositive = len(p.cfg.Share) > 0 // string classes must mean the same in every partition
+		if p.cfg.TaskWarmup > 0 {
+			ms.labels.Warmup = p.cfg.TaskWarmup
+		}
+	}
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),
-		id:       checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},
-		log:      p.cfg.Logger.With("partition", part, "generation", gen.id()),
-		ms:       ms,
-		classify: p.task == learner.Classification,
-		durable:  -1,
-		dec:      codec.NewDecoder(p.cfg.eventLimits()),
-		x:        make([]float64, p.cfg.Dim),
-		writeCh:  make(chan *unit, 2),
-		free:     make(chan *unit, 4),
-		ackNote:  make(chan struct{}, 1),
+		id:      checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},
+		log:     p.cfg.Logger.With("partition", part, "generation", gen.id()),
+		ms:      ms,
+		durable: -1,
+		dec:     codec.NewDecoder(p.cfg.eventLimits()),
+		x:       make([]float64, p.cfg.Dim),
+		writeCh: make(chan *unit, 2),
+		free:    make(chan *unit, 4),
+		ackNote: make(chan struct{}, 1),
 	}
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
@@ -790,9 +793,21 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reason, err.Error())
 		return
 	}
-	if err := CheckLabel(w.classify, w.ev.HasY, w.ev.Y); err != nil {
-		w.deadLetter(u, r, reasonBadLabel, err.Error())
-		return
+	if w.ev.HasY {
+		// The label as the models learn it (package label): −1/+1 on a
+		// binary stream whatever its encoding, the number on a regression
+		// stream. The prediction record carries it too.
+		lm := w.ms.labels
+		task, classes := lm.TaskAndClasses()
+		y, err := w.ms.mapLabel(&w.ev)
+		if err != nil {
+			w.deadLetter(u, r, reasonBadLabel, err.Error())
+			return
+		}
+		w.ev.Y = y
+		if t, c := lm.TaskAndClasses(); t != task || c != classes {
+			w.log.Info("labels", "offset", r.Offset, "mapping", lm.String())
+		}
 	}
 	if w.ev.HasTS {
 		w.tsw.push(w.ev.TS)

@@ -38,6 +38,61 @@ func (l *csvLayout) featureNames() []string {
 	return names
 }
 
+// classDict gives CSV labels that are class names (a column of "yes" and
+// "no", or "true" and "false") numbers: each name its index in order of
+// first appearance in the file, except that "false" is 0 and "true" 1
+// (any case) when they are the only names (fix). So a binary column's first
+// name is the smaller value, which Dataset.BinaryLabels makes −1, as okstream
+// run's label mapping makes a partition's first string −1 (and true +1). A
+// column mixing numbers and names is refused.
+type classDict struct {
+	names []string
+	index map[string]int
+	nums  bool // a number was seen
+}
+
+func (c *classDict) parse(b []byte) (float64, string) {
+	v, msg := parseNum(b)
+	switch {
+	case msg == "":
+		if c != nil {
+			if len(c.names) > 0 {
+				return 0, "number " + clip(b) + " among class names (" + clip([]byte(c.names[0])) + ", ...)"
+			}
+			c.nums = true
+		}
+		return v, ""
+	case c == nil || len(b) == 0 || (len(b) == 1 && b[0] == '?') || !strings.HasPrefix(msg, "bad number"):
+		return 0, msg
+	case c.nums:
+		return 0, "class name " + clip(b) + " among numbers"
+	}
+	if k, ok := c.index[string(b)]; ok {
+		return float64(k), ""
+	}
+	if c.index == nil {
+		c.index = map[string]int{}
+	}
+	c.index[string(b)] = len(c.names)
+	c.names = append(c.names, string(b))
+	return float64(len(c.names) - 1), ""
+}
+
+// fix renumbers true/false columns (false 0, true 1) and returns the class
+// names by number (nil for a numeric column).
+func (c *classDict) fix(y []float64) []string {
+	if c == nil {
+		return nil
+	}
+	if len(c.names) == 2 && strings.EqualFold(c.names[0], "true") && strings.EqualFold(c.names[1], "false") {
+		for i := range y {
+			y[i] = 1 - y[i]
+		}
+		c.names[0], c.names[1] = c.names[1], c.names[0]
+	}
+	return c.names
+}
+
 func (l *csvLayout) labelName() string {
 	if l.header == nil {
 		return ""
@@ -46,8 +101,10 @@ func (l *csvLayout) labelName() string {
 }
 
 // parseRow parses one data row into x (len(l.features)) and returns the
-// label. fields is scratch space, returned for reuse.
-func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]byte) (y float64, _ [][]byte, err error) {
+// label. fields is scratch space, returned for reuse. classes, if not nil,
+// takes labels that are not numbers as class names (classDict); nil refuses
+// them.
+func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]byte, classes *classDict) (y float64, _ [][]byte, err error) {
 	fields, e := splitFields(line, l.delim, fields[:0], l.nfields+1)
 	if e == errTooManyFields {
 		return 0, fields, &ParseError{File: l.path, Line: lineNo, Msg: fmt.Sprintf("more than %d fields, want %d", l.nfields+1, l.nfields)}
@@ -59,7 +116,7 @@ func (l *csvLayout) parseRow(line []byte, lineNo int, x []float64, fields [][]by
 		return 0, fields, &ParseError{File: l.path, Line: lineNo,
 			Msg: fmt.Sprintf("%d fields, want %d", len(fields), l.nfields)}
 	}
-	y, msg := parseNum(fields[l.label])
+	y, msg := classes.parse(fields[l.label])
 	if msg != "" {
 		return 0, fields, &ParseError{File: l.path, Line: lineNo, Column: l.colName(l.label), Msg: "label: " + msg}
 	}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -23,6 +24,9 @@ type Dataset struct {
 	Dim          int
 	FeatureNames []string // CSV header names of the feature columns; nil for LIBSVM or no header
 	LabelName    string   // CSV header name of the label column, or ""
+	// Classes are the class names of a CSV label column of names (Y is
+	// then each row's class number: see classDict); nil for numbers.
+	Classes []string
 }
 
 // Load reads a whole file. See the package documentation for the formats and
@@ -134,10 +138,14 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 	}
 	dim := len(lay.features)
 	var (
-		rows   chunks[float64]
-		ys     chunks[float64]
-		fields [][]byte
+		rows    chunks[float64]
+		ys      chunks[float64]
+		fields  [][]byte
+		classes *classDict // nil: numbers only
 	)
+	if opts.ClassNames {
+		classes = &classDict{}
+	}
 	x := make([]float64, dim)
 	for {
 		if line == nil {
@@ -151,7 +159,7 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 			line, lineNo = b, src.line
 		}
 		var y float64
-		if y, fields, err = lay.parseRow(line, lineNo, x, fields); err != nil {
+		if y, fields, err = lay.parseRow(line, lineNo, x, fields, classes); err != nil {
 			return err
 		}
 		rows.add(x...)
@@ -165,6 +173,7 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 		return err
 	}
 	d.Y = ys.flatten()
+	d.Classes = classes.fix(d.Y)
 	d.X = make([][]float64, len(d.Y))
 	rc := cursor[float64]{c: &rows}
 	for i := range d.X {
@@ -249,6 +258,10 @@ func (d *Dataset) distinct() []float64 {
 	return v
 }
 
+// ErrNotBinary is wrapped by BinaryLabels' error for labels that are not
+// binary.
+var ErrNotBinary = errors.New("labels are not binary")
+
 // BinaryLabels maps Y to −1/+1 for binary classification, in place.
 //
 // With positive == nil: labels that are all −1 or +1 are kept (also when
@@ -287,7 +300,7 @@ func (d *Dataset) BinaryLabels(positive *float64) error {
 	if len(vals) > 10 {
 		list = fmtList(vals[:10]) + ", ... (" + strconv.Itoa(len(vals)) + " distinct)"
 	}
-	return fmt.Errorf("dataset: %s: labels are not binary: found %s; pass the positive label (one-vs-rest) or treat the data as regression", d.Name, list)
+	return fmt.Errorf("dataset: %s: %w: found %s; pass the positive label (one-vs-rest) or treat the data as regression", d.Name, ErrNotBinary, list)
 }
 
 func sign(b bool) float64 {

@@ -50,6 +50,11 @@ const (
 // its dimension inferred; a CSV file needs at least Label.
 type Options struct {
 	// Format is the file format; FormatAuto (the default) detects it.
+	// ClassNames lets Load take a CSV label column of class names ("yes"
+	// and "no", "true" and "false") as class numbers (Dataset.Classes);
+	// without it a label must be a number. Open's Reader takes numbers only.
+	ClassNames bool
+
 	Format Format
 
 	// Dim is the feature dimension of a LIBSVM file: 0 infers it (Load: the

@@ -168,7 +168,7 @@ func (r *Reader) nextCSV() (Example, error) {
 	x := make([]float64, r.dim)
 	var y float64
 	var err error
-	y, r.fields, err = r.lay.parseRow(line, lineNo, x, r.fields)
+	y, r.fields, err = r.lay.parseRow(line, lineNo, x, r.fields, nil)
 	if err != nil {
 		return Example{}, err
 	}

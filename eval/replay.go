@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"okstream/codec"
+	"okstream/label"
 	"okstream/learner"
 )
 
@@ -43,10 +44,41 @@ func Replay(spec string, dim int, xs [][]float64, ys []float64, labelled []bool)
 // the score its impression received. No buffer limits apply: it is the
 // unbounded ideal the runtime's bounded buffer matches when nothing is
 // evicted.
+//
+// Labels are mapped as the runtime maps them (package label), with the task
+// of spec (a label.Flexible spec: decided by the labels) and no
+// positive class: see ReplayLabels.
 func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learner.Learner, error) {
-	l, err := learner.New(spec, dim)
+	return ReplayLabels(spec, dim, events, label.Undecided, "", 0)
+}
+
+// ReplayLabels is ReplayEvents with the runtime's task, positive class and
+// warm-up (okstream run --task, --positive, --task-warmup; 0:
+// label.DefaultWarmup): every labelled event's label (feedback
+// included) goes through a label.Map first, in event order; a label that
+// does not fit (the runtime dead-letters it) leaves the learner as it is
+// and gets a NaN score. task Undecided is the task of spec when its
+// learner fixes one; for a label.Flexible spec the warm-up's labels decide
+// it, as in the runtime: until then a binary candidate (spec, learning the
+// mapped −1/+1, whose scores are returned) and a regression candidate
+// (spec with loss=square, learning the labels as they are) both learn, and
+// the decision keeps one.
+func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, positive string, warmup int) ([]float64, learner.Learner, error) {
+	l, err := learner.New(label.ResolveSpec(spec, task), dim)
 	if err != nil {
 		return nil, nil, err
+	}
+	var alt learner.Learner // the regression candidate while undecided
+	if task == label.Undecided && label.Flexible(spec) {
+		if alt, err = learner.New(label.ResolveSpec(spec, label.Regression), dim); err != nil {
+			return nil, nil, err
+		}
+	} else if task == label.Undecided {
+		task = label.OfLearner(l.Info().Task)
+	}
+	lm := label.New(task, positive)
+	if warmup > 0 {
+		lm.Warmup = warmup
 	}
 	type imp struct {
 		x     []float64
@@ -57,6 +89,20 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 	scores := make([]float64, len(events))
 	for i := range events {
 		ev := &events[i]
+		y, raw := ev.Y, ev.Y
+		if ev.HasY {
+			var err error
+			if y, err = lm.Apply(ev); err != nil {
+				scores[i] = math.NaN() // dead-lettered
+				continue
+			}
+			if alt != nil && lm.Task != label.Undecided {
+				if lm.Task == label.Regression {
+					l = alt
+				}
+				alt = nil
+			}
+		}
 		if ev.IsFeedback() {
 			im, ok := pending[ev.Ref]
 			if !ok || (im.key != "" && im.key != ev.Key) {
@@ -64,16 +110,25 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 				continue
 			}
 			delete(pending, ev.Ref)
-			l.Learn(im.x, ev.Y)
+			l.Learn(im.x, y)
+			if alt != nil {
+				alt.Learn(im.x, raw)
+			}
 			scores[i] = im.score
 			continue
 		}
 		x := ev.Dense(nil, dim)
 		if ev.HasY {
-			scores[i] = l.Learn(x, ev.Y)
+			scores[i] = l.Learn(x, y)
+			if alt != nil {
+				alt.Learn(x, raw)
+			}
 			continue
 		}
 		scores[i] = l.Predict(x)
+		if alt != nil {
+			alt.Predict(x)
+		}
 		if _, dup := pending[ev.ID]; ev.ID != "" && !dup {
 			pending[ev.ID] = imp{x: x, key: ev.Key, score: scores[i]}
 		}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"okstream/dataset"
 	"okstream/eval"
 	"okstream/internal/progress"
+	"okstream/label"
 	"okstream/learner"
 )
 
@@ -41,6 +43,34 @@ const evalExamples = `  # FORKS paper Table 1 settings on german (unscaled file,
 
   # A regression file with [0,1] targets and [-1,1] features:
   okstream eval --data elevators --scale minmax11+y01 --runs 10 --model 'nogd:loss=square,budget=400,sigma=8'`
+
+// evalTask is the task of the models: that of every model whose learner
+// fixes it (they must agree), or label.Undecided when every model follows
+// the labels (label.Flexible: auto without loss=), which eval then decides
+// on the whole dataset: binary when its labels are (-1/+1, or two values, or
+// --positive given: dataset.BinaryLabels), regression otherwise.
+func evalTask(models []string) (label.Task, error) {
+	task := label.Undecided
+	for _, m := range models {
+		if label.Flexible(m) {
+			continue
+		}
+		cands, err := eval.Expand(m)
+		if err != nil {
+			return 0, err
+		}
+		probe, err := learner.New(cands[0].Spec, 1)
+		if err != nil {
+			return 0, err
+		}
+		t := label.OfLearner(probe.Info().Task)
+		if task != label.Undecided && t != task {
+			return 0, fmt.Errorf("--model %s is %s but an earlier model is %s: evaluate binary and regression models separately", m, t, task)
+		}
+		task = t
+	}
+	return task, nil
+}
 
 func runEval(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("eval", evalSynopsis, evalExamples, stderr)
@@ -84,23 +114,31 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if *testEvery < 0 {
 		return fail(fmt.Errorf("--test-every must be at least 0"))
 	}
-	cands, err := eval.Expand(models[0])
-	if err != nil {
-		return fail(err)
-	}
-	probe, err := learner.New(cands[0].Spec, 1)
+	task, err := evalTask(models)
 	if err != nil {
 		return fail(err)
 	}
 	df.seed = *seed
-	ds, _, err := df.load(probe.Info().Task == learner.Classification)
+	ds, _, err := df.load(task != label.Regression)
+	if task == label.Undecided && errors.Is(err, dataset.ErrNotBinary) {
+		// Every model follows the labels (auto without loss=, as okstream
+		// run's default): labels that are not binary are regression.
+		task = label.Regression
+		ds, _, err = df.load(false)
+	}
 	if err != nil {
+		if errors.Is(err, dataset.ErrNotBinary) {
+			err = fmt.Errorf("%w (or, for regression targets, use regression models, e.g. --model auto:loss=square)", err)
+		}
 		return fail(err)
+	}
+	for i := range models {
+		models[i] = label.ResolveSpec(models[i], task)
 	}
 	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered,
 		Passes: *passes, TestEvery: *testEvery}
 	if *testPath != "" {
-		cfg.Test, err = df.loadTest(*testPath, ds, probe.Info().Task == learner.Classification)
+		cfg.Test, err = df.loadTest(*testPath, ds, task != label.Regression)
 		if err != nil {
 			return fail(err)
 		}

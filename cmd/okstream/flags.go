@@ -137,7 +137,7 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.dim, "dim", 0, fmt.Sprintf("LIBSVM feature dimension (0: infer, up to %d; set it for a wider file, or a CSV file with more feature columns)", dataset.DefaultMaxDim))
 	fs.IntVar(&d.maxDense, "max-dense-mib", dataset.DefaultMaxDenseBytes>>20, "refuse a dataset whose dense rows (rows × dimension × 8 bytes) take more than this many MiB")
 	fs.StringVar(&d.scale, "scale", "none", "min-max scaling: none, minmax11 (features to [-1,1]), minmax01 ([0,1]), plus y01/y11 for regression targets, e.g. minmax11+y01")
-	fs.StringVar(&d.positive, "positive", "", "classification: the label value mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values)")
+	fs.StringVar(&d.positive, "positive", "", "classification: the label value (or CSV class name) mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values; for class names the second in the file, and true of true/false, as okstream run maps them)")
 	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
 }
 
@@ -222,6 +222,7 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 	if err != nil {
 		return nil, dataset.Scale{}, err
 	}
+	opts.ClassNames = true // labels may be class names (yes/no, true/false): dataset.Dataset.Classes
 	sc, err := dataset.ParseScale(d.scale)
 	if err != nil {
 		return nil, dataset.Scale{}, fmt.Errorf("--scale: %w", err)
@@ -237,11 +238,20 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 		}
 		ds = ds.Subset(idx)
 	}
+	if !classification && ds.Classes != nil {
+		return nil, dataset.Scale{}, fmt.Errorf("dataset: %s: the labels are class names (%s), not regression targets: use classification models (two classes)", ds.Name, strings.Join(ds.Classes[:min(len(ds.Classes), 5)], ", "))
+	}
 	if classification {
 		var pos *float64
 		if d.positive != "" {
 			v, err := strconv.ParseFloat(d.positive, 64)
+			if k := slices.Index(ds.Classes, d.positive); k >= 0 {
+				v, err = float64(k), nil // a class name: its number (dataset.Dataset.Classes)
+			}
 			if err != nil {
+				if ds.Classes != nil {
+					return nil, dataset.Scale{}, fmt.Errorf("--positive %q is not one of the classes %s", d.positive, strings.Join(ds.Classes, ", "))
+				}
 				return nil, dataset.Scale{}, fmt.Errorf("--positive %q is not a number", d.positive)
 			}
 			pos = &v

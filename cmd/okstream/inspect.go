@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"okstream/consumer"
 	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
+	"okstream/label"
 	"okstream/learner"
 )
 
@@ -33,8 +35,10 @@ const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --b
                  models inside (spec, updates, progressive statistics)
   dead-letters   dead-lettered records: reason, detail, source, original bytes
   events         input events as decoded by the runtime, or why run would
-                 dead-letter them (with --task classification, the default,
-                 labels other than -1/+1 too, as run with classifiers does)`
+                 dead-letter them (labels too, mapped per partition as run
+                 maps them: --task classification, the default, takes
+                 -1/+1, 0/1, true/false or two strings; auto decides by
+                 the labels, as run without --model; see --positive)`
 
 const inspectExamples = `  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
   okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
@@ -52,7 +56,8 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
-	task := fs.String("task", "classification", "events: the models' task, classification (labels must be -1 or +1, as okstream run checks with classifiers) or regression (any label)")
+	task := fs.String("task", "classification", "events: the models' task, classification (binary: labels -1/+1, 0/1, true/false or two strings, as okstream run maps them), regression (any number) or auto (decided by each partition's labels, as okstream run without --model)")
+	positive := fs.String("positive", "", "events: the positive class of string labels (as okstream run --positive)")
 	var sf secFlags
 	sf.register(fs)
 	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
@@ -82,8 +87,8 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "predictions", "dead-letters":
 	case "events":
-		if *task != "classification" && *task != "regression" {
-			return fail("--task %q: use classification or regression", *task)
+		if _, err := label.ParseTask(*task); err != nil {
+			return fail("--%v", err)
 		}
 	default:
 		return fail("say what to inspect: predictions, checkpoints, dead-letters or events")
@@ -98,7 +103,8 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	case "dead-letters":
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
-		inspectEvents(stdout, recs, *limit, *dim, *task == "classification")
+		t, _ := label.ParseTask(*task)
+		inspectEvents(stdout, recs, *limit, *dim, t, *positive)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -267,6 +273,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 			continue
 		}
 		fmt.Fprintf(w, "  dimension %d, %d impressions awaiting feedback\n", pl.Dim, pl.Pending)
+		if pl.Labels != nil {
+			fmt.Fprintf(w, "  labels: %s\n", pl.Labels)
+		}
 		for _, m := range pl.Models {
 			stat := ""
 			if m.Stats.Labeled > 0 {
@@ -330,9 +339,10 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, classify bool) {
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, task label.Task, positive string) {
 	dec := codec.NewDecoder(codec.Limits{Dim: dim})
 	var ev codec.Event
+	maps := map[int]*label.Map{} // per partition, as run keeps them
 	bad := 0
 	reasons := map[string]int{}
 	for i, r := range recs {
@@ -342,8 +352,15 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, classif
 			if reason = string(codec.ReasonOf(err)); reason == "" {
 				reason = string(codec.ReasonNotMsgpack)
 			}
-		} else if err = consumer.CheckLabel(classify, ev.HasY, ev.Y); err != nil {
-			reason = consumer.ReasonInvalidLabel
+		} else if ev.HasY {
+			m := maps[r.Partition]
+			if m == nil {
+				m = label.New(task, positive)
+				maps[r.Partition] = m
+			}
+			if _, err = m.Apply(&ev); err != nil {
+				reason = consumer.ReasonInvalidLabel
+			}
 		}
 		if err != nil {
 			bad++
@@ -357,7 +374,13 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, classif
 			continue
 		}
 		y := "-"
-		if ev.HasY {
+		switch {
+		case !ev.HasY:
+		case ev.YKind == codec.LabelBool:
+			y = fmt.Sprint(ev.Y != 0)
+		case ev.YKind == codec.LabelString:
+			y = strconv.Quote(ev.YStr)
+		default:
 			y = fmt.Sprintf("%g", ev.Y)
 		}
 		feat := fmt.Sprintf("x=%v", ev.X)

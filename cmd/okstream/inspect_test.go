@@ -94,7 +94,7 @@ func TestInspectEventsAndPredictions(t *testing.T) {
 		if !strings.Contains(out.String(), c.want) {
 			t.Errorf("--task %s: output lacks %q:\n%s", c.task, c.want, out.String())
 		}
-		if c.task == "classification" && !strings.Contains(out.String(), "BAD (invalid_label): label 2: classification models learn from labels -1 and +1 only") {
+		if c.task == "classification" && !strings.Contains(out.String(), "BAD (invalid_label): label 2: binary models learn from labels -1/+1, 0/1, true/false or two strings") {
 			t.Errorf("no invalid_label line:\n%s", out.String())
 		}
 	}

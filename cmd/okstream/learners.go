@@ -80,5 +80,11 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   skegd on classification, and weighs in the online linear model (linear=true)
   on the same standardised features; no value comes from an offline grid
   search. Every other parameter keeps the default listed with its learner.
+  Task: a learner classifies (labels -1/+1, 0/1, true/false or two strings)
+  unless it has loss=square (or is a regression learner: aogd-ald, nons-ald,
+  kawv, pkawv). auto without loss= follows the labels: classification on
+  binary labels, regression (auto:loss=square) on real ones - in okstream run
+  by each partition's labels (--task-warmup) unless --task says, in okstream
+  eval by the whole file.
 `)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"okstream/consumer"
+	"okstream/label"
 )
 
 func init() {
@@ -31,6 +32,9 @@ func init() {
 // docs/results.md "auto-vs-grid" measures it against the best grid point
 // in hindsight on every shared dataset. Its cost settles at about twice a
 // single FOGD's after 8000 events per partition (successive halving).
+// auto without loss= follows the labels (package label): a binary stream
+// runs it as it is, a regression stream as auto:base=fogd,loss=square — the
+// labels of each partition's warm-up decide unless --task says.
 const defaultRunModel = "champion=auto:base=fogd"
 
 const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N [--model [NAME=]SPEC ...] [flags]
@@ -46,7 +50,15 @@ checkpoint failed). Start more instances with the same --group to spread
 partitions (and their models) across machines.
 Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
 the features online, take σ from the stream and are selected online (nothing
-to tune per stream; okstream help learners auto).
+to tune per stream; okstream help learners auto). It learns binary
+classification or regression as the labels say: labels -1/+1, 0/1,
+true/false or two strings are binary (+1, 1, true are the positive class; for
+strings see --positive), other numbers regression (auto with loss=square).
+Each partition's labels decide: a real target at once, --task-warmup labels
+all 0/1 (or -1/+1) binary, both candidates learning until then; the decision
+is checkpointed. Give --task regression when a regression stream's targets
+may all be 0 or 1 for a while. A label that does not fit the task is
+dead-lettered (invalid_label).
 
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
@@ -98,6 +110,8 @@ type runFlags struct {
 	checkpointPartitions, chunkBytes                       int
 	maxStateBytes                                          int64
 	createTopics, passthrough                              bool
+	task, positive                                         string
+	taskWarmup                                             int
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
 	feedbackBufferBytes                                    int64
@@ -128,6 +142,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
 	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
+	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool or a string: binary; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1 or all 0/1: binary)")
+	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1) is binary; another number among them makes it regression at once")
+	fs.StringVar(&f.positive, "positive", "", "binary streams with string labels: the positive class (+1); the other string is -1 (default: the first string a partition shows is -1, the second +1)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
 	fs.IntVar(&f.batchSize, "batch-size", d.BatchSize, "events per micro-batch (predictions are written per batch)")
@@ -223,7 +240,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,
 		MaxAbsValue: offIfZero(f.maxAbsValue), MaxIDBytes: int(offIfZero(float64(f.maxIDBytes))),
-		ShutdownTimeout: f.shutdownTimeout, Logger: log,
+		ShutdownTimeout: f.shutdownTimeout, Logger: log, Task: f.task, Positive: f.positive, TaskWarmup: f.taskWarmup,
 		CheckpointFailingAfter: f.checkpointFailingAfter, CheckpointMaxAge: f.checkpointMaxAge, AllowFreshStart: f.allowFreshStart,
 		DeadLetterReadyShare: offIfZero(f.deadLetterReadyShare), DeadLetterWindow: f.deadLetterWindow,
 		ShareTopic: f.shareTopic, ShareEvery: f.shareEvery, ShareLag: f.shareLag, ShareMaxWait: f.shareMaxWait, ShareSkipIdle: f.shareSkipIdle, ShareWindow: f.shareWindow,

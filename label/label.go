@@ -1,0 +1,395 @@
+// Package label maps the labels of events (codec.Event: a number, a bool or
+// a string in "y") to the values the learners learn from, and decides a
+// stream's task, binary classification or regression, when it is not given.
+//
+// The rules, which README "Event schema" documents for users:
+//
+//   - Binary: a label is +1, 1 or true for the positive class and −1, 0 or
+//     false for the negative one (learnt as +1 and −1), or one of two
+//     strings. A stream's negative number is the first of −1 and 0 it shows:
+//     the other one is a third class. For strings, the class named by
+//     Positive (okstream run --positive) is +1 and any one other string −1;
+//     without Positive, the first string label seen is −1 and the second
+//     distinct one +1. The strings seen are a class dictionary (Classes, in
+//     order of first appearance), kept in Map's state, which the runtime
+//     checkpoints: a restored partition maps as before.
+//   - Regression: a label is a number, learnt as it is.
+//   - Once a stream's labels are of one kind (number, bool, string), a label
+//     of another kind does not fit.
+//   - An undecided task (Undecided: not given, and the models' learners can
+//     learn either) is decided by the labels of a warm-up: a bool or a
+//     string label makes it binary at once, a number other than −1, 0 and +1
+//     (or both −1 and 0: three values) regression at once; after Warmup
+//     labels that are all −1/+1 or all 0/1 it is binary. During the warm-up
+//     the runtime runs both candidates (Apply's value for the binary one, the
+//     label itself for the regression one) and keeps the one decided. A
+//     regression stream whose first Warmup targets are all 0 and 1 (or −1
+//     and 1) is taken as binary: give the task (okstream run --task
+//     regression).
+//
+// A label that does not fit is an error (*Error), which the runtime
+// dead-letters with reason invalid_label: a model never learns one class of
+// a binary stream while the other is dropped.
+package label
+
+import (
+	"fmt"
+	"strconv"
+
+	"okstream/codec"
+	"okstream/learner"
+	"okstream/learner/state"
+)
+
+// Task is what the models of a stream learn.
+type Task uint8
+
+const (
+	// Undecided: decided by the labels of a warm-up (Map.Apply).
+	Undecided Task = iota
+	// Binary classification: labels are mapped to −1 and +1.
+	Binary
+	// Regression: labels are real numbers, learnt as they are.
+	Regression
+)
+
+func (t Task) String() string {
+	switch t {
+	case Binary:
+		return "binary"
+	case Regression:
+		return "regression"
+	}
+	return "undecided"
+}
+
+// ParseTask parses a --task value: binary (or classification), regression,
+// or "" and auto for Undecided.
+func ParseTask(s string) (Task, error) {
+	switch s {
+	case "", "auto":
+		return Undecided, nil
+	case "binary", "classification":
+		return Binary, nil
+	case "regression":
+		return Regression, nil
+	}
+	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the labels)", s)
+}
+
+// OfLearner is the task of a learner's Info().Task.
+func OfLearner(t learner.Task) Task {
+	if t == learner.Classification {
+		return Binary
+	}
+	return Regression
+}
+
+// Learner is the learner task of t (Undecided: 0).
+func (t Task) Learner() learner.Task {
+	switch t {
+	case Binary:
+		return learner.Classification
+	case Regression:
+		return learner.Regression
+	}
+	return 0
+}
+
+// kind is what a stream's labels are.
+type kind uint8
+
+const (
+	kindNone kind = iota // no label seen yet
+	kindNumber
+	kindBool
+	kindString
+)
+
+func kindOf(ev *codec.Event) kind {
+	switch ev.YKind {
+	case codec.LabelBool:
+		return kindBool
+	case codec.LabelString:
+		return kindString
+	}
+	return kindNumber
+}
+
+func (k kind) String() string {
+	switch k {
+	case kindNumber:
+		return "numbers"
+	case kindBool:
+		return "bools"
+	case kindString:
+		return "strings"
+	}
+	return "none"
+}
+
+// Error is a label that does not fit the stream.
+type Error struct{ msg string }
+
+func (e *Error) Error() string { return e.msg }
+
+func errorf(format string, a ...any) *Error { return &Error{fmt.Sprintf(format, a...)} }
+
+// Map is one stream's (one partition's) label mapping. The zero value with
+// Task set is ready; Positive is configuration (not state).
+type Map struct {
+	Task     Task
+	Positive string // the positive class of string labels ("": the second string seen)
+	// RequirePositive refuses string labels without Positive: for models
+	// shared across partitions, where each partition's own first string
+	// would give the classes different signs.
+	RequirePositive bool
+
+	// Warmup is the number of labels an undecided stream of numbers −1, 0,
+	// +1 takes to be decided binary (New: DefaultWarmup).
+	Warmup int
+
+	kind    kind
+	neg     uint8    // binary numbers: the negative label seen first: negNone, negMinus (−1) or negZero (0)
+	seen    uint32   // labels seen while undecided
+	Classes []string // string labels in order of first appearance (binary: at most 2)
+}
+
+// DefaultWarmup is Map.Warmup's default: an undecided stream whose first 100
+// labels are all −1/+1 (or all 0/1) is binary.
+const DefaultWarmup = 100
+
+const (
+	negNone uint8 = iota
+	negMinus
+	negZero
+)
+
+// New returns the map of a stream of task t.
+func New(t Task, positive string) *Map {
+	return &Map{Task: t, Positive: positive, Warmup: DefaultWarmup}
+}
+
+// Apply returns the value the models learn from for the labelled event ev
+// (ev.HasY), deciding the task if it is Undecided and this label decides it,
+// and updating the class dictionary; a label that does not fit is an
+// *Error, and then m is unchanged. While the task stays Undecided the value
+// is the binary candidate's (−1/+1); the regression candidate learns ev.Y.
+// It allocates only for a new string class.
+func (m *Map) Apply(ev *codec.Event) (float64, error) {
+	k := kindOf(ev)
+	if m.kind != kindNone && k != m.kind {
+		return 0, errorf("label %s: this stream's labels are %s, not %s", show(ev), m.kind, k)
+	}
+	t := m.Task
+	if t == Undecided {
+		switch y := ev.Y; {
+		case k != kindNumber:
+			t = Binary
+		case y != 1 && y != 0 && y != -1:
+			t = Regression
+		case m.neg != negNone && m.neg != negOf(y) && y != 1:
+			t = Regression // −1, 0 and 1: three values
+		default:
+			y, err := m.binary(ev, k) // cannot fail: checked above
+			if err != nil {
+				return 0, err
+			}
+			m.kind = k
+			if m.seen++; int(m.seen) >= m.Warmup {
+				m.Task = Binary
+			}
+			return y, nil
+		}
+	}
+	var y float64
+	if t == Regression {
+		if k != kindNumber {
+			return 0, errorf("label %s: regression models learn from numbers only (the task is regression)", show(ev))
+		}
+		y = ev.Y
+	} else {
+		var err error
+		if y, err = m.binary(ev, k); err != nil {
+			return 0, err
+		}
+	}
+	m.Task, m.kind = t, k
+	return y, nil
+}
+
+// binary maps a label of a binary stream, recording a new class.
+func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
+	switch k {
+	case kindBool:
+		if ev.Y != 0 {
+			return 1, nil
+		}
+		return -1, nil
+	case kindString:
+		if m.Positive == "" && m.RequirePositive {
+			return 0, errorf("label %s: string labels on models shared across partitions need --positive naming the positive class (each partition would otherwise take its own first string as -1)", show(ev))
+		}
+		s := ev.YStr
+		for i, c := range m.Classes {
+			if c == s {
+				return m.sign(i), nil
+			}
+		}
+		if len(m.Classes) >= 2 || (m.Positive != "" && len(m.Classes) == 1 && s != m.Positive && m.Classes[0] != m.Positive) {
+			return 0, errorf("label %s: a third class on a binary stream (its classes are %s)", show(ev), m.classList())
+		}
+		m.Classes = append(m.Classes, s)
+		return m.sign(len(m.Classes) - 1), nil
+	}
+	switch y := ev.Y; {
+	case y == 1:
+		return 1, nil
+	case y == -1 || y == 0:
+		n := negOf(y)
+		if m.neg == negNone {
+			m.neg = n
+		} else if m.neg != n {
+			return 0, errorf("label %v: a third class on a binary stream (its labels are %v and 1; binary labels are -1/+1 or 0/1)", y, -y-1)
+		}
+		return -1, nil
+	}
+	return 0, errorf("label %v: binary models learn from labels -1/+1, 0/1, true/false or two strings (the task is binary; give --task regression for real-valued targets)", ev.Y)
+}
+
+func negOf(y float64) uint8 {
+	if y == 0 {
+		return negZero
+	}
+	return negMinus
+}
+
+// sign is the value of class i of the dictionary.
+func (m *Map) sign(i int) float64 {
+	if m.Positive != "" {
+		if m.Classes[i] == m.Positive {
+			return 1
+		}
+		return -1
+	}
+	if i == 1 {
+		return 1
+	}
+	return -1
+}
+
+func (m *Map) classList() string {
+	s := ""
+	for i, c := range m.Classes {
+		if i > 0 {
+			s += " and "
+		}
+		s += strconv.Quote(c) + fmt.Sprintf(" (%+g)", m.sign(i))
+	}
+	return s
+}
+
+func show(ev *codec.Event) string {
+	switch ev.YKind {
+	case codec.LabelBool:
+		return strconv.FormatBool(ev.Y != 0)
+	case codec.LabelString:
+		return strconv.Quote(ev.YStr)
+	}
+	return strconv.FormatFloat(ev.Y, 'g', -1, 64)
+}
+
+// String describes m's state: the task, the labels' kind and the classes,
+// e.g. `binary, strings "no" (-1) and "yes" (+1)`.
+func (m *Map) String() string {
+	s := m.Task.String()
+	if m.Task == Undecided {
+		return fmt.Sprintf("%s (%d of %d warm-up labels seen)", s, m.seen, m.Warmup)
+	}
+	if m.kind != kindNone {
+		s += ", " + m.kind.String()
+	}
+	switch {
+	case m.Task == Regression:
+	case len(m.Classes) > 0:
+		s += " " + m.classList()
+	case m.kind == kindNumber && m.neg == negZero:
+		s += " 0 (-1) and 1 (+1)"
+	case m.kind == kindNumber && m.neg == negMinus:
+		s += " -1 and +1"
+	}
+	return s
+}
+
+// TaskAndClasses returns m's task and the size of its class dictionary
+// (a nil m: Undecided, 0): what a log line reports when they change.
+func (m *Map) TaskAndClasses() (Task, int) {
+	if m == nil {
+		return Undecided, 0
+	}
+	return m.Task, len(m.Classes)
+}
+
+// Encode appends m's state (not Positive, which is configuration).
+func (m *Map) Encode(e *state.Encoder) {
+	e.U8(uint8(m.Task))
+	e.U8(uint8(m.kind))
+	e.U8(m.neg)
+	e.U32(m.seen)
+	e.U32(uint32(len(m.Classes)))
+	for _, c := range m.Classes {
+		e.String(c)
+	}
+}
+
+// Decode reads a state written by Encode into m (keeping Positive).
+func (m *Map) Decode(d *state.Decoder) {
+	t, k, neg, seen := Task(d.U8()), kind(d.U8()), d.U8(), d.U32()
+	n := int(d.U32())
+	if d.Err() == nil && (t > Regression || k > kindString || neg > negZero || n > 2) {
+		d.Fail("label state: task %d, kind %d, negative %d, %d classes", t, k, neg, n)
+	}
+	var cs []string
+	for i := 0; i < n && d.Err() == nil; i++ {
+		cs = append(cs, d.String())
+	}
+	if d.Err() != nil {
+		return
+	}
+	m.Task, m.kind, m.neg, m.seen, m.Classes = t, k, neg, seen, cs
+}
+
+// Flexible reports whether spec is a learner spec whose task follows the
+// labels: auto without a loss (bare auto, auto:base=fogd, ...). Binary
+// streams run it as it is, regression streams with loss=square
+// (ResolveSpec).
+func Flexible(spec string) bool {
+	name, kv, err := learner.ParseSpec(spec)
+	if err != nil || name != "auto" {
+		return false
+	}
+	_, hasLoss := kv["loss"]
+	return !hasLoss
+}
+
+// ResolveSpec is the spec a model of spec runs for task t: a Flexible spec
+// gets loss=square for regression; every other spec is returned as it is.
+func ResolveSpec(spec string, t Task) string {
+	if t != Regression || !Flexible(spec) {
+		return spec
+	}
+	name, rest, has := cut(spec)
+	if !has || rest == "" {
+		return name + ":loss=square"
+	}
+	return name + ":" + rest + ",loss=square"
+}
+
+func cut(spec string) (name, rest string, has bool) {
+	for i := 0; i < len(spec); i++ {
+		if spec[i] == ':' {
+			return spec[:i], spec[i+1:], true
+		}
+	}
+	return spec, "", false
+}
