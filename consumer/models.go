@@ -460,7 +460,8 @@ func (ms *modelSet) marshal() ([]byte, error) { return ms.marshalInto(nil) }
 // checkpoint). The result aliases buf; it is valid until the next call.
 func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 	states := make([][]byte, len(ms.models))
-	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1
+	alts := make([][]byte, len(ms.models)) // the regression candidates' states
+	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1 + 1 + len(ms.models)
 	for i, m := range ms.models {
 		st, err := m.l.MarshalBinary()
 		if err != nil {
@@ -468,9 +469,18 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 		}
 		states[i] = st
 		size += 4 + len(m.name) + 4 + len(m.spec) + 5*8 + 4 + len(st)
+		if m.alt != nil {
+			if alts[i], err = m.alt.l.MarshalBinary(); err != nil {
+				return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
+			}
+			size += 4 + len(m.alt.spec) + 5*8 + 4 + len(alts[i])
+		}
 	}
 	if ms.share != nil {
 		size += 8 + 4 + 8*len(ms.share.Frontier)
+	}
+	if ms.labels != nil {
+		size += ms.labels.EncodedSize()
 	}
 	e := state.NewEncoderInto(buf, size)
 	e.U32(payloadMagic)
@@ -505,15 +515,12 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 		e.U8(1)
 		ms.labels.Encode(e)
 	}
-	for _, m := range ms.models { // the regression candidates (undecided partitions)
+	for i, m := range ms.models { // the regression candidates (undecided partitions)
 		if m.alt == nil {
 			e.U8(0)
 			continue
 		}
-		st, err := m.alt.l.MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
-		}
+		st := alts[i]
 		e.U8(1)
 		e.String(m.alt.spec)
 		e.U64(m.alt.updates)

@@ -330,6 +330,15 @@ func (m *Map) TaskAndClasses() (Task, int) {
 	return m.Task, len(m.Classes)
 }
 
+// EncodedSize is the number of bytes Encode writes.
+func (m *Map) EncodedSize() int {
+	n := 1 + 1 + 1 + 4 + 4
+	for _, c := range m.Classes {
+		n += 4 + len(c)
+	}
+	return n
+}
+
 // Encode appends m's state (not Positive, which is configuration).
 func (m *Map) Encode(e *state.Encoder) {
 	e.U8(uint8(m.Task))
