@@ -64,7 +64,7 @@ func TestInspectReportsBadCheckpoints(t *testing.T) {
 }
 
 // inspect events reports what run would dead-letter, the label check of
-// classification models included; inspect predictions shows the MSE of
+// classification models included, and each partition's task and classes; inspect predictions shows the MSE of
 // regression models only.
 func TestInspectEventsAndPredictions(t *testing.T) {
 	e := kafkatest.New(t)
@@ -82,17 +82,23 @@ func TestInspectEventsAndPredictions(t *testing.T) {
 	e.CreateTopic(t, events, 1, nil)
 	e.Produce(t, events, msgs...)
 	for _, c := range []struct {
-		task, want string
+		task, want, labels string
 	}{
-		{"classification", "5 events, 3 would be dead-lettered; invalid_label: 2; not_a_map: 1"},
-		{"regression", "5 events, 1 would be dead-lettered; not_a_map: 1"},
+		{"classification", "5 events, 3 would be dead-lettered; invalid_label: 2; not_a_map: 1", "labels (--task binary, mapped per partition as okstream run maps them):\n  partition 0: binary, numbers -1 and +1\n"},
+		{"regression", "5 events, 1 would be dead-lettered; not_a_map: 1", "labels (--task regression, mapped per partition as okstream run maps them):\n  partition 0: regression, numbers\n"},
+		// The default, as okstream run without --model: the label 2 decides.
+		{"", "5 events, 1 would be dead-lettered; not_a_map: 1", "labels (--task auto, mapped per partition as okstream run maps them):\n  partition 0: regression, numbers\n"},
 	} {
+		args := []string{"events", "--brokers", brokers, "--topic", events, "--dim", "2"}
+		if c.task != "" {
+			args = append(args, "--task", c.task)
+		}
 		var out, errb bytes.Buffer
-		if code := runInspect([]string{"events", "--brokers", brokers, "--topic", events, "--dim", "2", "--task", c.task}, &out, &errb); code != 0 {
+		if code := runInspect(args, &out, &errb); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		if !strings.Contains(out.String(), c.want) {
-			t.Errorf("--task %s: output lacks %q:\n%s", c.task, c.want, out.String())
+		if !strings.Contains(out.String(), c.want) || !strings.Contains(out.String(), c.labels) {
+			t.Errorf("--task %s: output lacks %q or %q:\n%s", c.task, c.want, c.labels, out.String())
 		}
 		if c.task == "classification" && !strings.Contains(out.String(), "BAD (invalid_label): label 2: binary models learn from labels -1/+1, 0/1, true/false or two strings") {
 			t.Errorf("no invalid_label line:\n%s", out.String())
