@@ -410,7 +410,7 @@ func writeLabelMaps(w io.Writer, maps map[int]*label.Map, task label.Task) {
 	}
 	sort.Ints(parts)
 	if len(parts) == 0 {
-		fmt.Fprintln(w, "labels: none (no labelled event: nothing to learn from)")
+		fmt.Fprintln(w, "labels: none (no valid labelled event: nothing to learn from)")
 		return
 	}
 	name := task.String()
