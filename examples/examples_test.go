@@ -128,7 +128,7 @@ func TestPythonExamples(t *testing.T) {
 	}
 }
 
-// TestPythonExampleLabels sends the producer's other label encodings — 0/1,
+// TestPythonExampleLabels sends the producer's other label encodings — 0/1, bools,
 // two strings and a real-valued target — through a pipeline with
 // okstream run's default model and task (champion=auto:base=fogd, each
 // partition's labels decide), as README "Bring your own stream" does:
@@ -158,7 +158,7 @@ func TestPythonExampleLabels(t *testing.T) {
 	mean := regexp.MustCompile(`baseline running mean: MSE ([0-9.]+) over (\d+) labelled events`)
 	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
 
-	for _, c := range []struct{ labels, positive string }{{"01", ""}, {"strings", "spam"}, {"regression", ""}} {
+	for _, c := range []struct{ labels, positive string }{{"01", ""}, {"bool", ""}, {"strings", "spam"}, {"regression", ""}} {
 		t.Run(c.labels, func(t *testing.T) {
 			in := e.Name("py-" + c.labels)
 			e.CreateTopic(t, in, 2, nil)
