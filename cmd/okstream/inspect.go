@@ -61,6 +61,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
 	task := fs.String("task", "auto", "events: the models' task: auto (decided by each partition's labels, as okstream run without --model or --task), binary (labels -1/+1, 0/1, true/false or two strings, as okstream run with classifiers such as fogd) or regression (any number)")
 	positive := fs.String("positive", "", "events: the positive class of string labels (as okstream run --positive)")
+	maxAbs := fs.Float64("max-abs-value", consumer.DefaultMaxAbsValue, "events: a feature or label of larger magnitude would be dead-lettered (as okstream run --max-abs-value; 0: off)")
+	maxID := fs.Int("max-id-bytes", consumer.DefaultMaxIDBytes, "events: a longer id, key or ref would be dead-lettered (as okstream run --max-id-bytes; 0: off)")
+	maxBytes := fs.Int("max-event-bytes", consumer.NewConfig().MaxEventBytes, "events: a larger record would be dead-lettered (as okstream run --max-event-bytes)")
 	var sf secFlags
 	sf.register(fs)
 	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
@@ -107,7 +110,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
 		t, _ := label.ParseTask(*task)
-		inspectEvents(stdout, recs, *limit, *dim, t, *positive)
+		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -342,8 +345,8 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, task label.Task, positive string) {
-	dec := codec.NewDecoder(codec.Limits{Dim: dim})
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string) {
+	dec := codec.NewDecoder(lim)
 	var ev codec.Event
 	maps := map[int]*label.Map{} // per partition, as run keeps them
 	bad := 0
