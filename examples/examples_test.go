@@ -127,3 +127,106 @@ func TestPythonExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonExampleLabels sends the producer's other label encodings — 0/1, bools,
+// two strings and a real-valued target — through a pipeline with
+// okstream run's default model and task (champion=auto:base=fogd, each
+// partition's labels decide), as README "Bring your own stream" does:
+// nothing is dead-lettered, the binary streams are learnt as
+// classification well below the class prior's mistake rate, and the
+// regression stream as regression (prediction records without decisions)
+// with an MSE well below the running mean's.
+func TestPythonExampleLabels(t *testing.T) {
+	py := python(t)
+	e := kafkatest.New(t)
+	brokers := strings.Join(e.Brokers, ",")
+	const events = 400
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pyRun := func(script string, args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, py, append([]string{filepath.Join("python", script)}, args...)...).CombinedOutput()
+		t.Logf("%s %s:\n%s", script, strings.Join(args, " "), out)
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		return string(out)
+	}
+	mistakes := regexp.MustCompile(`model (\w+): (\d+) mistakes in (\d+) labelled events`)
+	prior := regexp.MustCompile(`baseline class prior: (\d+) mistakes in (\d+) labelled events`)
+	mse := regexp.MustCompile(`model (\w+): MSE ([0-9.]+) over (\d+) labelled events`)
+	mean := regexp.MustCompile(`baseline running mean: MSE ([0-9.]+) over (\d+) labelled events`)
+	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
+
+	for _, c := range []struct{ labels, positive string }{{"01", ""}, {"bool", ""}, {"strings", "spam"}, {"regression", ""}} {
+		t.Run(c.labels, func(t *testing.T) {
+			in := e.Name("py-" + c.labels)
+			e.CreateTopic(t, in, 2, nil)
+			reg := prometheus.NewRegistry()
+			cfg := consumer.NewConfig()
+			cfg.Brokers, cfg.Input, cfg.Group, cfg.Dim = e.Brokers, in, e.Name("py-group-"+c.labels), 8
+			cfg.Checkpoints, cfg.CheckpointPartitions = e.Name("py-ckpt-"+c.labels), 1
+			cfg.Models = []consumer.Model{{Name: "champion", Spec: "auto:base=fogd"}} // okstream run's default
+			cfg.Positive = c.positive
+			cfg.Registerer, cfg.SessionTimeout, cfg.HeartbeatInterval = reg, time.Second, 100*time.Millisecond
+			cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			p, err := consumer.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- p.Run(runCtx) }()
+			defer func() {
+				stop()
+				if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("pipeline: %v", err)
+				}
+			}()
+
+			pyRun("producer.py", "--brokers", brokers, "--topic", in, "--count", strconv.Itoa(events), "--dim", "8", "--labels", c.labels)
+			// Every event's prediction arrives: none was dead-lettered.
+			out := pyRun("consumer.py", "--brokers", brokers, "--topic", in+".predictions", "--count", strconv.Itoa(events), "--timeout", "45")
+			if dl := counterSum(t, reg, "okstream_dead_letters_total"); dl != 0 {
+				t.Errorf("%v events dead-lettered", dl)
+			}
+			if c.labels != "regression" {
+				m, b := mistakes.FindAllStringSubmatch(out, -1), prior.FindStringSubmatch(out)
+				if len(m) != 1 || b == nil || mse.MatchString(out) {
+					t.Fatalf("want one classifier's mistakes and the class prior's, no MSE:\n%s", out)
+				}
+				k, n, bk := num(m[0][2]), num(m[0][3]), num(b[1])
+				if n < events/2 || k > 0.25*n || k > 0.5*bk {
+					t.Errorf("%v mistakes in %v labelled events, the class prior %v", k, n, bk)
+				}
+				return
+			}
+			m, b := mse.FindAllStringSubmatch(out, -1), mean.FindStringSubmatch(out)
+			if len(m) != 1 || b == nil || mistakes.MatchString(out) {
+				t.Fatalf("want one regression model's MSE and the running mean's, no mistakes:\n%s", out)
+			}
+			if v, bv := num(m[0][2]), num(b[1]); num(m[0][3]) < events/2 || v > 0.5*bv {
+				t.Errorf("MSE %v, the running mean's %v", v, bv)
+			}
+		})
+	}
+}
+
+// counterSum is the sum of a counter family's series in reg (0 if absent).
+func counterSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}

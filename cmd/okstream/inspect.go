@@ -36,11 +36,14 @@ const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --b
   dead-letters   dead-lettered records: reason, detail, source, original bytes
   events         input events as decoded by the runtime, or why run would
                  dead-letter them (labels too, mapped per partition as run
-                 maps them: --task classification, the default, takes
-                 -1/+1, 0/1, true/false or two strings; auto decides by
-                 the labels, as run without --model; see --positive)`
+                 maps them: --task auto, the default, decides by each
+                 partition's labels, as run without --model; binary takes
+                 -1/+1, 0/1, true/false or two strings, as run with
+                 classifiers; see --positive), then each partition's task
+                 and classes`
 
-const inspectExamples = `  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
+const inspectExamples = `  okstream inspect events --brokers localhost:9092 --topic events --dim 8 --limit 5
+  okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
   okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
   okstream inspect dead-letters --brokers localhost:9092 --topic events.dlq`
 
@@ -56,8 +59,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
-	task := fs.String("task", "classification", "events: the models' task, classification (binary: labels -1/+1, 0/1, true/false or two strings, as okstream run maps them), regression (any number) or auto (decided by each partition's labels, as okstream run without --model)")
+	task := fs.String("task", "auto", "events: the models' task: auto (decided by each partition's labels, as okstream run without --model or --task), binary (labels -1/+1, 0/1, true/false or two strings, as okstream run with classifiers such as fogd) or regression (any number)")
 	positive := fs.String("positive", "", "events: the positive class of string labels (as okstream run --positive)")
+	maxAbs := fs.Float64("max-abs-value", consumer.DefaultMaxAbsValue, "events: a feature or label of larger magnitude would be dead-lettered (as okstream run --max-abs-value; 0: off)")
+	maxID := fs.Int("max-id-bytes", consumer.DefaultMaxIDBytes, "events: a longer id, key or ref would be dead-lettered (as okstream run --max-id-bytes; 0: off)")
+	maxBytes := fs.Int("max-event-bytes", consumer.NewConfig().MaxEventBytes, "events: a larger record would be dead-lettered (as okstream run --max-event-bytes)")
 	var sf secFlags
 	sf.register(fs)
 	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
@@ -104,7 +110,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
 		t, _ := label.ParseTask(*task)
-		inspectEvents(stdout, recs, *limit, *dim, t, *positive)
+		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -339,8 +345,8 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, task label.Task, positive string) {
-	dec := codec.NewDecoder(codec.Limits{Dim: dim})
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string) {
+	dec := codec.NewDecoder(lim)
 	var ev codec.Event
 	maps := map[int]*label.Map{} // per partition, as run keeps them
 	bad := 0
@@ -394,4 +400,28 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit, dim int, task la
 	}
 	fmt.Fprintf(w, "\n%d events, %d would be dead-lettered", len(recs), bad)
 	writeReasonCounts(w, reasons)
+	writeLabelMaps(w, maps, task)
+}
+
+// writeLabelMaps prints, per partition, what run would make of its labels
+// (--task TASK): the task decided (or the warm-up so far), the labels' kind
+// and the classes, e.g. `partition 0: binary, strings "no" (-1) and "yes" (+1)`.
+func writeLabelMaps(w io.Writer, maps map[int]*label.Map, task label.Task) {
+	parts := make([]int, 0, len(maps))
+	for p := range maps {
+		parts = append(parts, p)
+	}
+	sort.Ints(parts)
+	if len(parts) == 0 {
+		fmt.Fprintln(w, "labels: none (no valid labelled event: nothing to learn from)")
+		return
+	}
+	name := task.String()
+	if task == label.Undecided {
+		name = "auto"
+	}
+	fmt.Fprintf(w, "labels (--task %s, mapped per partition as okstream run maps them):\n", name)
+	for _, p := range parts {
+		fmt.Fprintf(w, "  partition %d: %s\n", p, maps[p])
+	}
 }

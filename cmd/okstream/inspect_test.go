@@ -64,7 +64,8 @@ func TestInspectReportsBadCheckpoints(t *testing.T) {
 }
 
 // inspect events reports what run would dead-letter, the label check of
-// classification models included; inspect predictions shows the MSE of
+// classification models included, and run's value limit (--max-abs-value),
+// and each partition's task and classes; inspect predictions shows the MSE of
 // regression models only.
 func TestInspectEventsAndPredictions(t *testing.T) {
 	e := kafkatest.New(t)
@@ -78,21 +79,34 @@ func TestInspectEventsAndPredictions(t *testing.T) {
 		}
 		msgs = append(msgs, kafka.Message{Value: v})
 	}
-	msgs = append(msgs, kafka.Message{Value: []byte("junk")})
+	// Beyond run's default --max-abs-value (1e9): dead-lettered unless off.
+	big, err := codec.AppendEvent(nil, &codec.Event{Version: 1, X: []float64{3e9, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, kafka.Message{Value: []byte("junk")}, kafka.Message{Value: big})
 	e.CreateTopic(t, events, 1, nil)
 	e.Produce(t, events, msgs...)
 	for _, c := range []struct {
-		task, want string
+		task, want, labels string
+		more               []string
 	}{
-		{"classification", "5 events, 3 would be dead-lettered; invalid_label: 2; not_a_map: 1"},
-		{"regression", "5 events, 1 would be dead-lettered; not_a_map: 1"},
+		{"classification", "6 events, 4 would be dead-lettered; invalid_label: 2; not_a_map: 1; value_out_of_range: 1", "labels (--task binary, mapped per partition as okstream run maps them):\n  partition 0: binary, numbers -1 and +1\n", nil},
+		{"regression", "6 events, 2 would be dead-lettered; not_a_map: 1; value_out_of_range: 1", "labels (--task regression, mapped per partition as okstream run maps them):\n  partition 0: regression, numbers\n", nil},
+		{"regression", "6 events, 1 would be dead-lettered; not_a_map: 1\n", "partition 0: regression, numbers\n", []string{"--max-abs-value", "0"}},
+		// The default, as okstream run without --model: the label 2 decides.
+		{"", "6 events, 2 would be dead-lettered; not_a_map: 1; value_out_of_range: 1", "labels (--task auto, mapped per partition as okstream run maps them):\n  partition 0: regression, numbers\n", nil},
 	} {
+		args := append([]string{"events", "--brokers", brokers, "--topic", events, "--dim", "2"}, c.more...)
+		if c.task != "" {
+			args = append(args, "--task", c.task)
+		}
 		var out, errb bytes.Buffer
-		if code := runInspect([]string{"events", "--brokers", brokers, "--topic", events, "--dim", "2", "--task", c.task}, &out, &errb); code != 0 {
+		if code := runInspect(args, &out, &errb); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		if !strings.Contains(out.String(), c.want) {
-			t.Errorf("--task %s: output lacks %q:\n%s", c.task, c.want, out.String())
+		if !strings.Contains(out.String(), c.want) || !strings.Contains(out.String(), c.labels) {
+			t.Errorf("--task %s: output lacks %q or %q:\n%s", c.task, c.want, c.labels, out.String())
 		}
 		if c.task == "classification" && !strings.Contains(out.String(), "BAD (invalid_label): label 2: binary models learn from labels -1/+1, 0/1, true/false or two strings") {
 			t.Errorf("no invalid_label line:\n%s", out.String())

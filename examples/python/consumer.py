@@ -11,8 +11,14 @@ u (labelled events the model had learned from before). See the README's
 This consumer reads the topic from the beginning (a new consumer group each
 run), keeps the records whose id starts with --id-prefix (one per event:
 after a crash okstream may write a record again; the first is kept), and
-prints each model's progressive mistake rate once --count records have
-arrived. It exits 1 if they do not arrive within --timeout seconds.
+prints each model's progressive mistake rate (classifiers: records with d)
+or mean squared error (regression models: records without d) once --count
+records have arrived, beside the trivial baseline on the same events, as
+okstream computes it per partition: the running class prior's decision (the
+majority of the labels seen so far, a tie a mistake) or the running mean of
+the labels (0 before the first). A model no better than its baseline has
+learnt nothing. It exits 1 if the records do not arrive within --timeout
+seconds.
 
 Usage: python3 consumer.py --brokers localhost:9092 --topic events.predictions --count 2000
 """
@@ -44,7 +50,10 @@ def main() -> int:
     })
     c.subscribe([args.topic])
     seen = {}
-    labelled, mistakes = {}, {}
+    labelled, mistakes = {}, {}  # classifiers, per model
+    reg_n, reg_sq = {}, {}  # regression models, per model
+    prior = {}  # per source partition: [labels, positive labels, sum of labels]
+    base = {"n": 0, "mistakes": 0, "sq": 0.0}
     deadline = time.monotonic() + args.timeout
     try:
         while len(seen) < args.count and time.monotonic() < deadline:
@@ -64,12 +73,27 @@ def main() -> int:
             if len(seen) <= args.show:
                 models = ", ".join(f"{m['n']}: score {m['s']:+.4f}" for m in rec["m"])
                 print(f"consumer: {rid} key={rec.get('key')} y={rec.get('y')} {models}")
-            if rec.get("y") is None:
+            y = rec.get("y")
+            if y is None:
                 continue
             for m in rec["m"]:
-                labelled[m["n"]] = labelled.get(m["n"], 0) + 1
-                if m.get("d", 0) != rec["y"]:
-                    mistakes[m["n"]] = mistakes.get(m["n"], 0) + 1
+                name = m["n"]
+                if "d" in m:
+                    labelled[name] = labelled.get(name, 0) + 1
+                    if m["d"] != y:
+                        mistakes[name] = mistakes.get(name, 0) + 1
+                else:
+                    reg_n[name] = reg_n.get(name, 0) + 1
+                    reg_sq[name] = reg_sq.get(name, 0.0) + (m["s"] - y) ** 2
+            # The baselines predict from the labels before this one (records
+            # of a partition arrive in offset order).
+            st = prior.setdefault(rec.get("p", 0), [0, 0, 0.0])
+            n, pos, total = st
+            decision = 1 if 2 * pos > n else (-1 if 2 * pos < n else 0)
+            base["n"] += 1
+            base["mistakes"] += decision != y
+            base["sq"] += (y - (total / n if n else 0.0)) ** 2
+            st[0], st[1], st[2] = n + 1, pos + (y > 0), total + y
     finally:
         c.close()
     if len(seen) < args.count:
@@ -80,6 +104,16 @@ def main() -> int:
     for name in sorted(labelled):
         n, k = labelled[name], mistakes.get(name, 0)
         print(f"consumer: model {name}: {k} mistakes in {n} labelled events ({100 * k / n:.1f} %)")
+    for name in sorted(reg_n):
+        n = reg_n[name]
+        print(f"consumer: model {name}: MSE {reg_sq[name] / n:.4f} over {n} labelled events")
+    if base["n"]:
+        n = base["n"]
+        if labelled:
+            k = base["mistakes"]
+            print(f"consumer: baseline class prior: {k} mistakes in {n} labelled events ({100 * k / n:.1f} %)")
+        if reg_n:
+            print(f"consumer: baseline running mean: MSE {base['sq'] / n:.4f} over {n} labelled events")
     return 0
 
 

@@ -3,9 +3,16 @@
 
 Each event is one msgpack map (see the README's "Event schema", or
 `go doc okstream/codec`): schema version v=1, an id, an entity key, dense
-features x of length --dim and, for most events, a label y in {-1, +1}.
-The features are drawn from a seeded generator and the label is the sign of
-a fixed random direction plus noise, so a kernel model can learn it.
+features x of length --dim and, for most events, a label y. The features
+are drawn from a seeded generator; the target is a fixed random direction
+plus noise, so a kernel model can learn it. --labels says how y is sent:
+
+  pm1         (the default) the class, -1 or +1
+  01          the class as 0 or 1
+  bool        the class as false or true
+  strings     the class as one of two strings, "ham" or "spam"
+              (okstream run --positive spam makes "spam" the +1 class)
+  regression  the real-valued target itself (okstream learns regression)
 
 The topic must exist: with auto.create.topics.enable=false (scripts/kafka.sh,
 docker-compose.yml) a record sent to a missing topic is never delivered, and
@@ -15,14 +22,28 @@ was not acknowledged. Create the topics with
 
     okstream topics create --brokers localhost:9092 --input events --partitions 4
 
-Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8
+Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8 [--labels 01]
 """
 import argparse
+import math
 import random
 import sys
 
 import msgpack
 from confluent_kafka import KafkaException, Producer
+
+
+# The label of an event whose target (a fixed direction plus noise) is
+# margin, for each --labels mode: the class (the sign of the margin) in one of
+# the four binary encodings okstream accepts, or the real target itself.
+LABELS = {
+    "pm1": lambda margin: 1 if margin > 0 else -1,
+    "01": lambda margin: 1 if margin > 0 else 0,
+    "bool": lambda margin: margin > 0,
+    "strings": lambda margin: "spam" if margin > 0 else "ham",
+    # a smooth nonlinear target, not only -1/0/1: okstream learns regression
+    "regression": lambda margin: round(2 * math.tanh(margin) + 0.5, 6),
+}
 
 
 def main() -> int:
@@ -34,6 +55,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--unlabelled", type=float, default=0.1, help="fraction of events sent without a label")
     ap.add_argument("--id-prefix", default="py", help="event ids are PREFIX-N")
+    ap.add_argument("--labels", default="pm1", choices=sorted(LABELS),
+                    help="how the label y is sent: pm1 (-1/+1), 01 (0/1), bool (false/true), "
+                         "strings (two class names, \"ham\"/\"spam\") or regression (a real number)")
     args = ap.parse_args()
 
     p = Producer({
@@ -69,7 +93,7 @@ def main() -> int:
         margin = sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.1)
         ev = {"v": 1, "id": f"{args.id_prefix}-{i}", "key": f"user-{i % 50}", "x": x}
         if rng.random() >= args.unlabelled:
-            ev["y"] = 1 if margin > 0 else -1
+            ev["y"] = LABELS[args.labels](margin)
         while True:
             try:
                 p.produce(args.topic, key=ev["key"].encode(), value=msgpack.packb(ev), on_delivery=report)
@@ -82,7 +106,7 @@ def main() -> int:
         print(f"producer: {len(failed)} events refused ({failed[0] if failed else ''}), {left} unacknowledged",
               file=sys.stderr)
         return 1
-    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim})")
+    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim}, labels {args.labels})")
     return 0
 
 
