@@ -257,3 +257,57 @@ func TestPublishedProbabilitiesBeatThePrior(t *testing.T) {
 		t.Errorf("linear: mean log loss %.4f, not below the prior's %.4f", loss/3000, priorLoss/3000)
 	}
 }
+
+// The record's class is the decision of the first classification model,
+// wherever it is among the models.
+func TestClassNameFirstClassifier(t *testing.T) {
+	ms := newProbSet(t)
+	for _, y := range []float64{0, 1} { // a 0/1 stream
+		ev := codec.Event{Y: y, HasY: true}
+		if _, err := ms.mapLabel(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scores := []codec.ModelScore{{Score: 2}, {Score: -1, Classify: true, Decision: -1}, {Score: 3, Classify: true, Decision: 1}}
+	if got := ms.className(scores); got != "0" {
+		t.Errorf("class %q, want the second model's \"0\"", got)
+	}
+	scores[1].Decision = 0
+	if got := ms.className(scores); got != "" {
+		t.Errorf("class %q for a decision of 0", got)
+	}
+	if got := ms.className(scores[:1]); got != "" {
+		t.Errorf("class %q without a classifier", got)
+	}
+}
+
+// Scoring an event, naming its class and encoding its record (version 3)
+// allocate nothing, with string labels too.
+func TestPublishAllocs(t *testing.T) {
+	ms := newProbSet(t)
+	src := rng.New(8)
+	out := make([]codec.ModelScore, 0, len(probModels))
+	buf := make([]byte, 0, 512)
+	var ev codec.Event
+	for i := 0; i < 300; i++ {
+		ev = circleEvent(src, i, "", "")
+		ev.YKind, ev.YStr = codec.LabelString, map[bool]string{true: "spam", false: "ham"}[ev.Y > 0]
+		y, err := ms.mapLabel(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = ms.score(ev.X, y, true, out[:0], nil)
+	}
+	y, _ := ms.mapLabel(&ev)
+	a := testing.AllocsPerRun(100, func() {
+		out = ms.score(ev.X, y, true, out[:0], nil)
+		p := codec.Prediction{Version: codec.PredictionVersionProb, Topic: "t", Y: y, HasY: true, Models: out, Class: ms.className(out)}
+		buf = codec.AppendPrediction(buf[:0], &p)
+	})
+	if a != 0 {
+		t.Fatalf("%v allocations per event", a)
+	}
+	if p, _ := codec.DecodePrediction(buf); p.Class != "spam" && p.Class != "ham" {
+		t.Fatalf("class %q", p.Class)
+	}
+}
