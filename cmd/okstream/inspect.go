@@ -16,6 +16,7 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
+	"okstream/eval"
 	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/label"
@@ -290,6 +291,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 				// quality: its mistake rate only (as inspect predictions).
 				if l, err := learner.New(m.Spec, max(pl.Dim, 1)); err == nil && l.Info().Task == learner.Classification {
 					stat = fmt.Sprintf(", mistake rate %.3f%%", 100*m.Stats.MistakeRate())
+					if eval.ProbabilityOf(l) == nil { // its probabilities come from the calibration
+						stat += fmt.Sprintf(", probability σ(%.4g·score %+.4g)", m.Calib.A, m.Calib.B)
+					}
 				} else {
 					stat = fmt.Sprintf(", MSE %.4g", m.Stats.MSE())
 				}
