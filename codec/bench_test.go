@@ -94,6 +94,20 @@ func BenchmarkAppendPrediction2Models(b *testing.B) {
 	}
 }
 
+// The same record in schema version 3: a class and each model's probability.
+func BenchmarkAppendPrediction2ModelsV3(b *testing.B) {
+	p := Prediction{Version: 3, ID: "events/0/123456", Key: "user-42", Topic: "events", Partition: 3, Offset: 123456,
+		TS: 1700000000123, HasTS: true, Y: 1, HasY: true, Class: "spam", Models: []ModelScore{
+			{Name: "forks", Score: 0.42, Classify: true, Decision: 1, Updates: 123000, Prob: 0.71, HasProb: true},
+			{Name: "fogd", Score: -0.1, Classify: true, Decision: -1, Updates: 123000, Prob: 0.46, HasProb: true},
+		}}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendPrediction(buf[:0], &p)
+	}
+}
+
 // A feedback event (schema version 2): the id, key and ref strings are the
 // only allocations.
 func BenchmarkDecodeEventFeedback(b *testing.B) {

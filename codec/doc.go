@@ -98,7 +98,7 @@
 //   - y present and not nil (missing_label), and finite (non_finite);
 //   - id, ts and key are allowed, with the usual rules.
 //
-// # Prediction (schema versions 1 and 2)
+// # Prediction (schema versions 1, 2 and 3)
 //
 // okstream writes one Prediction record per input event, with the event key as
 // the Kafka record key. Records are a pure function of their content: a record
@@ -109,6 +109,7 @@
 //	key   msgpack type      rule
 //	----  ----------------  ---------------------------------------------------------
 //	v     int               always; the schema version: 2 for an outcome record, else 1
+//	sv    int               version 3 only, always there: 3 (see below)
 //	id    str               the event's id, or "topic/partition/offset"; omitted if ""
 //	key   str               the event's key; omitted if ""
 //	t     str               always; source topic
@@ -121,23 +122,37 @@
 //	                        omitted if ""
 //	ro    int               outcome records only, always there: the impression's offset
 //	                        (same topic and partition as t and p)
+//	c     str               version 3: the predicted class, the decision d of the first
+//	                        classification model in m named as the stream writes its
+//	                        labels; omitted if "" (not known yet, d = 0, no classifier)
 //	m     array of maps     always; one map per configured model, in configuration order:
 //	  n   str                 model name
 //	  s   float64             score f_t(x), computed before the model learned from the event
 //	  d   int                 decision: +1, −1, or 0 when s is exactly 0 (a mistake);
 //	                          only for classification models
+//	  pp  float64             version 3, classification models: P(y = +1) in [0, 1],
+//	                          computed before the model learned from the event
 //	  u   uint                labelled events the model had learned from before this one
 //
 // Keys are written in the order of the table. Strings (id, key, t, r, n) are
 // written as str, or as bin when they are not valid UTF-8. For a
 // classification model the event counts as a mistake when d != y; since d is
 // 0 for a score of exactly 0, such a score is always a mistake.
-// DecodePrediction reads records of both versions back.
+// DecodePrediction reads records of all three versions back.
 //
 // Version 1 records (everything but outcome records) are unchanged by version
 // 2, byte for byte, so a reader that knows only version 1 keeps working if it
 // skips records whose v is 2. The record for an impression is an ordinary
 // version 1 record, without y.
+//
+// Version 3 adds probabilities to both kinds of record: "sv": 3 right after
+// "v", "c" before "m", and "pp" after "d" in each classification model's map.
+// Its "v" stays 1 or 2, so a reader of versions 1 and 2 that ignores unknown
+// keys — this codec's DecodePrediction before version 3 did — reads a
+// version 3 record as the version 1 or 2 record it extends. A later version
+// may carry a class distribution per model (multi-class) beside "pp". The
+// runtime writes version 3; AppendPrediction writes it when
+// Prediction.Version is 3.
 //
 // An outcome record (version 2, with ro) is written when a feedback event
 // resolves an impression. t, p, o, ts and key are the feedback event's (its
@@ -161,7 +176,8 @@
 //	trailing_bytes           bytes follow the top-level map
 //	oversized                the record is longer than Limits.MaxBytes
 //	missing_version          no "v" (or "v" is nil)
-//	unknown_version          "v" is an integer other than 1 and 2
+//	unknown_version          "v" is an integer other than 1 and 2 (or a prediction
+//	                         record's "sv" other than 3)
 //	bad_field_type           a value has the wrong type (x a string, id an array, a
 //	                         float where an int is required, a map key not a string),
 //	                         or an int out of range (ts above 2^63-1)

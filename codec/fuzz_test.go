@@ -138,7 +138,8 @@ func checkEventValues(t *testing.T, ev *Event, lim Limits) {
 }
 
 // FuzzDecodePrediction checks that DecodePrediction never panics, that a
-// version 1 record never yields the fields of version 2, and that a decoded
+// version 1 record never yields the fields of version 2 (nor, with "sv": 3,
+// a version 3 record whose "v" is 1), and that a decoded
 // prediction re-encodes, with the version its HasRef calls for, to bytes that
 // decode to the same prediction.
 func FuzzDecodePrediction(f *testing.F) {
@@ -146,6 +147,9 @@ func FuzzDecodePrediction(f *testing.F) {
 		f.Add(unhex(f, tc.hex))
 	}
 	for _, tc := range goldenPredictionsV2 {
+		f.Add(unhex(f, tc.hex))
+	}
+	for _, tc := range goldenPredictionsV3 {
 		f.Add(unhex(f, tc.hex))
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -163,7 +167,7 @@ func FuzzDecodePrediction(f *testing.F) {
 			}
 			return
 		}
-		if p.Version != 1 && p.Version != 2 || p.Version == 1 && (p.HasRef || p.Ref != "" || p.RefOffset != 0) {
+		if p.Version < 1 || p.Version > 3 || p.Version == 1 && (p.HasRef || p.Ref != "" || p.RefOffset != 0) {
 			t.Fatalf("version %d record with HasRef %v, Ref %q, RefOffset %d", p.Version, p.HasRef, p.Ref, p.RefOffset)
 		}
 		enc := AppendPrediction(nil, &p)

@@ -5,13 +5,23 @@ import (
 	"strconv"
 )
 
-// Prediction schema versions. DecodePrediction reads both. AppendPrediction
-// writes PredictionVersion for an ordinary record, exactly as before version
-// 2 existed, and PredictionVersionOutcome only for an outcome record (HasRef),
-// so readers that know only version 1 see every ordinary record unchanged.
+// Prediction schema versions. DecodePrediction reads all three.
+// AppendPrediction writes PredictionVersion for an ordinary record, exactly
+// as before version 2 existed, and PredictionVersionOutcome only for an
+// outcome record (HasRef), so readers that know only version 1 see every
+// ordinary record unchanged.
+//
+// Version 3 (PredictionVersionProb, asked for with Prediction.Version ≥ 3)
+// adds probabilities: per model "pp", P(y = +1) for a classification model,
+// and per record "c", the predicted class name. Its "v" stays 1 (ordinary)
+// or 2 (outcome), the oldest version whose readers read it, and a key "sv"
+// says 3: a reader of versions 1 and 2 (this codec before version 3
+// included) reads a version 3 record as the version 1 or 2 record it
+// extends, ignoring "sv", "c" and "pp" as unknown keys.
 const (
 	PredictionVersion        = 1 // an ordinary record: the scores for one event with features
 	PredictionVersionOutcome = 2 // an outcome record (HasRef): a delayed label resolving an earlier prediction
+	PredictionVersionProb    = 3 // version 1 or 2 plus probabilities ("sv": 3, "c", per model "pp")
 )
 
 // ModelScore is one model's output for one event.
@@ -21,6 +31,12 @@ type ModelScore struct {
 	Classify bool    // true for classification models: Decision is meaningful
 	Decision int8    // Decision(Score) for classification models: +1, -1, or 0 when Score is exactly 0
 	Updates  uint64  // labelled events the model had learned from before this prediction
+	// Prob is P(y = +1), computed before the model learned from this
+	// event's label (version 3, "pp"); meaningful if HasProb. A later
+	// version may add a class distribution beside it for multi-class
+	// models.
+	Prob    float64
+	HasProb bool
 }
 
 // Prediction is the record published for each input event.
@@ -31,7 +47,10 @@ type ModelScore struct {
 // identify the impression, and Models holds the scores (and update counts)
 // the models gave at impression time, before they learned from the label.
 type Prediction struct {
-	Version   int    // as decoded: 1, or 2 for an outcome record; AppendPrediction derives it from HasRef
+	// Version as decoded: 1, or 2 for an outcome record, or 3 for a record
+	// with "sv": 3 (either kind: HasRef tells). AppendPrediction derives "v"
+	// from HasRef and writes version 3's fields only when Version ≥ 3.
+	Version   int
 	ID        string // event id (the runtime fills "topic/partition/offset" when the event had none)
 	Key       string // event key
 	Topic     string // source record's topic
@@ -44,7 +63,11 @@ type Prediction struct {
 	Ref       string // outcome records: the id of the impression this record resolves ("r"); meaningful if HasRef
 	RefOffset int64  // outcome records: the impression's source offset, same topic and partition ("ro"); meaningful if HasRef
 	HasRef    bool   // an outcome record
-	Models    []ModelScore
+	// Class is the predicted class name (version 3, "c"; "" when unknown):
+	// the class of the decision of the first classification model in
+	// Models.
+	Class  string
+	Models []ModelScore
 }
 
 // Decision is the classification decision for a score: +1 if score > 0, −1 if
@@ -68,12 +91,22 @@ func Decision(score float64) int8 {
 // is omitted when !Classify; integers in their smallest msgpack form and
 // scores and y as float64 (NaN and ±Inf are written as they are).
 //
-// p.Version is not read: "v" is PredictionVersionOutcome (2) when HasRef and
-// PredictionVersion (1) otherwise, and a record without HasRef is byte for
-// byte what this function wrote before version 2 (Ref and RefOffset are then
-// ignored).
+// "v" is PredictionVersionOutcome (2) when HasRef and PredictionVersion (1)
+// otherwise, and a record without HasRef is byte for byte what this function
+// wrote before version 2 (Ref and RefOffset are then ignored). p.Version is
+// read only to tell version 3: when it is 3 or more, "sv": 3 follows "v",
+// "c" (when Class is not "") comes before "m", and each model with HasProb
+// has "pp" (float64) after "d"; below 3, Class and the models' HasProb and
+// Prob are ignored and the bytes are those of version 1 or 2.
 func AppendPrediction(dst []byte, p *Prediction) []byte {
+	v3 := p.Version >= PredictionVersionProb
 	n := 5 // v, t, p, o, m
+	if v3 {
+		n++ // sv
+		if p.Class != "" {
+			n++
+		}
+	}
 	if p.ID != "" {
 		n++
 	}
@@ -98,6 +131,10 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 	w.mapLen(n)
 	w.key("v")
 	w.int(version)
+	if v3 {
+		w.key("sv")
+		w.int(PredictionVersionProb)
+	}
 	if p.ID != "" {
 		w.key("id")
 		w.text(p.ID)
@@ -128,15 +165,23 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		w.key("ro")
 		w.int(p.RefOffset)
 	}
+	if v3 && p.Class != "" {
+		w.key("c")
+		w.text(p.Class)
+	}
 	w.key("m")
 	w.arrayLen(len(p.Models))
 	for i := range p.Models {
 		m := &p.Models[i]
+		k := 3
 		if m.Classify {
-			w.mapLen(4)
-		} else {
-			w.mapLen(3)
+			k++
 		}
+		hasProb := v3 && m.HasProb
+		if hasProb {
+			k++
+		}
+		w.mapLen(k)
 		w.key("n")
 		w.text(m.Name)
 		w.key("s")
@@ -144,6 +189,10 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		if m.Classify {
 			w.key("d")
 			w.int(int64(m.Decision))
+		}
+		if hasProb {
+			w.key("pp")
+			w.float(m.Prob)
 		}
 		w.key("u")
 		w.uint(m.Updates)
@@ -163,6 +212,8 @@ const (
 	pM
 	pR
 	pRO
+	pSV
+	pC
 )
 
 func predictionField(key []byte) int {
@@ -189,12 +240,17 @@ func predictionField(key []byte) int {
 		return pR
 	case "ro":
 		return pRO
+	case "sv":
+		return pSV
+	case "c":
+		return pC
 	}
 	return 0
 }
 
-// DecodePrediction decodes a record written by AppendPrediction, of version 1
-// or 2. Unknown keys are ignored and nil counts as absent; "v" is required,
+// DecodePrediction decodes a record written by AppendPrediction, of version
+// 1, 2 or 3 ("sv": 3, which must be 3 if present, makes Version 3; "c" and
+// "pp" are read in any record, and "pp" must be a number in [0, 1]). Unknown keys are ignored and nil counts as absent; "v" is required,
 // every other key is optional (absent means the zero value). "r" and "ro" are
 // fields of version 2 only ("ro" sets HasRef); in a version 1 record they are
 // unknown keys. Errors are *Error with the Reason of the first problem in
@@ -219,6 +275,7 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 	}
 	seen := 0
 	version := int64(0) // 0 until known
+	sv := int64(0)      // "sv" (version 3)
 	lookedAhead := false
 	for i := 0; i < n; i++ {
 		key, e := r.key("", i)
@@ -259,7 +316,16 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 			}
 			p.Version = int(v)
 			version = v
-		case pID, pKey, pT, pR:
+		case pSV:
+			v, ok, e := r.int("sv")
+			if e != nil {
+				return e
+			}
+			if !ok || v != PredictionVersionProb {
+				return newError(ReasonUnknownVersion, "sv", "prediction schema version %d; this codec knows version 3", v)
+			}
+			sv = v
+		case pID, pKey, pT, pR, pC:
 			s, e := r.str(string(key), "a string")
 			if e != nil {
 				return e
@@ -271,6 +337,8 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 				p.Key = string(s)
 			case pR:
 				p.Ref = string(s)
+			case pC:
+				p.Class = string(s)
 			default:
 				p.Topic = string(s)
 			}
@@ -317,6 +385,9 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 	}
 	if seen&pV == 0 || p.Version == 0 {
 		return newError(ReasonMissingVersion, "v", "no schema version")
+	}
+	if sv != 0 {
+		p.Version = int(sv)
 	}
 	return nil
 }
@@ -406,6 +477,8 @@ func decodeModels(r *reader, p *Prediction) *Error {
 				f = 4
 			case "u":
 				f = 8
+			case "pp":
+				f = 16
 			default:
 				if e := r.skip(field); e != nil {
 					return e
@@ -450,6 +523,15 @@ func decodeModels(r *reader, p *Prediction) *Error {
 					return newError(ReasonBadFieldType, field, "update count %d is negative", u)
 				}
 				m.Updates = uint64(u)
+			case 16:
+				pp, e := r.anyNumber(field)
+				if e != nil {
+					return e
+				}
+				if !(pp >= 0 && pp <= 1) {
+					return newError(ReasonBadFieldType, field, "probability %v is not in [0, 1]", pp)
+				}
+				m.Prob, m.HasProb = pp, true
 			}
 		}
 		p.Models = append(p.Models, m)

@@ -45,10 +45,20 @@ func randomPrediction(rng *rand.Rand) Prediction {
 			p.Ref = randomString(rng)
 		}
 	}
+	v3 := rng.IntN(2) == 0 // version 3: probabilities and a class
+	if v3 {
+		p.Version = 3
+		if rng.IntN(2) == 0 {
+			p.Class = randomString(rng)
+		}
+	}
 	for i := rng.IntN(5); i > 0; i-- {
 		m := ModelScore{Name: randomString(rng), Score: randomFloat(rng), Updates: rng.Uint64() >> rng.IntN(64)}
 		if rng.IntN(2) == 0 {
 			m.Classify, m.Decision = true, Decision(m.Score)
+		}
+		if v3 && rng.IntN(2) == 0 {
+			m.Prob, m.HasProb = rng.Float64(), true
 		}
 		p.Models = append(p.Models, m)
 	}
@@ -94,6 +104,11 @@ func TestPredictionAllocs(t *testing.T) {
 	buf := make([]byte, 0, 256)
 	if a := testing.AllocsPerRun(100, func() { buf = AppendPrediction(buf[:0], &p) }); a != 0 {
 		t.Errorf("%v allocations per AppendPrediction, want 0", a)
+	}
+	p.Version, p.Class = PredictionVersionProb, "spam"
+	p.Models[0].Prob, p.Models[0].HasProb = 0.75, true
+	if a := testing.AllocsPerRun(100, func() { buf = AppendPrediction(buf[:0], &p) }); a != 0 {
+		t.Errorf("%v allocations per AppendPrediction (version 3), want 0", a)
 	}
 }
 

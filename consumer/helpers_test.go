@@ -301,6 +301,34 @@ func checkpointStates(t *testing.T, e *kafkatest.Env, cfg Config, parts int) (ma
 	return states, next
 }
 
+// checkpointCalibs is the models' probability calibrations in the
+// partitions' newest checkpoints, by partition.
+func checkpointCalibs(t *testing.T, e *kafkatest.Env, cfg Config, parts int) map[int][]eval.Platt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := map[int][]eval.Platt{}
+	for p := 0; p < parts; p++ {
+		cp, _, err := s.Load(ctx, checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: p})
+		if err != nil || cp == nil {
+			t.Fatalf("partition %d: no checkpoint (%v)", p, err)
+		}
+		pl, err := DescribePayload(cp.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pl.Models {
+			out[p] = append(out[p], m.Calib)
+		}
+	}
+	return out
+}
+
 func sameScore(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 func nan() float64 { return math.NaN() }

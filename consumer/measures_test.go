@@ -71,7 +71,8 @@ func BenchmarkModelCount(b *testing.B) {
 		if i%3 == 0 {
 			y = -1
 		}
-		m.count(f, y)
+		p, own := m.prob(f)
+		m.count(f, y, p, own)
 		base.count(y)
 	}
 }
@@ -81,12 +82,20 @@ func BenchmarkModelCount(b *testing.B) {
 // which then moves.
 func TestModelCountProbability(t *testing.T) {
 	lin, _ := newModel(Model{Name: "l", Spec: "linear"}, 3)
-	lin.count(2, 1)
+	p, own := lin.prob(2)
+	if want := 1 / (1 + math.Exp(-2)); !own || p != want {
+		t.Fatalf("linear: prob %v, %v; want its own %v", p, own, want)
+	}
+	lin.count(2, 1, p, own)
 	if want := math.Log1p(math.Exp(-2)); math.Abs(lin.tally.logLoss-want) > 1e-15 || lin.calib.A != 1 || lin.calib.B != 0 {
 		t.Fatalf("linear: log loss %v (want %v), calibration %+v", lin.tally.logLoss, want, lin.calib)
 	}
 	k, _ := newModel(Model{Name: "k", Spec: "fogd:sigma=1,budget=5"}, 3)
-	k.count(2, -1)
+	p, own = k.prob(2)
+	if want := 1 / (1 + math.Exp(-2)); own || p != want { // the calibration's start: σ(score)
+		t.Fatalf("fogd: prob %v, %v; want the calibration's %v", p, own, want)
+	}
+	k.count(2, -1, p, own)
 	if want := math.Log1p(math.Exp(2)); math.Abs(k.tally.logLoss-want) > 1e-12 || k.calib.A == 1 {
 		t.Fatalf("fogd: log loss %v (want %v), calibration %+v", k.tally.logLoss, want, k.calib)
 	}

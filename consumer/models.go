@@ -49,10 +49,14 @@ type model struct {
 	updates  uint64
 	stats    Stats
 	tally    tally // since the worker last drained it into the counters
-	// calib is the online Platt calibration of a classifier's score that
-	// gives the probability of the log loss (eval.Platt); it is
-	// process-local (not checkpointed: a restored or reset model starts it
-	// afresh), like the counters it feeds.
+	// calib is the online Platt calibration of a classifier's score
+	// (eval.Platt) that gives the probability published with each
+	// prediction (codec.ModelScore.Prob) and scored by the log loss, for a
+	// learner without a probability of its own (eval.Prober); it learns
+	// from each label after the event's probability was computed. It is
+	// checkpointed (payload version 6), so a restored model publishes the
+	// probabilities an uninterrupted one does; a reset model starts it
+	// afresh.
 	calib eval.Platt
 }
 
@@ -228,20 +232,21 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 		f, before := ms.step(m, x, y, hasY)
 		m.tally.predictions++
 		allFinite = allFinite && finite(f)
+		p, own := m.prob(f) // before the label reaches the calibration
 		if hasY {
-			m.count(f, y)
+			m.count(f, y, p, own)
 		}
 		if a := m.alt; a != nil { // the regression candidate of an undecided partition
 			g, _ := ms.step(a, x, ms.rawY, hasY)
 			allFinite = allFinite && finite(g)
 			if hasY {
-				a.count(g, ms.rawY)
+				a.count(g, ms.rawY, 0, false)
 			}
 		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
-		out = append(out, m.modelScore(f, before))
+		out = append(out, m.modelScore(f, before, p))
 	}
 	if hasY {
 		ms.noteLearnt(x, allFinite)
@@ -300,12 +305,31 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 	return f, before
 }
 
-// count adds a labelled event's progressive-validation score to the
-// model's statistics. A non-finite score counts as labelled (and, for a
-// classifier, as a mistake) but, like a squared error that overflows (a
-// label of 1e308 with the value limit off), stays out of SqErr, which would
-// otherwise be NaN or +Inf for ever.
-func (m *model) count(f, y float64) {
+// prob is a classifier's probability that y = +1 for its score f: the
+// learner's own (own true) when it is an eval.Prober that gives one and f
+// is finite, else the online Platt calibration's (0.5 for a non-finite f).
+// It reads the calibration without changing it; count updates it with the
+// label. 0 for a regression model.
+func (m *model) prob(f float64) (p float64, own bool) {
+	if !m.classify {
+		return 0, false
+	}
+	if pr, ok := m.l.(eval.Prober); ok && finite(f) {
+		if p, ok := pr.Probability(f); ok {
+			return p, true
+		}
+	}
+	return m.calib.Prob(f), false
+}
+
+// count adds a labelled event's progressive-validation score f, and for a
+// classifier its probability p from prob (computed before the label was
+// known), to the model's statistics, and lets the calibration learn the
+// label unless the probability is the learner's own. A non-finite score
+// counts as labelled (and, for a classifier, as a mistake) but, like a
+// squared error that overflows (a label of 1e308 with the value limit
+// off), stays out of SqErr, which would otherwise be NaN or +Inf for ever.
+func (m *model) count(f, y, p float64, own bool) {
 	m.stats.Labeled++
 	m.tally.labeled++
 	if m.classify && learner.Mistake(f, y) {
@@ -318,25 +342,37 @@ func (m *model) count(f, y float64) {
 		m.tally.absErr += math.Abs(f - y)
 	}
 	if m.classify {
-		p, own := 0.0, false
-		if pr, ok := m.l.(eval.Prober); ok && finite(f) {
-			p, own = pr.Probability(f)
-		}
 		if !own {
-			p = m.calib.Prob(f)
 			m.calib.Update(f, p, y)
 		}
 		m.tally.logLoss += eval.LogLoss(p, y)
 	}
 }
 
-func (m *model) modelScore(f float64, before uint64) codec.ModelScore {
+func (m *model) modelScore(f float64, before uint64, p float64) codec.ModelScore {
 	s := codec.ModelScore{Name: m.name, Score: f, Updates: before}
 	if m.classify {
 		s.Classify = true
 		s.Decision = codec.Decision(f)
+		s.Prob, s.HasProb = p, true
 	}
 	return s
+}
+
+// className is the record's predicted class (codec.Prediction.Class): the
+// name, in the partition's label map, of the decision of the first
+// classification model in scores ("" when there is none, its decision is
+// 0, or the class's name is not known yet: label.Map.ClassName).
+func (ms *modelSet) className(scores []codec.ModelScore) string {
+	if ms.labels == nil {
+		return ""
+	}
+	for i := range scores {
+		if scores[i].Classify {
+			return ms.labels.ClassName(scores[i].Decision)
+		}
+	}
+	return ""
 }
 
 // reset replaces m's learner by a fresh one of the same spec (learner.New
@@ -419,16 +455,20 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		}
 		g, _ := ms.step(m, im.x, y, true)
 		allFinite = allFinite && finite(g)
-		m.count(f, y)
+		// The impression-time score's probability, from the calibration as
+		// it is now (learning changed the learner, not the calibration; a
+		// reset in step started it afresh), before it learns this label.
+		p, own := m.prob(f)
+		m.count(f, y, p, own)
 		if a := m.alt; a != nil { // its pre-update score is its progressive one
 			h, _ := ms.step(a, im.x, ms.rawY, true)
 			allFinite = allFinite && finite(h)
-			a.count(h, ms.rawY)
+			a.count(h, ms.rawY, 0, false)
 		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
-		out = append(out, m.modelScore(f, before))
+		out = append(out, m.modelScore(f, before, p))
 	}
 	ms.noteLearnt(im.x, allFinite)
 	ms.base.count(y)
@@ -440,11 +480,13 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // event-time watermark window (see pending.encode); 4 = the sharing
 // schedule's state (records consumed, partition count, merge frontier),
 // after the buffer; 5 = the label state (task, label kind, class
-// dictionary: package label), after the sharing state. This build reads all
-// five and writes 5.
+// dictionary: package label), after the sharing state; 6 = each model's
+// probability calibration (eval.Platt: A, B), after the regression
+// candidates. This build reads all six and writes 6; a model restored from
+// a payload older than 6 starts its calibration afresh.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 5
+	payloadVersion = 6
 )
 
 // marshal encodes every model's state and statistics (deterministically)
@@ -461,7 +503,7 @@ func (ms *modelSet) marshal() ([]byte, error) { return ms.marshalInto(nil) }
 func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 	states := make([][]byte, len(ms.models))
 	alts := make([][]byte, len(ms.models)) // the regression candidates' states
-	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1 + 1 + len(ms.models)
+	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1 + 1 + len(ms.models) + 16*len(ms.models)
 	for i, m := range ms.models {
 		st, err := m.l.MarshalBinary()
 		if err != nil {
@@ -530,6 +572,10 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 		e.U64(m.alt.stats.Resets)
 		e.Blob(st)
 	}
+	for _, m := range ms.models { // the calibrations (version 6)
+		e.F64(m.calib.A)
+		e.F64(m.calib.B)
+	}
 	return e.Bytes(), nil
 }
 
@@ -559,6 +605,9 @@ type ModelSummary struct {
 	// an undecided partition are still deciding (payload version 5; nil
 	// otherwise).
 	Alt *ModelSummary
+	// Calib is the model's probability calibration (payload version 6;
+	// eval.NewPlatt() for an older payload).
+	Calib eval.Platt
 }
 
 // Payload is a decoded checkpoint payload.
@@ -658,6 +707,12 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 			p.Models[i].Alt = a
 		}
 	}
+	for i := range p.Models {
+		p.Models[i].Calib = eval.NewPlatt()
+		if version >= 6 {
+			p.Models[i].Calib = eval.Platt{A: d.F64(), B: d.F64()}
+		}
+	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
@@ -741,6 +796,7 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		}
 		nm.updates = s.Updates
 		nm.stats = s.Stats
+		nm.calib = s.Calib
 		next[i] = nm
 	}
 	if ms.share != nil && pl.Share != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,20 @@ func TestEquivalenceWithOfflineEval(t *testing.T) {
 		pr, _ := codec.DecodePrediction(raw)
 		if len(pr.Models) != 2 || pr.Models[0].Name != "champion" || pr.Models[1].Name != "challenger" {
 			t.Fatalf("prediction %v: models %+v", k, pr.Models)
+		}
+		// Schema version 3: each model's probability, and the champion's
+		// decision as the stream writes its labels (±1; "" for −1 before
+		// the partition's first −1 label).
+		if pr.Version != codec.PredictionVersionProb {
+			t.Fatalf("prediction %v: version %d", k, pr.Version)
+		}
+		for _, m := range pr.Models {
+			if !m.HasProb || !(m.Prob >= 0 && m.Prob <= 1) {
+				t.Fatalf("prediction %v: model %+v", k, m)
+			}
+		}
+		if want := map[int8]string{1: "1", -1: "-1"}[pr.Models[0].Decision]; pr.Class != want && (pr.Class != "" || want != "-1") {
+			t.Fatalf("prediction %v: class %q, champion's decision %d", k, pr.Class, pr.Models[0].Decision)
 		}
 		for i, m := range pr.Models {
 			if !sameScore(m.Score, want.scores[k][i]) {
@@ -102,6 +117,7 @@ func recoveryAfterKills(t *testing.T, produce func(e *kafkatest.Env, input strin
 		t.Fatal(err)
 	}
 	refStates, _ := checkpointStates(t, e, ref, 2)
+	refCalibs := checkpointCalibs(t, e, ref, 2)
 	refPreds := predictionsByOffset(t, e, ref.Output)
 
 	// Crashing run: killed after about each of killAt predictions.
@@ -126,6 +142,11 @@ func recoveryAfterKills(t *testing.T, produce func(e *kafkatest.Env, input strin
 				t.Fatalf("partition %d model %s: state after kills differs from the uninterrupted run", p, cfg.Models[i].Name)
 			}
 		}
+	}
+	// The probability calibrations too (payload version 6): restored, not
+	// restarted, so the published probabilities below agree.
+	if calibs := checkpointCalibs(t, e, cfg, 2); !reflect.DeepEqual(calibs, refCalibs) {
+		t.Fatalf("calibrations after kills %v, uninterrupted %v", calibs, refCalibs)
 	}
 	preds := predictionsByOffset(t, e, cfg.Output) // fails on differing duplicates
 	if len(preds) != len(refPreds) || len(preds) != 3000 {

@@ -915,9 +915,10 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	}
 	key := w.eventKey(r)
 	pred := codec.Prediction{
-		Version: codec.PredictionVersion, ID: id, Key: key,
+		Version: codec.PredictionVersionProb, ID: id, Key: key,
 		Topic: w.p.cfg.Input, Partition: int32(w.part), Offset: r.Offset,
 		TS: w.ev.TS, HasTS: w.ev.HasTS, Y: w.ev.Y, HasY: w.ev.HasY, Models: w.scores,
+		Class: w.ms.className(w.scores),
 	}
 	if im != nil {
 		pred.Ref, pred.RefOffset, pred.HasRef = im.id, im.offset, true

@@ -278,6 +278,47 @@ func (m *Map) sign(i int) float64 {
 	return -1
 }
 
+// ClassName is the name of the class a binary decision d (+1 or −1)
+// predicts, as the stream writes its labels: for string labels the class
+// of the dictionary (or Positive) that maps to d; for bools "true" and
+// "false"; for numbers "1" and the stream's negative label, "-1" or "0".
+// It is "" when the name is not known yet (no label of that class and none
+// to tell it: a string class not seen, the negative number before the first
+// negative label), for d = 0, and for a regression stream. It does not
+// allocate.
+func (m *Map) ClassName(d int8) string {
+	if m.Task == Regression || d == 0 {
+		return ""
+	}
+	switch m.kind {
+	case kindBool:
+		if d > 0 {
+			return "true"
+		}
+		return "false"
+	case kindString:
+		for i, c := range m.Classes {
+			if m.sign(i) == float64(d) {
+				return c
+			}
+		}
+		if d > 0 && m.Positive != "" {
+			return m.Positive
+		}
+	case kindNumber:
+		if d > 0 {
+			return "1"
+		}
+		switch m.neg {
+		case negMinus:
+			return "-1"
+		case negZero:
+			return "0"
+		}
+	}
+	return ""
+}
+
 func (m *Map) classList() string {
 	s := ""
 	for i, c := range m.Classes {

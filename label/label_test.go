@@ -268,3 +268,68 @@ func TestRequirePositive(t *testing.T) {
 		t.Fatalf("with positive: %v, %v", y, err)
 	}
 }
+
+// TestClassName checks the class names of the decisions: as the stream
+// writes its labels, "" while unknown, and that each name maps back to its
+// decision.
+func TestClassName(t *testing.T) {
+	cases := []struct {
+		name     string
+		task     Task
+		positive string
+		labels   []codec.Event
+		pos, neg string // ClassName(+1), ClassName(-1) after the labels
+	}{
+		{"no labels", Binary, "", nil, "", ""},
+		{"±1", Binary, "", []codec.Event{num(1), num(-1)}, "1", "-1"},
+		{"0/1", Undecided, "", []codec.Event{num(0)}, "1", "0"},
+		{"1 only", Binary, "", []codec.Event{num(1)}, "1", ""},
+		{"bools", Binary, "", []codec.Event{boolean(true)}, "true", "false"},
+		{"strings", Binary, "", []codec.Event{str("ham"), str("spam")}, "spam", "ham"},
+		{"one string", Binary, "", []codec.Event{str("ham")}, "", "ham"},
+		{"strings, positive first", Binary, "spam", []codec.Event{str("spam"), str("ham")}, "spam", "ham"},
+		{"positive not seen", Binary, "spam", []codec.Event{str("ham")}, "spam", "ham"},
+		{"positive only", Binary, "spam", nil, "", ""},
+		{"regression", Regression, "", []codec.Event{num(2.5)}, "", ""},
+	}
+	for _, c := range cases {
+		m := New(c.task, c.positive)
+		for i := range c.labels {
+			if _, err := m.Apply(&c.labels[i]); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		if got := m.ClassName(1); got != c.pos {
+			t.Errorf("%s: ClassName(+1) = %q, want %q", c.name, got, c.pos)
+		}
+		if got := m.ClassName(-1); got != c.neg {
+			t.Errorf("%s: ClassName(-1) = %q, want %q", c.name, got, c.neg)
+		}
+		if got := m.ClassName(0); got != "" {
+			t.Errorf("%s: ClassName(0) = %q", c.name, got)
+		}
+		// A named class's label maps to its decision.
+		for _, d := range []int8{1, -1} {
+			name := m.ClassName(d)
+			if name == "" || c.task == Regression {
+				continue
+			}
+			ev := str(name)
+			switch name {
+			case "true", "false":
+				ev = boolean(name == "true")
+			case "1", "0", "-1":
+				ev = num(map[string]float64{"1": 1, "0": 0, "-1": -1}[name])
+			}
+			if y, err := m.Apply(&ev); err != nil || y != float64(d) {
+				t.Errorf("%s: class %q maps to %v, %v; want %d", c.name, name, y, err, d)
+			}
+		}
+	}
+	m := New(Binary, "")
+	ev := str("ham")
+	m.Apply(&ev)
+	if a := testing.AllocsPerRun(100, func() { _ = m.ClassName(-1) }); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
+	"okstream/eval"
 	"okstream/internal/kafkasec"
 	"okstream/internal/kafkautil"
 	"okstream/label"
@@ -190,7 +191,7 @@ func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, erro
 func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if limit != 0 {
-		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tscores (model: score decision updates)")
+		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tclass\tscores (model: score decision P(y=+1) updates)")
 	}
 	for i, r := range recs {
 		if !shown(limit, i) {
@@ -205,15 +206,22 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		if p.HasY {
 			y = fmt.Sprintf("%g", p.Y)
 		}
+		class := "-" // none: a record older than version 3, or a class not known yet
+		if p.Class != "" {
+			class = strconv.Quote(p.Class)
+		}
 		var ms []string
 		for _, m := range p.Models {
 			s := fmt.Sprintf("%s: %.4g", m.Name, m.Score)
 			if m.Classify {
 				s += fmt.Sprintf(" %+d", m.Decision)
 			}
+			if m.HasProb {
+				s += fmt.Sprintf(" p=%.4f", m.Prob)
+			}
 			ms = append(ms, fmt.Sprintf("%s u=%d", s, m.Updates))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s/%d/%d\t%s\t%s\t%s\t%s\n", r.Partition, r.Offset, p.Topic, p.Partition, p.Offset, p.ID, p.Key, y, strings.Join(ms, "; "))
+		fmt.Fprintf(tw, "%d\t%d\t%s/%d/%d\t%s\t%s\t%s\t%s\t%s\n", r.Partition, r.Offset, p.Topic, p.Partition, p.Offset, p.ID, p.Key, y, class, strings.Join(ms, "; "))
 	}
 	tw.Flush()
 	mm, n, dups, err := predictionMetrics(recs)
@@ -289,6 +297,9 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 				// quality: its mistake rate only (as inspect predictions).
 				if l, err := learner.New(m.Spec, max(pl.Dim, 1)); err == nil && l.Info().Task == learner.Classification {
 					stat = fmt.Sprintf(", mistake rate %.3f%%", 100*m.Stats.MistakeRate())
+					if eval.ProbabilityOf(l) == nil { // its probabilities come from the calibration
+						stat += fmt.Sprintf(", probability σ(%.4g·score %+.4g)", m.Calib.A, m.Calib.B)
+					}
 				} else {
 					stat = fmt.Sprintf(", MSE %.4g", m.Stats.MSE())
 				}

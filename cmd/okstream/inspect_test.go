@@ -120,6 +120,10 @@ func TestInspectEventsAndPredictions(t *testing.T) {
 			{Name: "clf", Score: 40 * y, Classify: true, Decision: codec.Decision(40 * y)},
 			{Name: "reg", Score: y + 0.5},
 		}}
+		if i == 0 { // version 3: a class and the classifier's probability; the other record is version 1
+			p.Version, p.Class = codec.PredictionVersionProb, "yes"
+			p.Models[0].Prob, p.Models[0].HasProb = 0.75, true
+		}
 		pm = append(pm, kafka.Message{Value: codec.AppendPrediction(nil, &p)})
 	}
 	e.CreateTopic(t, preds, 1, nil)
@@ -131,5 +135,16 @@ func TestInspectEventsAndPredictions(t *testing.T) {
 	s := out.String()
 	if !regexp.MustCompile(`clf\s+2\s+0\.000% \(0\)\s+-\n`).MatchString(s) || !regexp.MustCompile(`reg\s+2\s+-\s+0\.25\n`).MatchString(s) {
 		t.Errorf("model table:\n%s", s)
+	}
+	// The records: the class and the probability of the version 3 record,
+	// "-" and none for the version 1 record.
+	out.Reset()
+	if code := runInspect([]string{"predictions", "--brokers", brokers, "--topic", preds, "--limit", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s = out.String()
+	if !regexp.MustCompile(`\s1\s+"yes"\s+clf: 40 \+1 p=0\.7500 u=0; reg: 1\.5 u=0\n`).MatchString(s) ||
+		!regexp.MustCompile(`\s-1\s+-\s+clf: -40 -1 u=0; reg: -0\.5 u=0\n`).MatchString(s) || !strings.Contains(s, "\tclass\t") && !strings.Contains(s, " class ") {
+		t.Errorf("records:\n%s", s)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"okstream/learner"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,8 +138,9 @@ func TestRunAndInspect(t *testing.T) {
 	if code := runInspect([]string{"checkpoints", "--brokers", brokers, "--topic", ckpt, "--models"}, &io2, &errb); code != 0 {
 		t.Fatalf("inspect checkpoints: %s", errb.String())
 	}
-	if s := io2.String(); strings.Count(s, "newest: epoch") != 2 || !strings.Contains(s, "fogd:budget=20") || !strings.Contains(s, "mistake rate") {
-		t.Fatalf("inspect checkpoints output:\n%s", s)
+	if s := io2.String(); strings.Count(s, "newest: epoch") != 2 || !strings.Contains(s, "fogd:budget=20") || !strings.Contains(s, "mistake rate") ||
+		!regexp.MustCompile(`, probability σ\(\S+·score [+-]\S+\)`).MatchString(s) || strings.Contains(s, "probability σ(1·score +0)") {
+		t.Fatalf("inspect checkpoints output (the models' calibrations, checkpointed, moved from σ(score)):\n%s", s)
 	}
 	var io3 bytes.Buffer
 	if code := runInspect([]string{"dead-letters", "--brokers", brokers, "--topic", in + ".dlq"}, &io3, &errb); code != 0 {
