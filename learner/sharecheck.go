@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"okstream/learner/linalg"
 	"okstream/learner/state"
 )
 
@@ -74,37 +75,44 @@ func checkBounded(what string, bound float64, xs ...[]float64) error {
 // check is CheckDelta for a vecShare over n values (bound: the largest
 // magnitude accepted).
 func (s *vecShare) check(b *base, n int, data []byte, bound float64) error {
+	_, err := s.checked(b, n, data, bound)
+	return err
+}
+
+// checked is check returning the decoded values of an exact (not 8-bit)
+// delta (nil for an 8-bit one).
+func (s *vecShare) checked(b *base, n int, data []byte, bound float64) ([]float64, error) {
 	sd := SharedDelta{Data: data}
 	if s.mean {
 		x, err := decodeQ8(b, sd, n)
 		if err != nil {
-			return deltaInvalid(b.name, err)
+			return nil, deltaInvalid(b.name, err)
 		}
 		// Q8sRawN refuses a negative or infinite scale, not a NaN one (a
 		// diverged copy's; see state.Quantize8): refused here.
 		if x.scale != x.scale {
-			return deltaInvalid(b.name, errors.New("8-bit delta with a NaN scale"))
+			return nil, deltaInvalid(b.name, errors.New("8-bit delta with a NaN scale"))
 		}
 		if amax := 127 * x.scale; amax > bound {
-			return deltaInvalid(b.name, fmt.Errorf("8-bit delta of magnitude up to %g, above the bound %g", amax, bound))
+			return nil, deltaInvalid(b.name, fmt.Errorf("8-bit delta of magnitude up to %g, above the bound %g", amax, bound))
 		}
 		for _, q := range x.codes {
 			if int8(q) == -128 { // Quantize8 writes codes in [-127, 127]
-				return deltaInvalid(b.name, errors.New("8-bit delta with code -128"))
+				return nil, deltaInvalid(b.name, errors.New("8-bit delta with code -128"))
 			}
 		}
-		return nil
+		return nil, nil
 	}
 	d := state.NewDecoder(data)
 	d.Header(b.name, b.spec, b.dim)
 	x := d.F64sN(nil, n) // sized by the bytes present (F64sN checks them first)
 	if err := deltaErr(b, sd, d); err != nil {
-		return deltaInvalid(b.name, err)
+		return nil, deltaInvalid(b.name, err)
 	}
 	if err := checkBounded("delta", bound, x); err != nil {
-		return deltaInvalid(b.name, err)
+		return nil, deltaInvalid(b.name, err)
 	}
-	return nil
+	return x, nil
 }
 
 // CheckDelta (DeltaChecker): the 8-bit codes of len(w) weights, a finite
@@ -123,13 +131,42 @@ func (l *Linear) CheckDelta(data []byte) error {
 }
 
 // CheckDelta (DeltaChecker; basis=taylor only): ΔS and Δb of the model's
-// size, finite, each |value| ≤ MaxStatDelta.
+// size, finite, each |value| ≤ MaxStatDelta, and ΔS positive semidefinite
+// up to psdSlack·λ (a genuine ΔS is a sum of φφᵀ, up to rounding): the
+// merge refactors λI + S, which deltas with negative eigenvalues could make
+// indefinite, and a refused merge stops the partition (found by
+// FuzzCheckDelta). The check factors psdSlack·λ·I + ΔS, O(r³/3) per delta
+// (about 30 µs at r = 55).
 func (l *PKAWV) CheckDelta(data []byte) error {
 	if l.ny != nil {
 		return fmt.Errorf("learner pkawv: %s", errNystromShare)
 	}
-	return l.sh.check(&l.base, len(l.st), data, MaxStatDelta)
+	x, err := l.sh.checked(&l.base, len(l.st), data, MaxStatDelta)
+	if err != nil || x == nil {
+		return err
+	}
+	r := l.r
+	a := make([]float64, r*r)
+	for i := range r {
+		copy(a[i*r:i*r+i+1], x[tri(i):tri(i+1)])
+		a[i*r+i] += psdSlack * l.lambda
+	}
+	if linalg.NewCholesky(r).Factorize(a, r) != nil {
+		return deltaInvalid(l.name, fmt.Errorf("ΔS is not positive semidefinite (an eigenvalue below -%g·λ)", psdSlack))
+	}
+	return nil
 }
+
+// psdSlack is how far below zero (relative to λ) an eigenvalue of a
+// PKAWV-Taylor ΔS may be, for rounding. A genuine ΔS = S − S_sync, its S
+// accumulated entry by entry over an epoch of k events, carries an error
+// of at most about r·k·ε·max|S| in norm (1.9·10⁻¹³·max|S| at r = 55, k =
+// 16), so genuine deltas pass until max|S| — about the number of events
+// merged, Taylor features being at most 1 — reaches 5·10⁹ (λ = 1). A forged
+// delta that passes lowers an eigenvalue of the merged λI + S by at most
+// 10⁻³·λ: a thousand of them would be needed to break the factor (with a
+// control secret, none passes).
+const psdSlack = 1e-3
 
 // CheckDelta (DeltaChecker): a Stage-1 delta's entries (of the model's
 // dimension) or a Stage-2 delta's statistics (of its rank), decoded as the
