@@ -151,6 +151,17 @@ func readPreset(p *Params) bool { return p.LocalEnum("preset", "paper", "paper",
 // preset=wide (selftune.go, "Bare specs").
 var barePresetLearners = []string{"forks", "nogd", "skegd"}
 
+// bareExtras are the keys a bare spec sets beyond preset=wide (explicit
+// keys win; eta only for the hinge loss): FORKS carries its ONS over update
+// rounds instead of resetting it (forks.go, carryUpdate) and takes Stage-1
+// steps of η = 1, the margin argument NOGD's and SkeGD's wide presets
+// follow (docs/algorithms/forks-and-baselines.md, "Bare specs"). They are
+// not part of preset=wide itself, which the reproductions and auto's FORKS
+// members pin.
+var bareExtras = map[string]map[string]string{
+	"forks": {"carry": "true", "eta": "1"},
+}
+
 // dot and axpy are linalg's (one implementation, so a score computed in a
 // learner and in a linalg routine is the same floating-point expression).
 func dot(a, b []float64) float64 { return linalg.Dot(a, b) }

@@ -240,8 +240,8 @@ func (l *FORKS) sharedUpdate(x []float64) {
 // features) and the current map; nil, nil if M is not invertible. A
 // function of the two bases only: cached under (from, to) when from ≠ 0
 // (po is then not called on a hit).
-func (l *FORKS) transferMaps(from uint64, po func() []float64) (m, mi []float64) {
-	sk, k := l.sk, l.sh.k
+func (l *FORKS) transferMaps(from uint64, k, minRank int, po func() []float64) (m, mi []float64) {
+	sk := l.sk
 	compute := func() forksXfer {
 		n := sk.n()
 		pn := make([]float64, n*k)
@@ -249,11 +249,11 @@ func (l *FORKS) transferMaps(from uint64, po func() []float64) (m, mi []float64)
 			copy(pn[i*k:i*k+k], sk.features(sk.stored.Row(i)))
 		}
 		zp := make([]float64, k*n)
-		if r, err := linalg.Pinv(zp, pn, n, k, -1, nil); err == nil && r >= k {
+		if r, err := linalg.Pinv(zp, pn, n, k, -1, nil); err == nil && r >= minRank {
 			m := make([]float64, k*k)
 			linalg.Mul(m, zp, po(), k, n, k)
 			mi := make([]float64, k*k)
-			if r, err := linalg.Pinv(mi, m, k, k, -1, nil); err == nil && r >= k {
+			if r, err := linalg.Pinv(mi, m, k, k, -1, nil); err == nil && r >= minRank {
 				return forksXfer{m, mi}
 			}
 		}

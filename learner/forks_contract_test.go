@@ -3,6 +3,8 @@ package learner
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,6 +28,7 @@ func init() {
 		"forks:"+b+",loss=squared_hinge,ons_sigma=0.1",
 		"forks:"+b+",decomp=svd,max_stored=100,landmarks=replace,warm=lsq",
 		"forks:"+b+",loss=square",
+		"forks:"+b+",carry=true,eta=1",
 		"skegd:"+b+",carry=transfer",
 		"skegd:"+b+",carry=transfer,loss=squared_hinge,eta=0.05,decomp=rsvd",
 		"skegd:"+b+",carry=transfer,loss=square",
@@ -41,6 +44,7 @@ var forksPhaseSpecs = []string{
 	"forks:sigma=1,budget=10,sp=10,sm=4,k=3,blocks=2,rho=5,max_stored=24,landmarks=replace,warm=lsq,stage1_lambda=0.1",
 	"forks:sigma=1,budget=10,sm=4,k=3,rho=6,decomp=svd,max_stored=25",
 	"forks:sigma=1,budget=10,sm=4,k=3,rho=6,decomp=rsvd,reorth_every=3,loss=square",
+	"forks:sigma=1,budget=10,sm=4,k=4,rho=7,carry=true,eta=1",
 	"skegd:sigma=1,budget=10,sm=4,k=3,rho=7",
 	"skegd:sigma=1,budget=10,sm=4,k=3,rho=5,decomp=rsvd,carry=transfer,max_stored=22,landmarks=replace",
 	"skegd:sigma=1,budget=10,sm=4,k=3,rho=6,decomp=tisvd,carry=reset,loss=logistic",
@@ -167,5 +171,41 @@ func TestForksRejectsBadConfigurations(t *testing.T) {
 		if _, err := New(c.spec, 3); err == nil || !strings.Contains(err.Error(), c.param) {
 			t.Errorf("%s: error %v, want one naming %q", c.spec, err, c.param)
 		}
+	}
+}
+
+// carry=true keeps what the ONS learnt over an update round: the model's
+// scores on probe points move much less across the round than when the
+// round resets the ONS (the paper's), which starts again from w = 0.
+func TestForksCarryKeepsTheModel(t *testing.T) {
+	const base = "forks:sigma=1.5,budget=10,sm=5,k=5,rho=60"
+	xs, ys := stream(Classification, 600, 5, 7)
+	probes, _ := stream(Classification, 50, 5, 8)
+	change := func(spec string) float64 {
+		_, ups := forksPhaseEvents(t, spec, xs, ys)
+		if len(ups) < 3 {
+			t.Fatalf("%s: %d update rounds", spec, len(ups))
+		}
+		l, _ := New(spec, 5)
+		var num, den float64
+		for i := range ups[len(ups)-1] + 1 {
+			var before []float64
+			if slices.Contains(ups, i) {
+				for _, p := range probes {
+					before = append(before, l.Predict(p))
+				}
+			}
+			l.Learn(xs[i], ys[i])
+			for j, f := range before {
+				num += (l.Predict(probes[j]) - f) * (l.Predict(probes[j]) - f)
+				den += f * f
+			}
+		}
+		return math.Sqrt(num / den)
+	}
+	carried, reset := change(base+",carry=true"), change(base+",carry=false")
+	t.Logf("relative change of the scores across update rounds: carry %.3f, reset %.3f", carried, reset)
+	if !(carried < 0.5*reset) {
+		t.Fatalf("carry=true changes the model across update rounds by %.3f, reset by %.3f: nothing is carried", carried, reset)
 	}
 }

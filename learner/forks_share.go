@@ -613,18 +613,22 @@ func (l *FORKS) finishStage2(db, dA []float64, rounds int, cands [][]float64, re
 // paper resets the ONS at every update round. O(n(s_m d + s_m k + k²) + k³)
 // for n stored examples.
 func (l *FORKS) transfer(zOld []float64, from uint64) bool {
-	sk, k := l.sk, l.sh.k
-	po := func() []float64 {
-		n := sk.n()
-		po := make([]float64, n*k)
-		for i := range n {
-			kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
-			linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
-		}
-		return po
-	}
-	m, mi := l.transferMaps(from, po)
+	k := l.sh.k
+	m, mi := l.transferMaps(from, k, k, func() []float64 { return l.oldFeatures(zOld, k) })
 	return l.transferApply(m, mi, l.sh.aSnap, l.ons.v[:k])
+}
+
+// oldFeatures returns the stored examples' features under the map
+// φ = Z_oldᵀκ_L (n×k, row-major) with the current landmarks.
+func (l *FORKS) oldFeatures(zOld []float64, k int) []float64 {
+	sk := l.sk
+	n := sk.n()
+	po := make([]float64, n*k)
+	for i := range n {
+		kl := sk.kern.Row(sk.kl, sk.lmx, sk.stored.Row(i))
+		linalg.MatTVec(po[i*k:i*k+k], zOld, sk.sm, k, kl)
+	}
+	return po
 }
 
 // transferFrom sets the ONS state (v, A⁻¹, A_sync) in the current map from
@@ -633,26 +637,43 @@ func (l *FORKS) transfer(zOld []float64, from uint64) bool {
 // function space (not Z's coefficients: with a wide kernel Z is
 // ill-conditioned and Z^† Z_old is meaningless).
 func (l *FORKS) transferFrom(po, aOld, vOld []float64) bool {
-	m, mi := l.transferMaps(0, func() []float64 { return po })
+	m, mi := l.transferMaps(0, l.sh.k, l.sh.k, func() []float64 { return po })
 	return l.transferApply(m, mi, aOld, vOld)
 }
 
 // transferApply is transferFrom's part that is the copy's own: with M and
 // M⁻¹ (transferMaps; nil: not invertible, false), v' = M v and A' = αI +
-// M⁻ᵀ(A − αI)M⁻¹.
+// M⁻ᵀ(A − αI)M⁻¹ (carryONS).
 func (l *FORKS) transferApply(m, mi, aOld, vOld []float64) bool {
 	sh, k := l.sh, l.sh.k
-	if m == nil {
+	v, at, ainv, ok := carryONS(m, mi, aOld, vOld, l.ons.alpha, k)
+	if !ok {
 		return false
+	}
+	copy(l.ons.v[:k], v)
+	copy(l.ons.ainv[:k*k], ainv)
+	copy(sh.aSnap, at)
+	sh.transferred = true
+	return true
+}
+
+// carryONS maps an ONS state (v, A) of k features over a change of feature
+// map whose least-squares fit is φ_old ≈ Mᵀφ_new (M and M⁻¹ k×k,
+// row-major; nil M: not invertible): v' = M v and A' = αI +
+// M⁻ᵀ(A − αI)M⁻¹, with A'⁻¹. ok is false when M is nil or A' is not
+// positive definite (the caller resets the ONS).
+func carryONS(m, mi, aOld, vOld []float64, alpha float64, k int) (v, at, ainv []float64, ok bool) {
+	if m == nil {
+		return nil, nil, nil, false
 	}
 	// A − αI (the folded A_sync: the accumulators are empty after a merge).
 	a := slices.Clone(aOld)
 	for i := range k {
-		a[i*k+i] -= l.ons.alpha
+		a[i*k+i] -= alpha
 	}
 	t := make([]float64, k*k)
 	linalg.Mul(t, a, mi, k, k, k) // (A − αI) M⁻¹
-	at := make([]float64, k*k)
+	at = make([]float64, k*k)
 	for i := range k { // M⁻ᵀ t
 		for j := range k {
 			var s float64
@@ -664,19 +685,15 @@ func (l *FORKS) transferApply(m, mi, aOld, vOld []float64) bool {
 	}
 	linalg.Symmetrize(at, k)
 	for i := range k {
-		at[i*k+i] += l.ons.alpha
+		at[i*k+i] += alpha
 	}
 	ainv, err := konsSPDInverse(at, k)
 	if err != nil {
-		return false
+		return nil, nil, nil, false
 	}
-	v := make([]float64, k)
+	v = make([]float64, k)
 	linalg.MatVec(v, m, k, k, vOld)
-	copy(l.ons.v[:k], v)
-	copy(l.ons.ainv[:k*k], ainv)
-	copy(sh.aSnap, at)
-	sh.transferred = true
-	return true
+	return v, at, ainv, true
 }
 
 // encodeCand appends the period's candidate update example, if any.

@@ -180,6 +180,11 @@ func splitSelfTune(name string, kv map[string]string, dim int) (l Learner, ok bo
 		// Bare specs (see the file comment): σ from the stream means the
 		// variant that learns on class-imbalanced streams.
 		inner["preset"] = "wide"
+		for k, v := range bareExtras[name] {
+			if _, given := inner[k]; !given && (k != "eta" || inner["loss"] == "" || inner["loss"] == "hinge") {
+				inner[k] = v
+			}
+		}
 		if probe, err = newPlain(name, inner, dim); err != nil {
 			return nil, true, err
 		}
