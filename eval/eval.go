@@ -194,10 +194,10 @@ type TestResult struct {
 	Every       int `json:"every,omitempty"`
 	// Baseline is the training stream's final class prior (or mean),
 	// frozen, on the test file.
-	Baseline BaselineResult    `json:"baseline"`
+	Baseline BaselineResult `json:"baseline"`
 	// LinearBaseline is the multi-class linear baseline, frozen (multi.go).
-	LinearBaseline *BaselineResult `json:"linear_baseline,omitempty"`
-	Models   []TestModelResult `json:"models"`
+	LinearBaseline *BaselineResult   `json:"linear_baseline,omitempty"`
+	Models         []TestModelResult `json:"models"`
 }
 
 // TestModelResult is one model's measures on the test file: at the end of
