@@ -8,10 +8,10 @@ package eval
 // column of class names) label v is the name Classes[v]; otherwise the
 // number v itself, written as strconv.FormatFloat(v, 'g', -1, 64) ("7").
 // Keys are matched by name, so a test file's classes are the training
-// file's whatever their numbering in each file. Result.Classes lists them
-// in order of first appearance in the training file, then the classes
-// only the test file has; per-class accuracies and the confusion matrix
-// are indexed in that order. A model sees something else: in every run
+// file's whatever their numbering in each file. Result.Classes lists the
+// training file's classes sorted (numerically when every name is a
+// number), then those only the test file has, sorted; per-class
+// accuracies and the confusion matrix are indexed in that order. A model sees something else: in every run
 // (and pass) the classes are numbered 0, 1, ... in order of first
 // appearance in the PRESENTED sequence — the permutation — as the
 // streaming runtime's class dictionary numbers them, and a model's
@@ -56,6 +56,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"time"
 
@@ -258,10 +259,10 @@ func (c *MultiPrior) Add(k int) {
 }
 
 // classIndex numbers a dataset's labels by class name (see the top of
-// this file): classOf[i] is row i's class in order of first appearance in
-// ds, names the names in that order. Names already in known keep their
-// number (a test file against its training file's names); new ones are
-// appended after them.
+// this file): classOf[i] is row i's class, names the class names. Names
+// already in known keep their number (a test file against its training
+// file's names); new ones are appended after them, sorted (numerically
+// when they are all numbers).
 func classIndex(ds *dataset.Dataset, known []string) (classOf []int, names []string, err error) {
 	names = append([]string(nil), known...)
 	index := make(map[string]int, len(names))
@@ -298,6 +299,35 @@ func classIndex(ds *dataset.Dataset, known []string) (classOf []int, names []str
 		}
 		byValue[y] = k
 		classOf[i] = k
+	}
+	// Sort the new names (numerically if they are all numbers).
+	fresh := names[len(known):]
+	order := make([]int, len(fresh))
+	for i := range order {
+		order[i] = i
+	}
+	nums := make([]float64, len(fresh))
+	numeric := true
+	for i, n := range fresh {
+		v, err := strconv.ParseFloat(n, 64)
+		nums[i], numeric = v, numeric && err == nil
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if numeric {
+			return nums[order[a]] < nums[order[b]]
+		}
+		return fresh[order[a]] < fresh[order[b]]
+	})
+	rank := make([]int, len(fresh))
+	sorted := make([]string, len(fresh))
+	for r, i := range order {
+		rank[i], sorted[r] = r, fresh[i]
+	}
+	copy(fresh, sorted)
+	for i, k := range classOf {
+		if k >= len(known) {
+			classOf[i] = len(known) + rank[k-len(known)]
+		}
 	}
 	return classOf, names, nil
 }
