@@ -2,8 +2,12 @@ package eval
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"os"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -292,5 +296,104 @@ func TestMultiTestUnseenClass(t *testing.T) {
 	}
 	if tm.PerClass[2].Mean != 0 || tm.PerClass[3].Mean != 0 || !math.IsNaN(tm.PerClass[0].Mean) {
 		t.Fatalf("test accuracy per class %v, want [NaN ? 0 0]", tm.PerClass)
+	}
+}
+
+// TestMultiClassResultsTable writes docs/results.md's "Multi-class" tables
+// (markdown) to the file named by $OKSTREAM_MULTICLASS_TABLE ("-": stdout):
+// every multi-class learner of the build (learner.MultiNames, bare specs;
+// linear is the baseline column) on letter (first 16,000 rows, test on the
+// last 4,000, features scaled to [−1, 1] on the training rows) and mnist
+// (the 10,000 test images, progressive, pixels scaled to [0, 1]), with
+// $OKSTREAM_MULTICLASS_RUNS permutations (default 3), beside the class
+// prior and linear multinomial logistic regression on the same runs. The
+// same numbers come from okstream eval (docs/results.md gives the
+// commands). Skipped unless the variable is set.
+func TestMultiClassResultsTable(t *testing.T) {
+	out := os.Getenv("OKSTREAM_MULTICLASS_TABLE")
+	if out == "" {
+		t.Skip("set OKSTREAM_MULTICLASS_TABLE=FILE (or -) to write the multi-class results tables")
+	}
+	runs := 3
+	if v, err := strconv.Atoi(os.Getenv("OKSTREAM_MULTICLASS_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	var specs []string
+	for _, n := range learner.MultiNames() {
+		if n != LinearBaselineSpec && !strings.HasPrefix(n, "evaltest-") {
+			specs = append(specs, n)
+		}
+	}
+	load := func(name string) *dataset.Dataset {
+		path, opts, err := dataset.Resolve(name)
+		if err != nil {
+			t.Skipf("%s: %v", name, err)
+		}
+		opts.ClassNames = true
+		ds, err := dataset.Load(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	var b strings.Builder
+	table := func(title string, ds *dataset.Dataset, cfg Config) {
+		cfg.Runs, cfg.Seed, cfg.MultiClass = runs, 1, true
+		res, err := Run(ds, specs, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := func(st Stat, pct bool) string {
+			if pct {
+				return fmt.Sprintf("%.2f ± %.2f", st.Mean, st.Std)
+			}
+			return fmt.Sprintf("%.3f", st.Mean)
+		}
+		fmt.Fprintf(&b, "### %s (%d classes, %d permutations, seed 1)\n\n", title, len(res.Classes), runs)
+		head := "| model | progressive mistake % | log loss | ECE |"
+		sep := "|---|---|---|---|"
+		if res.Test != nil {
+			head += " test mistake % | test log loss |"
+			sep += "---|---|"
+		}
+		fmt.Fprintf(&b, "%s µs/event |\n%s---|\n", head, sep)
+		row := func(label string, ms map[string]Stat, tm map[string]Stat, ns string) {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |", label, f(ms[MeasureMistakeRate], true), f(ms[MeasureLogLoss], false), f(ms[MeasureECE], false))
+			if res.Test != nil {
+				fmt.Fprintf(&b, " %s | %s |", f(tm[MeasureMistakeRate], true), f(tm[MeasureLogLoss], false))
+			}
+			fmt.Fprintf(&b, " %s |\n", ns)
+		}
+		for i, m := range res.Models {
+			var tm map[string]Stat
+			if res.Test != nil {
+				tm = res.Test.Models[i].Measures
+			}
+			row("`"+m.Label+"`", m.Measures, tm, fmt.Sprintf("%.1f", m.NsPerEvent/1e3))
+		}
+		var tp, tl map[string]Stat
+		if res.Test != nil {
+			tp, tl = res.Test.Baseline.Measures, res.Test.LinearBaseline.Measures
+		}
+		row("class prior (baseline)", res.Baseline.Measures, tp, "")
+		row("linear multinomial logistic (baseline, `"+LinearBaselineSpec+"`)", res.LinearBaseline.Measures, tl, "")
+		b.WriteString("\n")
+	}
+
+	letter := load("letter")
+	train, test := letter.Subset(seq(0, 16000)), letter.Subset(seq(16000, 20000))
+	train.ApplyScale(dataset.Scale{Features: true, FeatLo: -1, FeatHi: 1}).Apply(test)
+	table("letter: first 16,000 rows, test on the last 4,000", train, Config{Test: test})
+
+	mnist := load("mnist")
+	mnist.ApplyScale(dataset.Scale{Features: true, FeatLo: 0, FeatHi: 1})
+	table("mnist: the 10,000 test images, progressive", mnist, Config{})
+
+	if out == "-" {
+		fmt.Print(b.String())
+		return
+	}
+	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
