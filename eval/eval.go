@@ -19,7 +19,10 @@
 // under the models, the trivial baseline on the same runs (running class
 // prior or running mean). With Config.Test it also scores each run's final
 // model, frozen, on a held-out dataset (Result.Test), and with
-// Config.Passes it presents the dataset several times per run.
+// Config.Passes it presents the dataset several times per run. With
+// Config.MultiClass it evaluates multi-class learners (learner.Multi) with
+// the measures and the two baselines (class prior, multinomial logistic
+// regression) of multi.go.
 //
 // Reproducibility: permutation r of seed s is dataset.Permutation(n, s, r);
 // the learner of run r gets seed rng.Derive(s, 1<<32+r) unless its spec
@@ -83,9 +86,11 @@ type Config struct {
 	// been seen); the test measures (Test) are the honest ones.
 	Passes int
 	// Test, if set, is a held-out dataset of the same dimension (and, for
-	// classification, labels ±1): at the end of each run the final model,
-	// frozen, predicts every test row (Predict, no learning) and the test
-	// measures are reported in Result.Test.
+	// binary classification, labels ±1; for MultiClass, class keys matched
+	// to the training classes by name, multi.go): at the end of each run
+	// the final model, frozen, predicts every test row (Predict or
+	// PredictProba, no learning) and the test measures are reported in
+	// Result.Test.
 	Test *dataset.Dataset
 	// TestEvery, with Test, also evaluates the frozen model on Test every
 	// TestEvery training events (the test curve; the time it takes is left

@@ -397,3 +397,22 @@ func TestMultiClassResultsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Once every class has been seen, counting an event allocates nothing.
+func TestMultiMeasuresAllocs(t *testing.T) {
+	var m MultiMeasures
+	var prior MultiPrior
+	p := make([]float64, 4)
+	for c := 0; c < 4; c++ {
+		m.Add(prior.Proba(p), c)
+		prior.Add(c)
+	}
+	c := 0
+	if n := testing.AllocsPerRun(100, func() {
+		m.Add(prior.Proba(p), c)
+		prior.Add(c)
+		c = (c + 1) % 4
+	}); n != 0 {
+		t.Fatalf("%v allocations per event", n)
+	}
+}

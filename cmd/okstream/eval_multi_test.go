@@ -196,7 +196,12 @@ func TestEvalMultiClassTestFile(t *testing.T) {
 	// of angle π/2, first: its class number 0), and has "purple"
 	writeClassCSV(t, test, 300, 6, []string{"red", "green", "blue"}, "blue,0,0.5\n", "purple,0.1,0.1\npurple,0.2,0.1\n")
 	res := runMultiJSON(t, "--data", train, "--label", "label", "--test", test, "--runs", "2", "--model", "linear",
-		"--test-every", "300", "--scale", "minmax11")
+		"--test-every", "300", "--scale", "minmax11", "--plot", filepath.Join(dir, "c.svg"), "--test-plot", filepath.Join(dir, "t.svg"))
+	for _, f := range []string{"c.svg", "t.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 100 {
+			t.Fatalf("plot %s: %v", f, err)
+		}
+	}
 	if res.Test == nil || res.Test.N != 303 || res.Test.LinearBaseline == nil {
 		t.Fatalf("test section %+v", res.Test)
 	}
