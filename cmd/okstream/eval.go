@@ -98,11 +98,26 @@ func evalTask(models []string) (label.Task, error) {
 	return task, nil
 }
 
-// evalMulti decides whether eval runs multi-class (see evalSynopsis's
-// "Task"): always for --task multiclass; for --task auto when no model is
-// a regression model, --positive is not given, and the catalog declares
-// the file multi-class (dataset.DeclaredTask) — a CSV of more than two
-// class names is found when the binary load refuses it (runEval).
+// The task of okstream eval (--task auto infers it; evalSynopsis says the
+// same to users):
+//
+//   - labels that are class names (a CSV column of strings, loaded with
+//     dataset.Options.ClassNames): more than 2 classes ⇒ multi-class, 2 ⇒
+//     binary (as before: the first name in the file −1, true of
+//     true/false +1), or binary one-vs-rest with --positive;
+//   - numbers: binary if they are −1/+1 or two values (0/1), otherwise
+//     regression — integers are classes only with --task multiclass,
+//     except in a shared file the catalog declares multi-class
+//     (dataset.DeclaredTask: letter, mnist);
+//   - a model whose learner fixes the task (loss=square: regression)
+//     wins over the labels, and --task binary|regression over both (they
+//     must agree).
+//
+// evalMulti decides whether eval runs multi-class: always for --task
+// multiclass; for --task auto when no model is a regression model,
+// --positive is not given, and the catalog declares the file multi-class.
+// A CSV of more than two class names is found when the binary load
+// refuses it (runEval).
 func evalMulti(taskFlag string, task label.Task, df *dataFlags) bool {
 	switch {
 	case taskFlag == "multiclass":
