@@ -26,7 +26,26 @@ var Shared = map[string]string{
 	"bank32nh":     "bank32nh/bank32nh.csv",
 	"cpusmall":     "cpusmall/cpu_small.csv",
 	"casp":         "casp/CASP.csv",
+	"letter":       "letter/letter-recognition.data", // 26 classes A..Z (class names): multi-class
+	"mnist":        "mnist/mnist.t.libsvm",           // the 10,000 test images only; labels 0..9 are classes (DeclaredTask)
 }
+
+// TaskMultiClass is DeclaredTask's answer for a multi-class file.
+const TaskMultiClass = "multiclass"
+
+// declaredTasks are the tasks of shared files whose labels alone would be
+// read otherwise, by base name: mnist's labels are the integers 0..9,
+// which a command would take for regression targets unless told they are
+// classes. letter's class names already say it; it is listed so that the
+// catalog states the task of every multi-class file it names.
+var declaredTasks = map[string]string{
+	"mnist.t.libsvm":          TaskMultiClass,
+	"letter-recognition.data": TaskMultiClass,
+}
+
+// DeclaredTask returns the task the catalog declares for a file (by its
+// base name, as Preset): TaskMultiClass, or "" when the labels decide.
+func DeclaredTask(path string) string { return declaredTasks[filepath.Base(path)] }
 
 // SharedNames returns the short names of Shared, sorted.
 func SharedNames() []string {

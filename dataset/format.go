@@ -465,4 +465,7 @@ var presets = map[string]Options{
 	"bank32nh.csv":  {Format: FormatCSV, Header: HeaderYes, Label: "rej"},
 	"cpu_small.csv": {Format: FormatCSV, Header: HeaderYes, Label: "usr"},
 	"CASP.csv":      {Format: FormatCSV, Header: HeaderYes, Label: "RMSD"},
+	// multi-class (DeclaredTask)
+	"letter-recognition.data": {Format: FormatCSV, Header: HeaderNo, Label: "0"},
+	"mnist.t.libsvm":          {Format: FormatLIBSVM, Dim: 784},
 }

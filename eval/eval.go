@@ -19,7 +19,10 @@
 // under the models, the trivial baseline on the same runs (running class
 // prior or running mean). With Config.Test it also scores each run's final
 // model, frozen, on a held-out dataset (Result.Test), and with
-// Config.Passes it presents the dataset several times per run.
+// Config.Passes it presents the dataset several times per run. With
+// Config.MultiClass it evaluates multi-class learners (learner.Multi) with
+// the measures and the two baselines (class prior, multinomial logistic
+// regression) of multi.go.
 //
 // Reproducibility: permutation r of seed s is dataset.Permutation(n, s, r);
 // the learner of run r gets seed rng.Derive(s, 1<<32+r) unless its spec
@@ -83,14 +86,22 @@ type Config struct {
 	// been seen); the test measures (Test) are the honest ones.
 	Passes int
 	// Test, if set, is a held-out dataset of the same dimension (and, for
-	// classification, labels ±1): at the end of each run the final model,
-	// frozen, predicts every test row (Predict, no learning) and the test
-	// measures are reported in Result.Test.
+	// binary classification, labels ±1; for MultiClass, class keys matched
+	// to the training classes by name, multi.go): at the end of each run
+	// the final model, frozen, predicts every test row (Predict or
+	// PredictProba, no learning) and the test measures are reported in
+	// Result.Test.
 	Test *dataset.Dataset
 	// TestEvery, with Test, also evaluates the frozen model on Test every
 	// TestEvery training events (the test curve; the time it takes is left
 	// out of the per-event time). 0: only at the end.
 	TestEvery int
+	// MultiClass evaluates multi-class models (learner.NewMulti; a binary
+	// learner's name means its multi-class form) on labels that are class
+	// keys (multi.go: Dataset.Classes names, or numbers as classes), with
+	// the multi-class measures and baselines of multi.go. Not with
+	// Sequence.
+	MultiClass bool
 }
 
 // passSalt separates the permutation streams of passes > 0.
@@ -140,6 +151,11 @@ type Result struct {
 	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Test is the frozen models' error on Config.Test (absent without one).
 	Test *TestResult `json:"test,omitempty"`
+	// Multi-class only (multi.go): the classes in reported order (per-class
+	// accuracies and confusion matrices are indexed by it), and the
+	// multinomial logistic regression run beside the models.
+	Classes        []string        `json:"classes,omitempty"`
+	LinearBaseline *BaselineResult `json:"linear_baseline,omitempty"`
 }
 
 // Stat is a measure's mean and sample standard deviation over the runs
@@ -164,8 +180,13 @@ const (
 // BaselineResult is the trivial predictor's outcome on the reported runs.
 type BaselineResult struct {
 	Label    string          `json:"label"`
+	Spec     string          `json:"spec,omitempty"` // a learner baseline's canonical spec
 	Measures map[string]Stat `json:"measures"`
 	Curve    []Point         `json:"curve,omitempty"`
+	// Multi-class: accuracy per class (%) and confusion matrix, as
+	// ModelResult's.
+	PerClass  []Stat     `json:"per_class_accuracy_pct,omitempty"`
+	Confusion [][]uint64 `json:"confusion,omitempty"`
 }
 
 // TestResult is every model's error on a held-out file after training.
@@ -178,8 +199,10 @@ type TestResult struct {
 	Every       int `json:"every,omitempty"`
 	// Baseline is the training stream's final class prior (or mean),
 	// frozen, on the test file.
-	Baseline BaselineResult    `json:"baseline"`
-	Models   []TestModelResult `json:"models"`
+	Baseline BaselineResult `json:"baseline"`
+	// LinearBaseline is the multi-class linear baseline, frozen (multi.go).
+	LinearBaseline *BaselineResult   `json:"linear_baseline,omitempty"`
+	Models         []TestModelResult `json:"models"`
 }
 
 // TestModelResult is one model's measures on the test file: at the end of
@@ -189,6 +212,9 @@ type TestModelResult struct {
 	Label    string          `json:"label"`
 	Measures map[string]Stat `json:"measures"`
 	Curve    []Point         `json:"curve,omitempty"`
+	// Multi-class: as ModelResult's.
+	PerClass  []Stat     `json:"per_class_accuracy_pct,omitempty"`
+	Confusion [][]uint64 `json:"confusion,omitempty"`
 }
 
 // ModelResult is one learner spec's outcome (its grid winner's, for a grid).
@@ -222,6 +248,12 @@ type ModelResult struct {
 	Bytes      int         `json:"bytes"` // model memory at the end of run 0
 	Curve      []Point     `json:"curve"`
 	Grid       []GridPoint `json:"grid,omitempty"`
+	// Multi-class only (multi.go): the accuracy (%) of each class of
+	// Result.Classes, mean and std over the runs that had events of it, and
+	// the confusion matrix [true][predicted] summed over the runs (absent
+	// past MaxConfusionClasses classes).
+	PerClass  []Stat     `json:"per_class_accuracy_pct,omitempty"`
+	Confusion [][]uint64 `json:"confusion,omitempty"`
 }
 
 // Point is one point of a learning curve.
@@ -254,7 +286,8 @@ type run struct {
 }
 
 // Run evaluates each spec (label i from labels, if given) on ds. Labels of
-// ds must already be ±1 for classification learners.
+// ds must already be ±1 for classification learners; with cfg.MultiClass
+// they are class keys (multi.go).
 func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Result, error) {
 	cfg.defaults()
 	if ds.Len() == 0 {
@@ -272,7 +305,14 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			return nil, err
 		}
 		for i := range cands {
-			cands[i].Spec = withHorizon(cands[i].Spec, ds.Len()*max(cfg.Passes, 1))
+			cands[i].Spec = withHorizon(cands[i].Spec, ds.Len()*max(cfg.Passes, 1), cfg.MultiClass)
+			if cfg.MultiClass {
+				if _, err := learner.NewMulti(cands[i].Spec, ds.Dim); err != nil {
+					return nil, err
+				}
+				task = learner.MultiClass
+				continue
+			}
 			l, err := learner.New(cands[i].Spec, ds.Dim)
 			if err != nil {
 				return nil, err
@@ -285,6 +325,12 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			}
 		}
 		models = append(models, model{s, cands})
+	}
+	if cfg.MultiClass {
+		task = learner.MultiClass
+		if cfg.Sequence != nil {
+			return nil, errors.New("eval: multi-class evaluation does not take a per-run Sequence")
+		}
 	}
 	if task == learner.Classification {
 		for i, y := range ds.Y {
@@ -303,7 +349,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 	if cfg.Test != nil && (cfg.Test.Dim != ds.Dim || cfg.Test.Len() == 0) {
 		return nil, fmt.Errorf("eval: test set has %d rows of dimension %d, want rows of dimension %d", cfg.Test.Len(), cfg.Test.Dim, ds.Dim)
 	}
-	res := &Result{Dataset: ds.Name, N: ds.Len(), Dim: ds.Dim, Task: task.String(), Runs: cfg.Runs, Seed: cfg.Seed, SelectRuns: cfg.SelectRuns, Passes: cfg.Passes}
+	res := &Result{Dataset: ds.Name, N: ds.Len(), Dim: ds.Dim, Task: taskName(task), Runs: cfg.Runs, Seed: cfg.Seed, SelectRuns: cfg.SelectRuns, Passes: cfg.Passes}
 	res.Metric = MistakeRate
 	if task == learner.Regression {
 		res.Metric = MSE
@@ -315,7 +361,23 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 		ex.testT = testTimes(events, cfg.TestEvery)
 		res.Test = &TestResult{Dataset: cfg.Test.Name, N: cfg.Test.Len(), TrainEvents: events, Every: cfg.TestEvery}
 	}
-	if err := ex.baselines(res); err != nil {
+	if task == learner.MultiClass {
+		md := &multiData{}
+		var err error
+		if md.classOf, md.names, err = classIndex(ds, nil); err != nil {
+			return nil, err
+		}
+		if cfg.Test != nil {
+			if md.testClassOf, md.names, err = classIndex(cfg.Test, md.names); err != nil {
+				return nil, err
+			}
+		}
+		ex.multi, res.Classes = md, md.names
+		err = ex.baselinesMulti(res)
+		if err != nil {
+			return nil, err
+		}
+	} else if err := ex.baselines(res); err != nil {
 		return nil, err
 	}
 
@@ -383,6 +445,7 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			sums[i] = r.sum
 		}
 		mr.Measures = statsOf(sums, task)
+		mr.PerClass, mr.Confusion = classStats(sums)
 		for _, s := range sums {
 			mr.AUCSampled = mr.AUCSampled || (task == learner.Classification && !s.AUCExact && s.N > 0)
 		}
@@ -392,8 +455,10 @@ func Run(ds *dataset.Dataset, specs []string, labels []string, cfg Config) (*Res
 			for i, r := range runs {
 				tsums[i] = r.test
 			}
-			res.Test.Models = append(res.Test.Models, TestModelResult{Label: label, Measures: statsOf(tsums, task),
-				Curve: curveOf(ex.testT, runs, func(r run) []float64 { return r.testCurve })})
+			tm := TestModelResult{Label: label, Measures: statsOf(tsums, task),
+				Curve: curveOf(ex.testT, runs, func(r run) []float64 { return r.testCurve })}
+			tm.PerClass, tm.Confusion = classStats(tsums)
+			res.Test.Models = append(res.Test.Models, tm)
 		}
 	}
 	cfg.Progress.Finish()
@@ -410,19 +475,23 @@ func selRuns(cfg Config) int {
 	return cfg.Runs
 }
 
+// taskName is Result.Task: classification, regression or multiclass.
+func taskName(t learner.Task) string {
+	if t == learner.MultiClass {
+		return "multiclass"
+	}
+	return t.String()
+}
+
 // withHorizon sets horizon=N for learners that take a horizon, unless the
-// spec sets it.
-func withHorizon(spec string, n int) string {
-	name, kv, err := learner.ParseSpec(spec)
+// spec sets it (multi: the learner's multi-class form's parameters).
+func withHorizon(spec string, n int, multi bool) string {
+	_, kv, err := learner.ParseSpec(spec)
 	if err != nil || kv["horizon"] != "" {
 		return spec
 	}
-	if reg := learner.Describe(name); reg != nil {
-		for _, p := range reg.Params {
-			if p.Name == "horizon" {
-				return setParam(spec, "horizon", strconv.Itoa(n))
-			}
-		}
+	if takesParam(spec, "horizon", multi) {
+		return setParam(spec, "horizon", strconv.Itoa(n))
 	}
 	return spec
 }
@@ -435,17 +504,35 @@ func setParam(spec, key, val string) string {
 	return spec + "," + key + "=" + val
 }
 
-// takesSeed reports whether the learner accepts a seed parameter.
-func takesSeed(spec string) bool {
+// takesParam reports whether the spec's learner (its multi-class form, for
+// multi) accepts parameter key.
+func takesParam(spec, key string, multi bool) bool {
 	name, _, _ := learner.ParseSpec(spec)
-	if reg := learner.Describe(name); reg != nil {
-		for _, p := range reg.Params {
-			if p.Name == "seed" {
-				return true
-			}
+	var params []learner.ParamDoc
+	if multi {
+		if reg := learner.DescribeMulti(name); reg != nil {
+			params = reg.Params
+		}
+	} else if reg := learner.Describe(name); reg != nil {
+		params = reg.Params
+	}
+	for _, p := range params {
+		if p.Name == key {
+			return true
 		}
 	}
 	return false
+}
+
+// seeded gives spec run runID's learner seed, rng.Derive(Seed, 1<<32 +
+// runID), unless the spec fixes one or the learner takes none.
+func (ex *executor) seeded(spec string, runID int, multi bool) string {
+	if takesParam(spec, "seed", multi) {
+		if _, kv, _ := learner.ParseSpec(spec); kv["seed"] == "" {
+			spec = setParam(spec, "seed", strconv.FormatUint(rng.Derive(ex.cfg.Seed, 1<<32+uint64(runID)), 10))
+		}
+	}
+	return spec
 }
 
 type executor struct {
@@ -453,7 +540,8 @@ type executor struct {
 	cfg    Config
 	task   learner.Task
 	curveT []int
-	testT  []int // training events after which the test set is scored
+	testT  []int      // training events after which the test set is scored
+	multi  *multiData // multi-class class numbering (task MultiClass)
 }
 
 // runMany runs every candidate on runs first..first+n-1, in parallel, and
@@ -498,11 +586,10 @@ func (ex *executor) runMany(cands []Candidate, first, n int) ([][]run, error) {
 
 // one runs one pass of spec over permutation runID.
 func (ex *executor) one(spec string, runID int) (run, error) {
-	if takesSeed(spec) {
-		if _, kv, _ := learner.ParseSpec(spec); kv["seed"] == "" {
-			spec = setParam(spec, "seed", strconv.FormatUint(rng.Derive(ex.cfg.Seed, 1<<32+uint64(runID)), 10))
-		}
+	if ex.task == learner.MultiClass {
+		return ex.oneMulti(spec, runID)
 	}
+	spec = ex.seeded(spec, runID, false)
 	l, err := learner.New(spec, ex.ds.Dim)
 	if err != nil {
 		return run{}, err
@@ -681,7 +768,7 @@ func (ex *executor) baselines(res *Result) error {
 
 // primary is the mistake rate (%) or the MSE of a summary.
 func primary(s Summary, task learner.Task) float64 {
-	if task == learner.Classification {
+	if task != learner.Regression {
 		return s.MistakeRate
 	}
 	return s.MSE
@@ -690,12 +777,14 @@ func primary(s Summary, task learner.Task) float64 {
 // statsOf is the mean and std over runs of every measure of the task.
 func statsOf(sums []Summary, task learner.Task) map[string]Stat {
 	get := map[string]func(Summary) float64{}
-	if task == learner.Classification {
+	if task != learner.Regression {
 		get[MeasureMistakeRate] = func(s Summary) float64 { return s.MistakeRate }
 		get[MeasureLogLoss] = func(s Summary) float64 { return s.LogLoss }
 		get[MeasureBrier] = func(s Summary) float64 { return s.Brier }
 		get[MeasureECE] = func(s Summary) float64 { return s.ECE }
-		get[MeasureAUC] = func(s Summary) float64 { return s.AUC }
+		if task == learner.Classification {
+			get[MeasureAUC] = func(s Summary) float64 { return s.AUC }
+		}
 	} else {
 		get[MeasureMSE] = func(s Summary) float64 { return s.MSE }
 		get[MeasureMAE] = func(s Summary) float64 { return s.MAE }
@@ -806,6 +895,9 @@ func TotalEvents(specs []string, n int, cfg Config) (int64, error) {
 			}
 		}
 		total += int64(runs) * int64(n) * int64(cfg.Passes)
+	}
+	if cfg.MultiClass { // the linear baseline
+		total += int64(cfg.Runs) * int64(n) * int64(cfg.Passes)
 	}
 	return total, nil
 }

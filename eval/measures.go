@@ -41,10 +41,10 @@ import (
 // mistake, as a score of 0 is for a learner); for regression the running
 // mean of the labels before t (0 at the first event).
 //
-// The per-class accuracy and confusion matrix of a future multi-class head
-// fit the same shape: an accumulator with Add(score, y) per event and a
-// Summary whose PerClass and Confusion fields it fills (they are empty
-// for the binary and regression accumulators).
+// Multi-class measures (MultiMeasures: mistake rate, log loss, Brier, ECE
+// of the top class, per-class accuracy, confusion matrix) and baselines
+// are in multi.go; they fill the same Summary, PerClass and Confusion
+// included (empty for the binary and regression accumulators).
 
 // ProbClip bounds a probability away from 0 and 1 in the log loss, so that
 // one confident mistake costs at most −log(ProbClip) ≈ 34.5 nats.
@@ -153,8 +153,9 @@ type Summary struct {
 	// Regression.
 	MSE, MAE, R2 float64
 
-	// Reserved for a multi-class head: accuracy per class (index = class)
-	// and the confusion matrix [true][predicted].
+	// Multi-class (MultiMeasures): accuracy per class (%, index = reported
+	// class, NaN without events) and the confusion matrix
+	// [true][predicted].
 	PerClass  []float64
 	Confusion [][]uint64
 }

@@ -65,6 +65,11 @@ func (r *Result) PlotCurves(path string) error {
 			return err
 		}
 	}
+	if b := r.LinearBaseline; b != nil && len(b.Curve) > 0 { // multi-class
+		if err := addCurve(p, b.Label+" (baseline)", b.Curve, color.Gray{Y: 60}, []vg.Length{vg.Points(4), vg.Points(2)}); err != nil {
+			return err
+		}
+	}
 	p.Add(plotter.NewGrid())
 	return SavePlot(p, path, 7, 4.5)
 }
@@ -95,6 +100,11 @@ func (r *Result) PlotTestCurves(path string) error {
 		c := r.Test.Models[0].Curve
 		flat := []Point{{T: c[0].T, Mean: b.Mean}, {T: c[len(c)-1].T, Mean: b.Mean}}
 		if err := addCurve(p, r.Test.Baseline.Label+" (baseline)", flat, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+			return err
+		}
+	}
+	if b := r.Test.LinearBaseline; b != nil && len(b.Curve) > 0 { // multi-class
+		if err := addCurve(p, b.Label+" (baseline)", b.Curve, color.Gray{Y: 60}, []vg.Length{vg.Points(4), vg.Points(2)}); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -46,8 +47,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if b := r.Baseline; b != nil {
 		fmt.Fprintf(tw, "%s (baseline)\t%s\t%s\t\t\t\t\t\n", b.Label, r.formatStat(b.Measures[r.Metric]), columnValues(names, b.Measures))
 	}
+	if b := r.LinearBaseline; b != nil {
+		fmt.Fprintf(tw, "%s (baseline)\t%s\t%s\t\t\t\t\t%s\n", b.Label, r.formatStat(b.Measures[r.Metric]), columnValues(names, b.Measures), b.Spec)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(r.Classes) > 0 {
+		for _, m := range r.Models {
+			if err := r.writeClasses(w, m.Label, "progressive", m.PerClass, m.Confusion); err != nil {
+				return err
+			}
+		}
 	}
 	if t := r.Test; t != nil {
 		fmt.Fprintf(w, "test set %s: n=%d, models frozen after %d training events (no learning on the test set)\n", t.Dataset, t.N, t.TrainEvents)
@@ -57,8 +68,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Label, r.formatStat(m.Measures[r.Metric]), columnValues(names, m.Measures))
 		}
 		fmt.Fprintf(tw, "%s (baseline)\t%s\t%s\n", t.Baseline.Label, r.formatStat(t.Baseline.Measures[r.Metric]), columnValues(names, t.Baseline.Measures))
+		if b := t.LinearBaseline; b != nil {
+			fmt.Fprintf(tw, "%s (baseline)\t%s\t%s\n", b.Label, r.formatStat(b.Measures[r.Metric]), columnValues(names, b.Measures))
+		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if len(r.Classes) > 0 {
+			for _, m := range t.Models {
+				if err := r.writeClasses(w, m.Label, "test", m.PerClass, m.Confusion); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	for _, warn := range r.Warnings() {
@@ -71,6 +92,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 func (r *Result) measureColumns() []string {
 	if r.Metric == MSE {
 		return []string{MeasureMAE, MeasureR2}
+	}
+	if len(r.Classes) > 0 { // multi-class: no AUC
+		return []string{MeasureLogLoss, MeasureBrier, MeasureECE}
 	}
 	return []string{MeasureLogLoss, MeasureBrier, MeasureECE, MeasureAUC}
 }
@@ -97,6 +121,46 @@ func columnValues(names []string, ms map[string]Stat) string {
 		vals[i] = fmt.Sprintf("%.4f", st.Mean)
 	}
 	return strings.Join(vals, "\t")
+}
+
+// TableConfusionClasses is the largest number of classes whose confusion
+// matrix WriteTable prints (JSON has it up to MaxConfusionClasses).
+const TableConfusionClasses = 30
+
+// writeClasses prints a multi-class model's accuracy per class and, for at
+// most TableConfusionClasses classes, its confusion matrix (rows: true
+// class, columns: predicted, counts summed over the runs).
+func (r *Result) writeClasses(w io.Writer, label, what string, per []Stat, conf [][]uint64) error {
+	if len(per) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "%s, %s accuracy per class (%%):", label, what)
+	for k, st := range per {
+		if math.IsNaN(st.Mean) {
+			fmt.Fprintf(w, " %s -", r.Classes[k])
+			continue
+		}
+		fmt.Fprintf(w, " %s %.1f", r.Classes[k], st.Mean)
+	}
+	fmt.Fprintln(w)
+	if conf == nil || len(r.Classes) > TableConfusionClasses {
+		return nil
+	}
+	fmt.Fprintf(w, "%s, %s confusion (rows: true class, columns: predicted; counts over %d runs):\n", label, what, r.Runs)
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\t")
+	for _, c := range r.Classes {
+		fmt.Fprintf(tw, "%s\t", c)
+	}
+	fmt.Fprintln(tw)
+	for i, row := range conf {
+		fmt.Fprintf(tw, "%s\t", r.Classes[i])
+		for _, v := range row {
+			fmt.Fprintf(tw, "%d\t", v)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }
 
 // formatStat renders a primary-metric Stat like FormatMetric.

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"okstream/dataset"
+	"okstream/dataset/kuairec"
 	"okstream/eval"
 	"okstream/internal/progress"
 	"okstream/label"
@@ -16,7 +17,7 @@ func init() {
 	register(command{name: "eval", summary: "evaluate learners offline on a dataset (progressive validation, permutations, grids, plots)", run: runEval})
 }
 
-const evalSynopsis = `eval --data DATASET --model SPEC [--model SPEC ...] [flags]
+const evalSynopsis = `eval --data DATASET [--model SPEC ...] [--task binary|multiclass|regression|auto] [flags]
 
 Runs every model over N seeded permutations of the dataset, predicting each
 example before learning from it (progressive validation), and reports the
@@ -29,8 +30,27 @@ models trained on the stream (--passes times over it) are frozen and scored
 on FILE (no learning on it), at the end and every --test-every events. A spec value may be a
 grid (sigma=2^-5..2^7:2^0.5, eta=0.1|0.2); the best grid point is reported,
 chosen on the same permutations as the papers did, or on --select-runs
-separate ones. Same flags and seed ⇒ same metrics. Learner specs: okstream
-help learners.`
+separate ones. Same flags and seed ⇒ same metrics. Without --model the
+model is auto (okstream run's default). Learner specs: okstream help
+learners.
+
+Task (--task auto, the default, infers it from the file): labels that are
+class names (a CSV column of strings) with more than 2 classes are
+multi-class, 2 class names binary; numbers are binary if they are -1/+1 or
+two values (0/1), regression otherwise (or binary one-vs-rest with
+--positive). Integer labels are classes only with --task multiclass, or
+for the shared files the catalog declares multi-class (letter, mnist).
+Multi-class models are the multi-class forms of the learners (okstream help
+learners; the same spec, one head per class); classes are numbered in order
+of first appearance in each run's presented sequence, as okstream run does.
+A multi-class run reports the mistake rate, log loss (probabilities
+clipped at 1e-15: a class seen for the first time has probability 0),
+Brier score (sum over classes), ECE of the top-class probability, accuracy
+per class and the confusion matrix (printed up to 30 classes; JSON up to
+256), beside two baselines on the same runs: the class prior (predicts the
+most frequent class so far, probabilities (n_k+1)/(n+K) over the K classes
+seen) and an online multinomial logistic regression (linear). A test
+class never seen in training counts as a mistake with probability 0.`
 
 const evalExamples = `  # FORKS paper Table 1 settings on german (unscaled file, B = 50, σ from the paper's grid):
   okstream eval --data german --runs 20 \
@@ -42,7 +62,13 @@ const evalExamples = `  # FORKS paper Table 1 settings on german (unscaled file,
     --model auto:base=fogd --model linear --test-every 4000 --test-plot a9a-test.png
 
   # A regression file with [0,1] targets and [-1,1] features:
-  okstream eval --data elevators --scale minmax11+y01 --runs 10 --model 'nogd:loss=square,budget=400,sigma=8'`
+  okstream eval --data elevators --scale minmax11+y01 --runs 10 --model 'nogd:loss=square,budget=400,sigma=8'
+
+  # Multi-class (26 letters; the linear and class-prior baselines are added):
+  okstream eval --data letter --runs 3 --scale minmax11 --model auto
+
+  # Integer labels as classes in a file the catalog does not know:
+  okstream eval --data digits.csv --label 0 --task multiclass --runs 3`
 
 // evalTask is the task of the models: that of every model whose learner
 // fixes it (they must agree), or label.Undecided when every model follows
@@ -72,12 +98,107 @@ func evalTask(models []string) (label.Task, error) {
 	return task, nil
 }
 
+// The task of okstream eval (--task auto infers it; evalSynopsis says the
+// same to users):
+//
+//   - labels that are class names (a CSV column of strings, loaded with
+//     dataset.Options.ClassNames): more than 2 classes ⇒ multi-class, 2 ⇒
+//     binary (as before: the first name in the file −1, true of
+//     true/false +1), or binary one-vs-rest with --positive;
+//   - numbers: binary if they are −1/+1 or two values (0/1), otherwise
+//     regression — integers are classes only with --task multiclass,
+//     except in a shared file the catalog declares multi-class
+//     (dataset.DeclaredTask: letter, mnist);
+//   - a model whose learner fixes the task (loss=square: regression)
+//     wins over the labels, and --task binary|regression over both (they
+//     must agree).
+//
+// evalMulti decides whether eval runs multi-class: always for --task
+// multiclass; for --task auto when no model is a regression model,
+// --positive is not given, and the catalog declares the file multi-class.
+// A CSV of more than two class names is found when the binary load
+// refuses it (runEval).
+func evalMulti(taskFlag string, task label.Task, df *dataFlags) bool {
+	switch {
+	case taskFlag == "multiclass":
+		return true
+	case taskFlag != "auto" || task == label.Regression || df.positive != "":
+		return false
+	}
+	path, _, err := dataset.Resolve(df.data)
+	return err == nil && dataset.DeclaredTask(path) == dataset.TaskMultiClass
+}
+
+// loadMulti reads the dataset for a multi-class evaluation: the labels
+// as they are, class names kept (dataset.Dataset.Classes), features scaled
+// as --scale says.
+func (d *dataFlags) loadMulti() (*dataset.Dataset, error) {
+	if d.positive != "" {
+		return nil, errors.New("--positive makes the task binary (one class against the rest): drop it for multi-class, or use --task binary")
+	}
+	if _, _, ok := dataset.ParseAdversarialName(d.data); ok && !isFile(d.data) {
+		return nil, fmt.Errorf("--data %s is an adversarial binary game, not a multi-class dataset", d.data)
+	}
+	if _, _, ok, _ := kuairec.ParseDataArg(d.data); ok {
+		return nil, errors.New("--data kuairec:... is a binary stream, not a multi-class dataset")
+	}
+	path, opts, err := d.options()
+	if err != nil {
+		return nil, err
+	}
+	opts.ClassNames = true
+	sc, err := dataset.ParseScale(d.scale)
+	if err != nil {
+		return nil, fmt.Errorf("--scale: %w", err)
+	}
+	if sc.Targets {
+		return nil, fmt.Errorf("--scale %s: target scaling (y01/y11) is for regression, but the task is multi-class", d.scale)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if d.limit > 0 && d.limit < ds.Len() {
+		idx := make([]int, d.limit)
+		for i := range idx {
+			idx[i] = i
+		}
+		ds = ds.Subset(idx)
+	}
+	d.fitted = ds.ApplyScale(sc)
+	return ds, nil
+}
+
+// loadTestMulti reads a held-out file for a multi-class evaluation as
+// loadMulti read train: the same reader options, train's dimension, and
+// the scaling fitted on train. Its classes are matched to train's by name
+// in eval (a class train lacks is always a mistake).
+func (d *dataFlags) loadTestMulti(path string, train *dataset.Dataset) (*dataset.Dataset, error) {
+	t := *d
+	t.data, t.dim = path, train.Dim
+	p, opts, err := t.options()
+	if err != nil {
+		return nil, fmt.Errorf("--test: %w", err)
+	}
+	opts.ClassNames = true
+	ds, err := dataset.Load(p, opts)
+	if err != nil {
+		return nil, fmt.Errorf("--test: %w", err)
+	}
+	if ds.Dim != train.Dim {
+		return nil, fmt.Errorf("--test %s: dimension %d, the training file's is %d", path, ds.Dim, train.Dim)
+	}
+	d.fitted.Apply(ds)
+	return ds, nil
+}
+
 func runEval(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("eval", evalSynopsis, evalExamples, stderr)
 	var df dataFlags
 	df.register(fs)
 	var models listFlag
-	fs.Var(&models, "model", "learner spec (repeatable); values may be grids")
+	fs.Var(&models, "model", "learner spec (repeatable); values may be grids (default: auto)")
+	taskFlag := fs.String("task", "auto", "binary, multiclass, regression, or auto: inferred from the labels (class names: more than 2 ⇒ multiclass, 2 ⇒ binary; numbers: -1/+1 or two values ⇒ binary, else regression; integers are classes only with multiclass or a file the catalog declares multi-class: letter, mnist)")
 	runs := fs.Int("runs", 20, "number of seeded permutations reported")
 	seed := fs.Uint64("seed", 1, "base seed of permutations and learners")
 	selectRuns := fs.Int("select-runs", 0, "pick grid winners on this many separate permutations (0: on the reported ones, as the papers did)")
@@ -100,7 +221,12 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(models) == 0 {
-		return fail(fmt.Errorf("at least one --model is required (see okstream help learners)"))
+		models = listFlag{"auto"}
+	}
+	switch *taskFlag {
+	case "auto", "binary", "multiclass", "regression":
+	default:
+		return fail(fmt.Errorf("--task %q: use binary, multiclass, regression or auto", *taskFlag))
 	}
 	if *runs < 1 {
 		return fail(fmt.Errorf("--runs must be at least 1"))
@@ -118,9 +244,30 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if forced, _ := label.ParseTask(*taskFlag); *taskFlag != "multiclass" && forced != label.Undecided {
+		if task != label.Undecided && task != forced {
+			return fail(fmt.Errorf("--task %s, but the models are %s", *taskFlag, task))
+		}
+		task = forced
+	}
+	if *taskFlag == "multiclass" && task == label.Regression {
+		return fail(errors.New("--task multiclass, but the models are regression models"))
+	}
 	df.seed = *seed
-	ds, _, err := df.load(task != label.Regression)
-	if task == label.Undecided && errors.Is(err, dataset.ErrNotBinary) {
+	multi := evalMulti(*taskFlag, task, &df)
+	var ds *dataset.Dataset
+	if multi {
+		ds, err = df.loadMulti()
+	} else {
+		ds, _, err = df.load(task != label.Regression)
+		if *taskFlag == "auto" && task != label.Regression && df.positive == "" && errors.Is(err, dataset.ErrNotBinary) {
+			// More than two class names: multi-class (numbers are not).
+			if mds, merr := df.loadMulti(); merr == nil && len(mds.Classes) > 2 {
+				ds, err, multi = mds, nil, true
+			}
+		}
+	}
+	if task == label.Undecided && !multi && errors.Is(err, dataset.ErrNotBinary) {
 		// Every model follows the labels (auto without loss=, as okstream
 		// run's default): labels that are not binary are regression.
 		task = label.Regression
@@ -128,17 +275,23 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		if errors.Is(err, dataset.ErrNotBinary) {
-			err = fmt.Errorf("%w (or, for regression targets, use regression models, e.g. --model auto:loss=square)", err)
+			err = fmt.Errorf("%w (or, for regression targets, use regression models, e.g. --model auto:loss=square; for integer classes, --task multiclass)", err)
 		}
 		return fail(err)
 	}
-	for i := range models {
-		models[i] = label.ResolveSpec(models[i], task)
+	if !multi { // multi-class: a spec names the multi-class form of its learner, as it is
+		for i := range models {
+			models[i] = label.ResolveSpec(models[i], task)
+		}
 	}
 	cfg := eval.Config{Runs: *runs, Seed: *seed, SelectRuns: *selectRuns, Workers: *workers, CurvePoints: *curvePoints, NoPermute: *noPermute || df.ordered,
-		Passes: *passes, TestEvery: *testEvery}
+		Passes: *passes, TestEvery: *testEvery, MultiClass: multi}
 	if *testPath != "" {
-		cfg.Test, err = df.loadTest(*testPath, ds, task != label.Regression)
+		if multi {
+			cfg.Test, err = df.loadTestMulti(*testPath, ds)
+		} else {
+			cfg.Test, err = df.loadTest(*testPath, ds, task != label.Regression)
+		}
 		if err != nil {
 			return fail(err)
 		}
