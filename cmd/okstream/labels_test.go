@@ -169,7 +169,7 @@ func TestEvalLabelEncodingsAgree(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "auto"}, "class names (a, b, c), not regression targets"},
+		{[]string{"--model", "auto:loss=square"}, "class names (a, b, c), not regression targets"},
 		{[]string{"--model", "fogd", "--positive", "d"}, `--positive "d" is not one of the classes a, b, c`},
 	} {
 		var out, errb bytes.Buffer
