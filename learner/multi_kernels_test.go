@@ -1,0 +1,228 @@
+package learner_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"okstream/dataset"
+	"okstream/eval"
+	"okstream/learner"
+	"okstream/learner/rng"
+)
+
+// multiStream is a multi-class stream: rows and class indices 0..K−1 in
+// order of first appearance (the protocol of learner.Multi).
+type multiStream struct {
+	X   [][]float64
+	C   []int
+	Dim int
+	K   int
+}
+
+// loadLetter loads UCI letter (../shared/datasets/letter, CSV, label
+// first, 26 class names), permutes it with seed and keeps the first n rows
+// (n ≤ 0: all), renumbering the classes in order of first appearance. It
+// skips the test when the file is absent.
+func loadLetter(t testing.TB, n int, seed uint64) *multiStream {
+	t.Helper()
+	path := filepath.Join(dataset.DataRoot(), "letter", "letter-recognition.data")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared datasets not available (%v); this test needs ../shared/datasets/letter beside the repository", err)
+	}
+	ds, err := dataset.Load(path, dataset.Options{Format: dataset.FormatCSV, Header: dataset.HeaderNo, Label: "0", ClassNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Classes) != 26 {
+		t.Fatalf("letter: %d classes, want 26", len(ds.Classes))
+	}
+	perm := rng.New(seed).Perm(ds.Len())
+	if n <= 0 || n > len(perm) {
+		n = len(perm)
+	}
+	s := &multiStream{Dim: ds.Dim}
+	idx := map[float64]int{}
+	for _, i := range perm[:n] {
+		c, ok := idx[ds.Y[i]]
+		if !ok {
+			c = len(idx)
+			idx[ds.Y[i]] = c
+		}
+		s.X = append(s.X, ds.X[i])
+		s.C = append(s.C, c)
+	}
+	s.K = len(idx)
+	return s
+}
+
+// multiScore is a progressive evaluation: accuracy (%) of the pre-update
+// argmax and mean log loss (nats, probabilities clipped at eval.ProbClip;
+// a class seen for the first time had probability 0).
+type multiScore struct{ Acc, LogLoss float64 }
+
+func multiProgressive(t testing.TB, m learner.Multi, s *multiStream) multiScore {
+	t.Helper()
+	p := make([]float64, learner.MaxClasses)
+	var hit int
+	var ll float64
+	for i, x := range s.X {
+		c := s.C[i]
+		q := m.LearnClass(x, c, p)
+		var pc float64
+		if c < len(q) {
+			pc = q[c]
+		}
+		if learner.ArgMax(q) == c {
+			hit++
+		}
+		ll -= math.Log(math.Max(pc, eval.ProbClip))
+	}
+	n := float64(len(s.X))
+	return multiScore{Acc: 100 * float64(hit) / n, LogLoss: ll / n}
+}
+
+// priorScore is the class prior's score on s: the accuracy of always
+// predicting the majority class (in hindsight) and the progressive log
+// loss of the online class frequencies with add-one smoothing over the
+// classes seen so far.
+func priorScore(s *multiStream) multiScore {
+	count := make([]int, s.K)
+	var ll float64
+	seen := 0
+	for i, c := range s.C {
+		if c >= seen {
+			ll -= math.Log(eval.ProbClip)
+			seen = c + 1
+		} else {
+			ll -= math.Log(float64(count[c]+1) / float64(i+seen))
+		}
+		count[c]++
+	}
+	best := 0
+	for _, v := range count {
+		best = max(best, v)
+	}
+	n := float64(len(s.C))
+	return multiScore{Acc: 100 * float64(best) / n, LogLoss: ll / n}
+}
+
+func newMultiT(t testing.TB, spec string, dim int) learner.Multi {
+	t.Helper()
+	m, err := learner.NewMulti(spec, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkMultiContract checks the Multi contract on the first n events of s:
+// determinism (two learners of one spec give bit-identical distributions
+// and states), bit-identical continuation after MarshalBinary /
+// UnmarshalBinary into a fresh learner at every cut in cuts, distributions
+// that sum to 1, classes that grow by one on a new class, and hostile
+// state bytes (truncations, flipped bytes, another spec's state) that
+// error without panicking and leave the learner unchanged.
+func checkMultiContract(t *testing.T, spec string, s *multiStream, n int, cuts ...int) {
+	t.Helper()
+	a, b := newMultiT(t, spec, s.Dim), newMultiT(t, spec, s.Dim)
+	if a.Info().Task != learner.MultiClass {
+		t.Fatalf("%s: task %v", spec, a.Info().Task)
+	}
+	pa, pb := make([]float64, learner.MaxClasses), make([]float64, learner.MaxClasses)
+	var c learner.Multi // restored copy
+	cutAt := map[int]bool{}
+	for _, k := range cuts {
+		cutAt[k] = true
+	}
+	for i := range n {
+		x, y := s.X[i], s.C[i]
+		if cutAt[i] {
+			st, err := b.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = newMultiT(t, spec, s.Dim)
+			if err := c.UnmarshalBinary(st); err != nil {
+				t.Fatalf("%s: restore at %d: %v", spec, i, err)
+			}
+			b = c
+		}
+		k := a.Classes()
+		q := a.PredictProba(x, pa)
+		if len(q) != k {
+			t.Fatalf("%s: %d probabilities for %d classes", spec, len(q), k)
+		}
+		qa := append([]float64(nil), a.LearnClass(x, y, pa)...)
+		qb := b.LearnClass(x, y, pb)
+		if len(qa) != len(qb) {
+			t.Fatalf("%s event %d: %d vs %d classes", spec, i, len(qa), len(qb))
+		}
+		var sum float64
+		for j := range qa {
+			if math.Float64bits(qa[j]) != math.Float64bits(qb[j]) {
+				t.Fatalf("%s event %d: p[%d] = %v vs %v (determinism or continuation)", spec, i, j, qa[j], qb[j])
+			}
+			if !(qa[j] >= 0) {
+				t.Fatalf("%s event %d: p[%d] = %v", spec, i, j, qa[j])
+			}
+			sum += qa[j]
+		}
+		if k > 0 && math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("%s event %d: probabilities sum to %v", spec, i, sum)
+		}
+		want := k
+		if y == k {
+			want++
+		}
+		if a.Classes() != want {
+			t.Fatalf("%s event %d: %d classes after class %d with %d before", spec, i, a.Classes(), y, k)
+		}
+	}
+	sa, _ := a.MarshalBinary()
+	sb, _ := b.MarshalBinary()
+	if string(sa) != string(sb) {
+		t.Fatalf("%s: final states differ (%d vs %d bytes)", spec, len(sa), len(sb))
+	}
+	// Hostile bytes: every truncation point (sampled) and flipped bytes
+	// must error or succeed without panicking; an error leaves the learner
+	// unchanged.
+	fresh := newMultiT(t, spec, s.Dim)
+	before, _ := fresh.MarshalBinary()
+	try := func(what string, data []byte) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%s: %s: panic %v", spec, what, r)
+			}
+		}()
+		if err := fresh.UnmarshalBinary(data); err != nil {
+			now, _ := fresh.MarshalBinary()
+			if string(now) != string(before) {
+				t.Fatalf("%s: %s: refused state changed the learner", spec, what)
+			}
+			return
+		}
+		fresh = newMultiT(t, spec, s.Dim)
+	}
+	step := max(1, len(sa)/97)
+	for cut := 0; cut < len(sa); cut += step {
+		try("truncated", sa[:cut])
+	}
+	r := rng.New(7)
+	for range 200 {
+		g := append([]byte(nil), sa...)
+		for range 1 + r.IntN(4) {
+			g[r.IntN(len(g))] ^= byte(1 + r.IntN(255))
+		}
+		try("flipped", g)
+	}
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(r.IntN(256))
+	}
+	try("junk", junk)
+	if err := fresh.UnmarshalBinary(junk); err == nil {
+		t.Fatalf("%s: random bytes accepted", spec)
+	}
+}
