@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"okstream/dataset"
@@ -224,5 +225,52 @@ func checkMultiContract(t *testing.T, spec string, s *multiStream, n int, cuts .
 	try("junk", junk)
 	if err := fresh.UnmarshalBinary(junk); err == nil {
 		t.Fatalf("%s: random bytes accepted", spec)
+	}
+}
+
+// standardised returns s with every feature standardised by the mean and
+// standard deviation of the first w events (the online warm-up's view: no
+// later event is used); a constant feature is only centred.
+func standardised(s *multiStream, w int) *multiStream {
+	w = min(w, len(s.X))
+	mean, sd := make([]float64, s.Dim), make([]float64, s.Dim)
+	for _, x := range s.X[:w] {
+		for j, v := range x {
+			mean[j] += v / float64(w)
+		}
+	}
+	for _, x := range s.X[:w] {
+		for j, v := range x {
+			sd[j] += (v - mean[j]) * (v - mean[j]) / float64(w)
+		}
+	}
+	out := *s
+	out.X = make([][]float64, len(s.X))
+	for i, x := range s.X {
+		z := make([]float64, s.Dim)
+		for j, v := range x {
+			z[j] = v - mean[j]
+			if sd[j] > 0 {
+				z[j] /= math.Sqrt(sd[j])
+			}
+		}
+		out.X[i] = z
+	}
+	return &out
+}
+
+// TestMultiKernelsLetterExplore logs the learners at several settings
+// (-run Explore; skipped unless MULTI_EXPLORE is set).
+func TestMultiKernelsLetterExplore(t *testing.T) {
+	if os.Getenv("MULTI_EXPLORE") == "" {
+		t.Skip("set MULTI_EXPLORE=spec1;spec2 to run")
+	}
+	s := standardised(loadLetter(t, 4000, 1), 300)
+	prior := priorScore(s)
+	lin := multiProgressive(t, newMultiT(t, "linear", s.Dim), s)
+	t.Logf("prior %.2f %% %.3f; linear %.2f %% %.3f", prior.Acc, prior.LogLoss, lin.Acc, lin.LogLoss)
+	for _, spec := range strings.Split(os.Getenv("MULTI_EXPLORE"), ";") {
+		got := multiProgressive(t, newMultiT(t, spec, s.Dim), s)
+		t.Logf("%s: %.2f %% %.3f", spec, got.Acc, got.LogLoss)
 	}
 }
