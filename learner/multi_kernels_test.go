@@ -274,3 +274,24 @@ func TestMultiKernelsLetterExplore(t *testing.T) {
 		t.Logf("%s: %.2f %% %.3f", spec, got.Acc, got.LogLoss)
 	}
 }
+
+// TestMultiKernelsContract: the Multi contract (checkMultiContract) for
+// the multi-class forms of nogd, forks and pkawv, with cuts in both phases
+// (before and after the map is built).
+func TestMultiKernelsContract(t *testing.T) {
+	s := standardised(loadLetter(t, 600, 5), 300)
+	for _, spec := range multiKernelSpecs {
+		if _, ok := newMultiT(t, spec, s.Dim).(*learner.OvR); ok {
+			t.Fatalf("%s: built one-vs-rest, want the native multi-class form", spec)
+		}
+		checkMultiContract(t, spec, s, 600, 1, 20, 61, 250, 430)
+	}
+}
+
+// multiKernelSpecs are small configurations of each learner (map built
+// after at most 60 events).
+var multiKernelSpecs = []string{
+	"nogd:sigma=4,budget=60",
+	"nogd:sigma=4,budget=60,k=20,warm=false",
+	"pkawv:sigma=3",
+}
