@@ -294,4 +294,98 @@ var multiKernelSpecs = []string{
 	"nogd:sigma=4,budget=60",
 	"nogd:sigma=4,budget=60,k=20,warm=false",
 	"pkawv:sigma=3",
+	"forks:sigma=4,budget=20,rho=100",
+	"forks:sigma=4,budget=20,rho=100,update_head=reset,warm=none,decomp=svd",
+}
+
+// synthMulti is a stream of C Gaussian clusters in ℝ^d (unit-variance
+// noise around centres of norm about 3), classes cycling so that all C
+// appear in the first C events.
+func synthMulti(n, d, C int, seed uint64) *multiStream {
+	r := rng.New(seed)
+	centres := make([][]float64, C)
+	for c := range centres {
+		centres[c] = make([]float64, d)
+		for j := range centres[c] {
+			centres[c][j] = 3 * (2*r.Float64() - 1) / math.Sqrt(float64(d)/3)
+		}
+	}
+	s := &multiStream{Dim: d, K: C}
+	for i := range n {
+		c := i % C
+		if i >= C {
+			c = r.IntN(C)
+		}
+		x := make([]float64, d)
+		for j := range x {
+			x[j] = centres[c][j] + 2*r.Float64() - 1
+		}
+		s.X, s.C = append(s.X, x), append(s.C, c)
+	}
+	return s
+}
+
+// BenchmarkMultiCost: steady-state cost per event of each multi-class
+// form against its binary form, C = 10 classes, d = 50 (after a warm-up
+// of 2,000 events: maps built). The binary forms run the logistic loss
+// (an update every event, as the softmax head's) at the multi-class
+// forms' map sizes (preset=wide: k = B for NOGD, s_m = k = 50 for FORKS);
+// the binary learner learns class 0 against the rest. ONS-k50 is one FORKS ONS step at k = 50
+// (FeatureONS), the per-class cost a K-head ONS would pay K times.
+func BenchmarkMultiCost(b *testing.B) {
+	const d, C = 50, 10
+	s := synthMulti(6000, d, C, 1)
+	for _, tc := range []struct{ name, spec string }{
+		{"nogd", "nogd:sigma=8,preset=wide,loss=logistic"},
+		{"forks", "forks:sigma=8,preset=wide,loss=logistic"},
+		{"pkawv", "pkawv:sigma=8,task=classification"},
+		{"bpas-ovr", "bpas:sigma=8"},
+	} {
+		multiSpec := tc.spec
+		switch tc.name {
+		case "nogd":
+			multiSpec = "nogd:sigma=8"
+		case "forks":
+			multiSpec = "forks:sigma=8"
+		case "pkawv":
+			multiSpec = "pkawv:sigma=8"
+		}
+		b.Run(tc.name+"/binary", func(b *testing.B) {
+			l, err := learner.New(tc.spec, d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range 2000 {
+				l.Learn(s.X[i], float64(2*min(s.C[i], 1)-1))
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				j := 2000 + i%4000
+				l.Learn(s.X[j], float64(2*min(s.C[j], 1)-1))
+			}
+		})
+		b.Run(tc.name+"/multi", func(b *testing.B) {
+			m := newMultiT(b, multiSpec, d)
+			p := make([]float64, C+1)
+			for i := range 2000 {
+				m.LearnClass(s.X[i], s.C[i], p)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				j := 2000 + i%4000
+				m.LearnClass(s.X[j], s.C[j], p)
+			}
+		})
+	}
+	b.Run("ONS-k50", func(b *testing.B) {
+		o := learner.NewFeatureONS(50, 0.01, 0, 0.5, learner.Hinge)
+		phi := make([]float64, 50)
+		for i := range phi {
+			phi[i] = math.Sin(float64(i))
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			o.Learn(phi, float64(2*(i%2)-1))
+		}
+	})
 }
