@@ -84,8 +84,8 @@ type FORKSMulti struct {
 	dual    dualMulti // Stage 1
 	head    *softmaxHead
 	headEta float64
-	warm    bool // warm=lsq: fit the head to the Stage-1 logits at INIT
-	xfer    bool // update_head=transfer
+	warm    bool      // warm=lsq: fit the head to the Stage-1 logits at INIT
+	xfer    bool      // update_head=transfer
 	kl      []float64 // scratch: Stage-1 kernel row, capacity B̃
 }
 
