@@ -78,7 +78,7 @@ type PKAWVMulti struct {
 	k          int              // K
 	b          []float64        // K×r
 	tau, tauG2 float64          // temperature and its AdaGrad accumulator
-	tau0, tEta float64
+	tEta       float64
 
 	phi, l, u, y []float64 // scratch: φ, L⁻¹φ, A⁻¹φ (r); outputs (K)
 }
@@ -135,7 +135,7 @@ func newPKAWVMulti(p *Params, dim int) (Multi, error) {
 		lambda: lambda, ridge: ridge, clip: clip,
 		basis: newTaylorBasis(dim, order, kern.Sigma, r),
 		r:     r, chol: chol,
-		tau: tau0, tau0: tau0, tEta: tEta,
+		tau: tau0, tEta: tEta,
 		phi: make([]float64, r), l: make([]float64, r), u: make([]float64, r),
 	}, nil
 }
