@@ -60,8 +60,8 @@ const ECEBins = 10
 // says which). 2^18 pairs are 4 MiB.
 const DefaultAUCCap = 1 << 18
 
-// PlattEta is the step of the online Platt calibration.
-const PlattEta = 0.05
+// PlattEta is the step of the online Platt calibration (learner.PlattEta).
+const PlattEta = learner.PlattEta
 
 // Prober is implemented by learners whose score may map to a probability
 // of y = +1 (learner.Linear with the logistic loss: σ(score)); ok is false
@@ -71,51 +71,13 @@ type Prober interface {
 	Probability(score float64) (p float64, ok bool)
 }
 
-// Platt is an online Platt calibration of a classifier's score s:
-// p = σ(A·s + B), starting at A = 1, B = 0 (so a logistic margin is taken
-// at its word), updated after each label by one step of normalised
-// gradient descent on the log loss:
-//
-//	g = p − y01,  A ← A − η·g·s/(1 + s²),  B ← B − η·g/(1 + s²)
-//
-// The 1/(1 + s²) normalisation makes the change of A·s + B exactly −η·g
-// whatever the score's scale (kernel scores can be in the hundreds), so
-// the fixed step PlattEta is stable for every learner; the price is a slow
-// adaptation to scores far from 1 in magnitude. It is deterministic and
-// O(1) per event, and the zero value is not ready: use NewPlatt.
-type Platt struct{ A, B float64 }
+// Platt is the online Platt calibration of a classifier's score,
+// learner.Platt (defined there so that the one-vs-rest multi-class wrapper
+// shares its numerics).
+type Platt = learner.Platt
 
 // NewPlatt returns the calibration's starting point (A = 1, B = 0).
-func NewPlatt() Platt { return Platt{A: 1} }
-
-// Prob is the calibrated probability of y = +1 for score s (0.5 for a
-// non-finite score: no information).
-func (c *Platt) Prob(s float64) float64 {
-	if !finiteF(s) {
-		return 0.5
-	}
-	return sigmoid(c.A*s + c.B)
-}
-
-// Update takes one step with score s, its probability p (from Prob, before
-// the label was known) and label y (±1). A non-finite score is skipped.
-func (c *Platt) Update(s, p, y float64) {
-	if !finiteF(s) {
-		return
-	}
-	g := p - y01(y)
-	n := 1 + s*s
-	c.A -= PlattEta * g * s / n
-	c.B -= PlattEta * g / n
-}
-
-func sigmoid(z float64) float64 {
-	if z >= 0 {
-		return 1 / (1 + math.Exp(-z))
-	}
-	e := math.Exp(z)
-	return e / (1 + e)
-}
+func NewPlatt() Platt { return learner.NewPlatt() }
 
 func y01(y float64) float64 {
 	if y > 0 {

@@ -102,22 +102,31 @@ func MultiNames() []string {
 func DescribeMulti(name string) *MultiRegistration { return multiRegistry[name] }
 
 // NewMulti builds a multi-class learner from a spec (the syntax of New) for
-// inputs of dimension dim. A learner without a multi-class form is an error
-// that names the ones that have one.
+// inputs of dimension dim. A binary classifier without a native
+// multi-class form (not in MultiNames: bogd, bpas, projectron, kons, ...)
+// becomes a one-vs-rest learner (ovr.go): one binary learner per class,
+// built from the same spec, so K× the binary learner's memory and time;
+// its state carries the binary learner's canonical spec, so a state of
+// another spec is refused. A binary learner configured for regression is
+// an error.
 func NewMulti(spec string, dim int) (Multi, error) {
 	name, kv, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
 	}
 	r := multiRegistry[name]
+	if (r != nil || registry[name] != nil) && dim <= 0 {
+		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
+	}
 	if r == nil {
 		if registry[name] != nil {
-			return nil, fmt.Errorf("learner %q has no multi-class form (multi-class learners: %s)", name, strings.Join(MultiNames(), ", "))
+			m, err := newOvR(spec, dim)
+			if err != nil {
+				return nil, fmt.Errorf("%w (learner %s has no native multi-class form, so it runs one-vs-rest: one binary learner per class; native multi-class learners: %s)", err, name, strings.Join(MultiNames(), ", "))
+			}
+			return m, nil
 		}
-		return nil, fmt.Errorf("unknown learner %q (multi-class learners: %s)", name, strings.Join(MultiNames(), ", "))
-	}
-	if dim <= 0 {
-		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
+		return nil, fmt.Errorf("unknown learner %q (native multi-class learners: %s; every other binary classifier runs one-vs-rest, one binary learner per class)", name, strings.Join(MultiNames(), ", "))
 	}
 	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, local: map[string]string{}, docs: r.Params}
 	m, err := r.New(p, dim)

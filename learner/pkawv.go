@@ -142,15 +142,25 @@ func newPKAWV(p *Params, dim int) (Learner, error) {
 		gv:      make([]float64, r),
 	}
 	l.sum, l.c = l.st[:tri(r):tri(r)], l.st[tri(r):]
-	// A = λI: L = √λ I, built row by row (O(r²), not a factorization).
-	l.chol = linalg.NewCholesky(r)
+	chol, err := ridgeFactor(r, l.lambda)
+	if err != nil {
+		return nil, fmt.Errorf("learner pkawv: %v", err)
+	}
+	l.chol = chol
+	return l, nil
+}
+
+// ridgeFactor is the Cholesky factor of A = λI (r×r): L = √λ I, built row
+// by row (O(r²), not a factorization).
+func ridgeFactor(r int, lambda float64) (*linalg.Cholesky, error) {
+	c := linalg.NewCholesky(r)
 	zero := make([]float64, r)
 	for i := range r {
-		if err := l.chol.Append(zero[:i], math.Sqrt(l.lambda)); err != nil {
-			return nil, fmt.Errorf("learner pkawv: %v", err)
+		if err := c.Append(zero[:i], math.Sqrt(lambda)); err != nil {
+			return nil, err
 		}
 	}
-	return l, nil
+	return c, nil
 }
 
 // tri is the offset of row i of a packed lower triangle (and tri(r) its

@@ -556,17 +556,29 @@ func (s *sketchMap) warmStart(K []float64) []float64 {
 	n, k := s.n(), s.k
 	f1 := make([]float64, n)
 	linalg.MatVec(f1, K, n, n, s.coef)
+	w := make([]float64, k)
+	pinv := s.storedPinv()
+	if pinv == nil {
+		return w
+	}
+	linalg.MatVec(w, pinv, k, n, f1)
+	return w
+}
+
+// storedPinv returns Φ_S^† (k×n), the pseudo-inverse of the features of
+// the n stored examples (rows φ(x_i)ᵀ), or nil if it fails: w = Φ_S^† f is
+// the least-squares fit of the feature weights to values f on them.
+func (s *sketchMap) storedPinv() []float64 {
+	n, k := s.n(), s.k
 	phiB := make([]float64, n*k)
 	for i := range n {
 		copy(phiB[i*k:i*k+k], s.features(s.stored.Row(i)))
 	}
 	pinv := make([]float64, k*n)
-	w := make([]float64, k)
 	if _, err := linalg.Pinv(pinv, phiB, n, k, -1, nil); err != nil {
-		return w
+		return nil
 	}
-	linalg.MatVec(w, pinv, k, n, f1)
-	return w
+	return pinv
 }
 
 // bytes is the approximate memory of the state.
