@@ -42,8 +42,8 @@ type model struct {
 	// label as it is while the model learns it as the binary candidate
 	// (−1/+1) and publishes its scores. The decision keeps one of the two
 	// (modelSet.mapLabel). "" and nil otherwise.
-	flex     string
-	alt      *model
+	flex string
+	alt  *model
 	// malt is the multi-class candidate of a Flexible model while an
 	// undecided partition's labels are strings (label.Map.Multi): it
 	// learns each label's class index while the model learns it as the
