@@ -138,6 +138,8 @@
 //	  c   str                 version 4, multi-class models: the predicted class (the
 //	                          most probable; "" before the model learnt a class); their
 //	                          s is its probability
+//	  ci  int                 version 4, multi-class models: the index of c in the
+//	                          partition's class dictionary (−1: none); ci != y is a mistake
 //	  pd  array of [str, float64]  version 4, multi-class models: the top of the class
 //	                          distribution before the model learned from the event, most
 //	                          probable first (ties: dictionary order), each probability
@@ -163,13 +165,14 @@
 // version 3 record as the version 1 or 2 record it extends. The runtime
 // writes version 3; AppendPrediction writes it when Prediction.Version is 3.
 //
-// Version 4 adds multi-class models: "c" and "pd" in a multi-class model's
-// map, before "u". Everything else is version 3's, "sv": 3 included (the
+// Version 4 adds multi-class models: "c", "ci" and "pd" in a multi-class
+// model's map, before "u". Everything else is version 3's, "sv": 3 included (the
 // oldest version whose readers read the record, as "v" is): a reader of
 // version 3 that ignores unknown keys — this codec before version 4 did —
 // reads it as the version 3 record it extends, where a multi-class model
 // looks like a regression model scoring its class's probability. A record
-// is version 4 exactly when it has "sv" and a model map with "c" or "pd";
+// is version 4 exactly when it has "sv" and a model map with "c", "ci" or
+// "pd";
 // records without multi-class models are those of version 3, byte for
 // byte.
 //

@@ -16,12 +16,12 @@ import (
 //	msgpack.packb(obj, use_bin_type=True)   # obj the dict shown, keys in the order shown
 const (
 	// {"v": 1, "sv": 3, "id": "events/0/7", "t": "events", "p": 0, "o": 7, "y": 2.0, "c": "bird",
-	//  "m": [{"n": "auto", "s": 0.625, "c": "bird", "pd": [["bird", 0.625], ["cat", 0.25], ["dog", 0.125]], "u": 7},
-	//        {"n": "lin", "s": 0.5, "c": "cat", "pd": [["cat", 0.5]], "u": 6}]}
-	goldPredV4Full = "89a17601a2737603a26964aa6576656e74732f302f37a174a66576656e7473a17000a16f07a179cb4000000000000000a163a462697264a16d9285a16ea46175746fa173cb3fe4000000000000a163a462697264a270649392a462697264cb3fe400000000000092a3636174cb3fd000000000000092a3646f67cb3fc0000000000000a1750785a16ea36c696ea173cb3fe0000000000000a163a3636174a270649192a3636174cb3fe0000000000000a17506"
+	//  "m": [{"n": "auto", "s": 0.625, "c": "bird", "ci": 2, "pd": [["bird", 0.625], ["cat", 0.25], ["dog", 0.125]], "u": 7},
+	//        {"n": "lin", "s": 0.5, "c": "cat", "ci": 0, "pd": [["cat", 0.5]], "u": 6}]}
+	goldPredV4Full = "89a17601a2737603a26964aa6576656e74732f302f37a174a66576656e7473a17000a16f07a179cb4000000000000000a163a462697264a16d9286a16ea46175746fa173cb3fe4000000000000a163a462697264a2636902a270649392a462697264cb3fe400000000000092a3636174cb3fd000000000000092a3646f67cb3fc0000000000000a1750786a16ea36c696ea173cb3fe0000000000000a163a3636174a2636900a270649192a3636174cb3fe0000000000000a17506"
 	// {"v": 2, "sv": 3, "t": "events", "p": 1, "o": 9, "y": 0.0, "r": "a", "ro": 3,
-	//  "m": [{"n": "auto", "s": 0.0, "c": "", "pd": [], "u": 0}]}
-	goldPredV4Outcome = "89a17602a2737603a174a66576656e7473a17001a16f09a179cb0000000000000000a172a161a2726f03a16d9185a16ea46175746fa173cb0000000000000000a163a0a2706490a17500"
+	//  "m": [{"n": "auto", "s": 0.0, "c": "", "ci": -1, "pd": [], "u": 0}]}
+	goldPredV4Outcome = "89a17602a2737603a174a66576656e7473a17001a16f09a179cb0000000000000000a172a161a2726f03a16d9186a16ea46175746fa173cb0000000000000000a163a0a26369ffa2706490a17500"
 )
 
 var goldenPredictionsV4 = []struct {
@@ -29,11 +29,11 @@ var goldenPredictionsV4 = []struct {
 	p         Prediction
 }{
 	{"full", goldPredV4Full, Prediction{Version: 4, ID: "events/0/7", Topic: "events", Offset: 7, Y: 2, HasY: true, Class: "bird", Models: []ModelScore{
-		{Name: "auto", Score: 0.625, Updates: 7, Multi: true, Class: "bird", Dist: []ClassProb{{"bird", 0.625}, {"cat", 0.25}, {"dog", 0.125}}},
-		{Name: "lin", Score: 0.5, Updates: 6, Multi: true, Class: "cat", Dist: []ClassProb{{"cat", 0.5}}},
+		{Name: "auto", Score: 0.625, Updates: 7, Multi: true, Class: "bird", ClassIndex: 2, Dist: []ClassProb{{"bird", 0.625}, {"cat", 0.25}, {"dog", 0.125}}},
+		{Name: "lin", Score: 0.5, Updates: 6, Multi: true, Class: "cat", ClassIndex: 0, Dist: []ClassProb{{"cat", 0.5}}},
 	}}},
 	{"outcome", goldPredV4Outcome, Prediction{Version: 4, Topic: "events", Partition: 1, Offset: 9, HasY: true, Ref: "a", RefOffset: 3, HasRef: true, Models: []ModelScore{
-		{Name: "auto", Multi: true},
+		{Name: "auto", Multi: true, ClassIndex: -1},
 	}}},
 }
 
@@ -74,13 +74,14 @@ func TestPredictionV4ForOldReaders(t *testing.T) {
 		}
 		for _, m := range v4["m"].([]any) {
 			delete(m.(map[string]any), "c")
+			delete(m.(map[string]any), "ci")
 			delete(m.(map[string]any), "pd")
 		}
 		p := tc.p
 		p.Version = 3
 		p.Models = append([]ModelScore(nil), p.Models...)
 		for i := range p.Models {
-			p.Models[i].Multi, p.Models[i].Class, p.Models[i].Dist = false, "", nil
+			p.Models[i].Multi, p.Models[i].Class, p.Models[i].ClassIndex, p.Models[i].Dist = false, "", 0, nil
 		}
 		v3b := AppendPrediction(nil, &p)
 		var v3 map[string]any
@@ -127,6 +128,9 @@ func TestDecodePredictionV4Errors(t *testing.T) {
 		{"pd too long", mp(t, with("m", []any{om{"pd", long}})), "m[0].pd"},
 		{"model c int", mp(t, with("m", []any{om{"c", 3}})), "m[0].c"},
 		{"pd twice", mp(t, with("m", []any{om{"pd", []any{}, "pd", []any{}}})), "m[0].pd"},
+		{"ci below -1", mp(t, with("m", []any{om{"ci", -2}})), "m[0].ci"},
+		{"ci too large", mp(t, with("m", []any{om{"ci", MaxDist}})), "m[0].ci"},
+		{"ci float", mp(t, with("m", []any{om{"ci", 1.5}})), "m[0].ci"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,15 +64,19 @@ type ModelScore struct {
 	Prob    float64
 	HasProb bool
 	// Multi marks a multi-class model (version 4): Class is its predicted
-	// class name ("c" in its map; "" before it learnt a class), Dist the
+	// class name ("c" in its map; "" before it learnt a class), ClassIndex
+	// that class's index in the partition's class dictionary ("ci"; −1
+	// for none; the record's y is the label's index, so ClassIndex ≠ y is
+	// a mistake), Dist the
 	// top of its distribution over classes before it learned from this
 	// event ("pd", most probable first; the runtime writes --top-k
 	// entries), and Score the probability of Class. Classify is false for
 	// it (no "d"). The runtime's Dist aliases the model's buffer: valid
 	// until its next event.
-	Multi bool
-	Class string
-	Dist  []ClassProb
+	Multi      bool
+	Class      string
+	ClassIndex int
+	Dist       []ClassProb
 }
 
 // Prediction is the record published for each input event.
@@ -135,8 +139,8 @@ func Decision(score float64) int8 {
 // "c" (when Class is not "") comes before "m", and each model with HasProb
 // has "pp" (float64) after "d"; below 3, Class and the models' HasProb and
 // Prob are ignored and the bytes are those of version 1 or 2. From version 3
-// on, a Multi model has "c" (str) and "pd" (an array of [str, float64]
-// pairs) after "pp"'s place and before "u" (version 4).
+// on, a Multi model has "c" (str), "ci" (int) and "pd" (an array of [str,
+// float64] pairs) after "pp"'s place and before "u" (version 4).
 func AppendPrediction(dst []byte, p *Prediction) []byte {
 	v3 := p.Version >= PredictionVersionProb
 	n := 5 // v, t, p, o, m
@@ -222,7 +226,7 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		}
 		multi := v3 && m.Multi
 		if multi {
-			k += 2
+			k += 3
 		}
 		w.mapLen(k)
 		w.key("n")
@@ -240,6 +244,8 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		if multi {
 			w.key("c")
 			w.text(m.Class)
+			w.key("ci")
+			w.int(int64(m.ClassIndex))
 			w.key("pd")
 			w.arrayLen(len(m.Dist))
 			for _, cp := range m.Dist {
@@ -304,10 +310,11 @@ func predictionField(key []byte) int {
 
 // DecodePrediction decodes a record written by AppendPrediction, of version
 // 1, 2, 3 or 4 ("sv": 3, which must be 3 if present, makes Version 3, or 4
-// when a model is multi-class; "c", "pp" and the models' "c" and "pd" are
-// read in any record; "pp" must be a number in [0, 1], "pd" at most MaxDist
-// [string, number in [0, 1]] pairs summing to at most 1 + 1e-6; a model
-// with "c" or "pd" is Multi). Unknown keys are ignored and nil counts as absent; "v" is required,
+// when a model is multi-class; "c", "pp" and the models' "c", "ci" and
+// "pd" are read in any record; "pp" must be a number in [0, 1], "ci" an
+// integer in [−1, MaxDist) (−1 when absent), "pd" at most MaxDist [string,
+// number in [0, 1]] pairs summing to at most 1 + 1e-6; a model with "c",
+// "ci" or "pd" is Multi). Unknown keys are ignored and nil counts as absent; "v" is required,
 // every other key is optional (absent means the zero value). "r" and "ro" are
 // fields of version 2 only ("ro" sets HasRef); in a version 1 record they are
 // unknown keys. Errors are *Error with the Reason of the first problem in
@@ -546,6 +553,8 @@ func decodeModels(r *reader, p *Prediction) *Error {
 				f = 32
 			case "pd":
 				f = 64
+			case "ci":
+				f = 128
 			default:
 				if e := r.skip(field); e != nil {
 					return e
@@ -610,7 +619,19 @@ func decodeModels(r *reader, p *Prediction) *Error {
 					return e
 				}
 				m.Multi = true
+			case 128:
+				ci, ok, e := r.int(field)
+				if e != nil {
+					return e
+				}
+				if !ok || ci < -1 || ci >= MaxDist {
+					return newError(ReasonBadFieldType, field, "class index %d out of range [-1, %d)", ci, MaxDist)
+				}
+				m.ClassIndex, m.Multi = int(ci), true
 			}
+		}
+		if m.Multi && seen&128 == 0 {
+			m.ClassIndex = -1 // not given: unknown
 		}
 		p.Models = append(p.Models, m)
 	}

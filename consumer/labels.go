@@ -192,13 +192,15 @@ func brier(p []float64, c int) float64 {
 }
 
 // multiScore is the published score of a multi-class model: its most
-// probable class (Class, "" while none), that class's probability (Score)
+// probable class (Class, "" while none; ClassIndex its dictionary index,
+// −1), that class's probability (Score)
 // and the top k classes (Dist, most probable first, ties in dictionary
 // order; k = 0: all), named by the partition's dictionary. Dist aliases
 // the model's buffer. It allocates only when the dictionary grows.
 func (ms *modelSet) multiScore(m *model, pd []float64, before uint64) codec.ModelScore {
-	s := codec.ModelScore{Name: m.name, Updates: before, Multi: true}
-	if best := argmaxPos(pd); best >= 0 {
+	best := argmaxPos(pd)
+	s := codec.ModelScore{Name: m.name, Updates: before, Multi: true, ClassIndex: best}
+	if best >= 0 {
 		s.Class, s.Score = ms.labels.ClassNameOf(best), pd[best]
 	}
 	k := ms.topK

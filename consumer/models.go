@@ -227,15 +227,19 @@ func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, posi
 // errMultiFeedback refuses multi-class models with delayed feedback.
 var errMultiFeedback = errors.New("multi-class models do not take delayed feedback (--feedback-buffer): an outcome record carries one score per model, not a class distribution; run multi-class streams without --feedback-buffer")
 
-// setClassOptions sets the multi-class options: the class dictionary's cap
-// (label.Map.MaxClasses; 0 keeps label.DefaultMaxClasses) and the number
-// of classes a record lists (topK; negative keeps DefaultTopK, 0 lists all).
+// setClassOptions sets the multi-class options as a configuration gives
+// them: the class dictionary's cap (label.Map.MaxClasses; 0 keeps
+// label.DefaultMaxClasses) and the number of classes a record lists (topK;
+// 0 keeps DefaultTopK, negative lists every class).
 func (ms *modelSet) setClassOptions(maxClasses, topK int) {
 	if ms.labels != nil && maxClasses > 0 {
 		ms.labels.MaxClasses = maxClasses
 	}
-	if topK >= 0 {
+	switch {
+	case topK > 0:
 		ms.topK = topK
+	case topK < 0:
+		ms.topK = 0 // multiScore: all
 	}
 }
 

@@ -162,7 +162,8 @@ func TestMultiClassInferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := p.Models[0]
-	if p.Version != codec.PredictionVersionMulti || !s.Multi || len(s.Dist) != 3 || s.Class != p.Class || s.Dist[0].Class != s.Class || s.Dist[0].Prob != s.Score {
+	if p.Version != codec.PredictionVersionMulti || !s.Multi || len(s.Dist) != 3 || s.Class != p.Class || s.Dist[0].Class != s.Class || s.Dist[0].Prob != s.Score ||
+		ms.labels.ClassNameOf(s.ClassIndex) != s.Class {
 		t.Fatalf("record %+v", p)
 	}
 	sum := 0.0
@@ -278,7 +279,7 @@ func TestMultiClassTopK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms.setClassOptions(0, k)
+		ms.setClassOptions(0, map[bool]int{true: -1, false: k}[k == 0]) // Config's TopK: negative lists all
 		recs, _, _ := multiRun(t, ms, 2, 0, 200)
 		p, err := codec.DecodePrediction(recs[len(recs)-1])
 		if err != nil {
