@@ -102,7 +102,7 @@ func ParseTask(s string) (Task, error) {
 	case "regression":
 		return Regression, nil
 	}
-	return Undecided, fmt.Errorf("task %q: use binary, multiclass, regression or auto (inferred from the labels)", s)
+	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the labels), or multiclass", s)
 }
 
 // OfLearner is the task of a learner's Info().Task.

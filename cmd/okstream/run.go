@@ -17,6 +17,7 @@ import (
 
 	"okstream/consumer"
 	"okstream/label"
+	"okstream/learner"
 )
 
 func init() {
@@ -33,8 +34,10 @@ func init() {
 // in hindsight on every shared dataset. Its cost settles at about twice a
 // single FOGD's after 8000 events per partition (successive halving).
 // auto without loss= follows the labels (package label): a binary stream
-// runs it as it is, a regression stream as auto:base=fogd,loss=square — the
-// labels of each partition's warm-up decide unless --task says.
+// runs it as it is, a regression stream as auto:base=fogd,loss=square, a
+// multi-class stream as multi-class auto (label.ResolveSpec; multinomial
+// logistic regression, linear, in a build without it) — the labels of each
+// partition's warm-up decide unless --task says.
 const defaultRunModel = "champion=auto:base=fogd"
 
 const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N [--model [NAME=]SPEC ...] [flags]
@@ -51,14 +54,18 @@ partitions (and their models) across machines.
 Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
 the features online, take σ from the stream and are selected online (nothing
 to tune per stream; okstream help learners auto). It learns binary
-classification or regression as the labels say: labels -1/+1, 0/1,
-true/false or two strings are binary (+1, 1, true are the positive class; for
-strings see --positive), other numbers regression (auto with loss=square).
-Each partition's labels decide: a real target at once, --task-warmup labels
-all 0/1 (or -1/+1) binary, both candidates learning until then; the decision
-is checkpointed. Give --task regression when a regression stream's targets
-may all be 0 or 1 for a while. A label that does not fit the task is
-dead-lettered (invalid_label).
+classification, multi-class classification or regression as the labels say:
+labels -1/+1, 0/1, true/false or two strings are binary (+1, 1, true are the
+positive class; for strings see --positive), three or more strings
+multi-class, other numbers regression (auto with loss=square). Each
+partition's labels decide: a real target or a third string at once,
+--task-warmup labels all 0/1 (or -1/+1, or at most two strings) binary, the
+candidates learning until then; the decision is checkpointed. Give --task
+regression when a regression stream's targets may all be 0 or 1 for a
+while, and --task multiclass for integer class ids (numbers are never
+inferred multi-class). A label that does not fit the task is dead-lettered
+(invalid_label), e.g. a third string after a binary decision, or a new class
+beyond --max-classes.
 
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
@@ -112,6 +119,7 @@ type runFlags struct {
 	createTopics, passthrough                              bool
 	task, positive                                         string
 	taskWarmup                                             int
+	maxClasses, topK                                       int
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
 	feedbackBufferBytes                                    int64
@@ -142,8 +150,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
 	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
-	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool or a string: binary; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1 or all 0/1: binary)")
-	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1) is binary; another number among them makes it regression at once")
+	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), multiclass (class names: strings, integers such as 7 named \"7\", bools), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool: binary; a third distinct string: multiclass; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1, all 0/1 or of at most two strings: binary)")
+	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1, or at most two strings) is binary; another number among them makes it regression at once, a third string multiclass")
+	fs.IntVar(&f.maxClasses, "max-classes", label.DefaultMaxClasses, fmt.Sprintf("multi-class streams: the most classes a partition's class dictionary takes (at most %d); a label of a new class beyond it is dead-lettered (invalid_label)", learner.MaxClasses))
+	fs.IntVar(&f.topK, "top-k", consumer.DefaultTopK, "multi-class streams: the classes each model's prediction record lists with their probabilities (\"pd\"), most probable first; 0: all")
 	fs.StringVar(&f.positive, "positive", "", "binary streams with string labels: the positive class (+1); the other string is -1 (default: the first string a partition shows is -1, the second +1)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -250,6 +260,9 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 			cfg.Share = append(cfg.Share, s)
 		}
 	}
+	if err := f.classOptions(&cfg); err != nil {
+		return cfg, err
+	}
 	for _, b := range strings.Split(f.brokers, ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			cfg.Brokers = append(cfg.Brokers, b)
@@ -267,6 +280,42 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		cfg.Models = append(cfg.Models, pm)
 	}
 	return cfg, nil
+}
+
+// classOptions checks the multi-class flags against the rest: multi-class
+// models take no delayed feedback and cannot be shared (refused at start,
+// rather than dead-lettering every label), and --max-classes and --top-k
+// are in range.
+func (f *runFlags) classOptions(cfg *consumer.Config) error {
+	if f.maxClasses < 1 || f.maxClasses > learner.MaxClasses {
+		return fmt.Errorf("--max-classes %d: use 1 to %d", f.maxClasses, learner.MaxClasses)
+	}
+	if f.topK < 0 {
+		return fmt.Errorf("--top-k %d: use a number of classes, or 0 for all", f.topK)
+	}
+	if t, err := label.ParseTask(f.task); err == nil && t == label.MultiClass {
+		if f.feedbackBuffer > 0 {
+			return errors.New("--task multiclass with --feedback-buffer: multi-class models do not take delayed feedback (an outcome record carries one score per model, not a class distribution); run the multi-class stream without --feedback-buffer")
+		}
+		if len(cfg.Share) > 0 {
+			return errors.New("--task multiclass with --share: multi-class models cannot be shared across partitions; drop --share")
+		}
+	}
+	return setClassOptions(cfg, f.maxClasses, f.topK)
+}
+
+// setClassOptions passes --max-classes and --top-k to the pipeline.
+// consumer.Config has no fields for them in this build (the lead adds
+// Config.MaxClasses and Config.TopK): until then only the defaults run, and
+// another value is refused rather than ignored.
+func setClassOptions(cfg *consumer.Config, maxClasses, topK int) error {
+	if maxClasses != label.DefaultMaxClasses {
+		return fmt.Errorf("--max-classes %d: this build runs the default cap of %d only", maxClasses, label.DefaultMaxClasses)
+	}
+	if topK != consumer.DefaultTopK {
+		return fmt.Errorf("--top-k %d: this build lists the default %d classes only", topK, consumer.DefaultTopK)
+	}
+	return nil
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {
