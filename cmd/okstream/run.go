@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -120,6 +121,7 @@ type runFlags struct {
 	task, positive                                         string
 	taskWarmup                                             int
 	maxClasses, topK                                       int
+	topKSet                                                bool // --top-k was given (0 is then "all")
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
 	feedbackBufferBytes                                    int64
@@ -153,7 +155,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), multiclass (class names: strings, integers such as 7 named \"7\", bools), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool: binary; a third distinct string: multiclass; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1, all 0/1 or of at most two strings: binary)")
 	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1, or at most two strings) is binary; another number among them makes it regression at once, a third string multiclass")
 	fs.IntVar(&f.maxClasses, "max-classes", label.DefaultMaxClasses, fmt.Sprintf("multi-class streams: the most classes a partition's class dictionary takes (at most %d); a label of a new class beyond it is dead-lettered (invalid_label)", learner.MaxClasses))
-	fs.IntVar(&f.topK, "top-k", consumer.DefaultTopK, "multi-class streams: the classes each model's prediction record lists with their probabilities (\"pd\"), most probable first; 0: all")
+	f.topK = consumer.DefaultTopK
+	fs.Var(setInt{&f.topK, &f.topKSet}, "top-k", "multi-class streams: the `number` of classes each model's prediction record lists with their probabilities (\"pd\"), most probable first; 0: all")
 	fs.StringVar(&f.positive, "positive", "", "binary streams with string labels: the positive class (+1); the other string is -1 (default: the first string a partition shows is -1, the second +1)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -282,13 +285,35 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 	return cfg, nil
 }
 
+// setInt is an int flag that records that it was set.
+type setInt struct {
+	v   *int
+	set *bool
+}
+
+func (s setInt) String() string {
+	if s.v == nil {
+		return "0"
+	}
+	return strconv.Itoa(*s.v)
+}
+
+func (s setInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	*s.v, *s.set = n, true
+	return nil
+}
+
 // classOptions checks the multi-class flags against the rest: multi-class
 // models take no delayed feedback and cannot be shared (refused at start,
 // rather than dead-lettering every label), and --max-classes and --top-k
 // are in range.
 func (f *runFlags) classOptions(cfg *consumer.Config) error {
-	if f.maxClasses < 1 || f.maxClasses > learner.MaxClasses {
-		return fmt.Errorf("--max-classes %d: use 1 to %d", f.maxClasses, learner.MaxClasses)
+	if f.maxClasses < 0 || f.maxClasses > learner.MaxClasses {
+		return fmt.Errorf("--max-classes %d: use 1 to %d (0 takes the default, %d)", f.maxClasses, learner.MaxClasses, label.DefaultMaxClasses)
 	}
 	if f.topK < 0 {
 		return fmt.Errorf("--top-k %d: use a number of classes, or 0 for all", f.topK)
@@ -301,19 +326,32 @@ func (f *runFlags) classOptions(cfg *consumer.Config) error {
 			return errors.New("--task multiclass with --share: multi-class models cannot be shared across partitions; drop --share")
 		}
 	}
-	return setClassOptions(cfg, f.maxClasses, f.topK)
+	if !f.topKSet && f.topK == 0 {
+		f.topK = consumer.DefaultTopK // a runFlags not built by register
+	}
+	return setClassOptions(cfg, f.maxClasses, configTopK(f.topK))
 }
 
-// setClassOptions passes --max-classes and --top-k to the pipeline.
-// consumer.Config has no fields for them in this build (the lead adds
-// Config.MaxClasses and Config.TopK): until then only the defaults run, and
-// another value is refused rather than ignored.
+// configTopK is --top-k as the pipeline configuration takes it: 0 (all) is
+// negative there, where 0 takes the default.
+func configTopK(k int) int {
+	if k == 0 {
+		return -1
+	}
+	return k
+}
+
+// setClassOptions passes --max-classes and --top-k (0 for either: the
+// default; a negative top k: all) to the pipeline. consumer.Config has no
+// fields for them in this build (Config.MaxClasses and Config.TopK, with the
+// worker passing them to modelSet.setClassOptions, are to come): until then
+// only the defaults run, and another value is refused rather than ignored.
 func setClassOptions(cfg *consumer.Config, maxClasses, topK int) error {
-	if maxClasses != label.DefaultMaxClasses {
+	if maxClasses != 0 && maxClasses != label.DefaultMaxClasses {
 		return fmt.Errorf("--max-classes %d: this build runs the default cap of %d only", maxClasses, label.DefaultMaxClasses)
 	}
-	if topK != consumer.DefaultTopK {
-		return fmt.Errorf("--top-k %d: this build lists the default %d classes only", topK, consumer.DefaultTopK)
+	if topK != 0 && topK != consumer.DefaultTopK {
+		return fmt.Errorf("--top-k %d: this build lists the default %d classes only", max(topK, 0), consumer.DefaultTopK)
 	}
 	return nil
 }
