@@ -97,8 +97,9 @@ func (m *model) scratch() []float64 {
 // the d dictionary classes (predict, hasY false; predict-then-learn class
 // c, hasY true), under the same non-finite guard: a distribution with a
 // non-finite entry resets the model to a fresh learner of its spec and the
-// event is run again; if the fresh model's is not finite either, it is reset
-// once more and the distribution published as it is.
+// event is run again; if the fresh model's is not finite either (or its
+// prediction of x after learning it), it is reset once more, so the event
+// leaves no trace, and the distribution is published as it is.
 func (ms *modelSet) stepMulti(m *model, x []float64, c, d int, hasY bool) (pd []float64, before uint64) {
 	run := func() []float64 {
 		before = m.updates
@@ -126,7 +127,10 @@ func (ms *modelSet) stepMulti(m *model, x []float64, c, d int, hasY bool) (pd []
 	}
 	m.tally.nonFinite++
 	ms.reset(m, resetNonFinite)
-	if pd = run(); !finiteAll(pd) {
+	// The fresh model knows no class, so its distribution is empty and
+	// says nothing: whether the event poisoned it shows in its prediction
+	// after learning.
+	if pd = run(); !finiteAll(pd) || (hasY && !m.finiteOn(x)) {
 		m.tally.nonFinite++
 		ms.reset(m, resetNonFinite)
 	}

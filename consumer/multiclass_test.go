@@ -421,3 +421,47 @@ func TestMultiClassForgedPayload(t *testing.T) {
 		}
 	}
 }
+
+// The non-finite guard covers multi-class models: an input that makes the
+// distribution non-finite (features of 1e308 overflow the logits) resets
+// the model (twice: the fresh model cannot score it either, so the event
+// leaves no trace), the reset is counted, and the model learns on from the
+// next events with a class map rebuilt in the order it meets the classes.
+func TestMultiClassNonFiniteGuard(t *testing.T) {
+	ms, err := newModelSetTask([]Model{{Name: "lin", Spec: "linear"}}, testDim, pendingLimits{}, label.MultiClass, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resets := 0
+	ms.onReset = func(*model, string) { resets++ }
+	multiRun(t, ms, 4, 0, 200)
+	m := ms.models[0]
+	huge := codec.Event{X: []float64{1e308, -1e308, 1e308, 1e308, -1e308}, HasY: true, YKind: codec.LabelString, YStr: "green"}
+	y, err := ms.mapLabel(&huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ms.score(huge.X, y, true, nil, nil)
+	// The fresh model knows no class: it learns that green exists (one
+	// class: no gradient, a finite state) unless its state is poisoned,
+	// when it is reset once more.
+	if resets < 1 || m.stats.Resets != uint64(resets) || !m.finiteOn(make([]float64, testDim)) || out[0].ClassIndex != -1 || m.mc.Classes() != len(m.cls) {
+		t.Fatalf("after a poisonous event: %d resets (stats %d), %d classes, map %v; published %+v", resets, m.stats.Resets, m.mc.Classes(), m.cls, out[0])
+	}
+	before := m.stats.Mistakes
+	multiRun(t, ms, 5, 0, 600)
+	if len(m.cls) != 3 || m.stats.Resets != uint64(resets) {
+		t.Fatalf("after the guard: map %v, resets %d", m.cls, m.stats.Resets)
+	}
+	if rate := float64(m.stats.Mistakes-before) / (600 * 6 / 7); rate > 0.25 {
+		t.Fatalf("mistake rate %.3f after the reset", rate)
+	}
+	// The backstop before a checkpoint: a poisoned state is reset, never
+	// checkpointed.
+	n := m.stats.Resets
+	ms.noteLearnt(huge.X, true)
+	ms.checkBeforeCheckpoint()
+	if m.stats.Resets != n+1 {
+		t.Fatalf("the check before a checkpoint did not reset the model (%d resets)", m.stats.Resets)
+	}
+}
