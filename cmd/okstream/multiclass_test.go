@@ -122,6 +122,7 @@ func TestRunMultiClassRefusals(t *testing.T) {
 	}{
 		{[]string{"--task", "multiclass", "--feedback-buffer", "10"}, "do not take delayed feedback"},
 		{[]string{"--task", "multi-class", "--share", "champion"}, "cannot be shared"},
+		{[]string{"--task", "multiclass", "--positive", "spam"}, "drop --positive"},
 		{[]string{"--max-classes", "-1"}, "--max-classes -1"},
 		{[]string{"--max-classes", "300"}, "--max-classes 300"}, // this build: the default only (see setClassOptions)
 		{[]string{"--top-k", "0"}, "--top-k 0"},

@@ -325,6 +325,9 @@ func (f *runFlags) classOptions(cfg *consumer.Config) error {
 		if len(cfg.Share) > 0 {
 			return errors.New("--task multiclass with --share: multi-class models cannot be shared across partitions; drop --share")
 		}
+		if f.positive != "" {
+			return fmt.Errorf("--positive %q names the positive class of a binary stream, but the task is multiclass: drop --positive", f.positive)
+		}
 	}
 	if !f.topKSet && f.topK == 0 {
 		f.topK = consumer.DefaultTopK // a runFlags not built by register
