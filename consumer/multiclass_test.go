@@ -152,7 +152,17 @@ func TestMultiClassInferred(t *testing.T) {
 	major := float64(max(counts[0], counts[1], counts[2])) / float64(labelled)
 	acc := float64(right) / float64(labelled)
 	modelAcc := 1 - float64(m.stats.Mistakes)/float64(m.stats.Labeled)
-	t.Logf("prequential accuracy: records %.4f, model %.4f; class prior (majority rate) %.4f; Brier %.4f", acc, modelAcc, major, m.stats.MSE())
+	// Log loss (the tallies were never drained: whole stream), the class
+	// prior's on the same labels beside it (its baseline tally counts the
+	// labels of the multi-class partition, and the 2 before the decision as
+	// the binary prior counts them).
+	ll := m.tally.logLoss / float64(m.tally.labeled)
+	bt := ms.base.tally
+	t.Logf("prequential accuracy: records %.4f, model %.4f; class prior (majority rate) %.4f; log loss %.4f, class prior's %.4f; Brier %.4f",
+		acc, modelAcc, major, ll, bt.logLoss/float64(bt.labeled), m.stats.MSE())
+	if ll >= bt.logLoss/float64(bt.labeled) {
+		t.Fatalf("log loss %.4f, not below the class prior's", ll)
+	}
 	if acc < major+0.4 || modelAcc < major+0.4 {
 		t.Fatalf("accuracy %.4f (model %.4f), majority %.4f", acc, modelAcc, major)
 	}
