@@ -98,7 +98,7 @@
 //   - y present and not nil (missing_label), and finite (non_finite);
 //   - id, ts and key are allowed, with the usual rules.
 //
-// # Prediction (schema versions 1, 2 and 3)
+// # Prediction (schema versions 1 to 4)
 //
 // okstream writes one Prediction record per input event, with the event key as
 // the Kafka record key. Records are a pure function of their content: a record
@@ -117,14 +117,17 @@
 //	o     int               always; source offset
 //	ts    int               the event's ts; omitted if the event had none
 //	y     float64           the event's label as the models learnt it (−1/+1 on a binary
-//	                        stream, whatever the event's encoding); omitted if none
+//	                        stream, whatever the event's encoding; on a multi-class
+//	                        stream the class's index in the partition's dictionary,
+//	                        0, 1, ... in order of first appearance); omitted if none
 //	r     str               outcome records only: the id of the impression resolved;
 //	                        omitted if ""
 //	ro    int               outcome records only, always there: the impression's offset
 //	                        (same topic and partition as t and p)
 //	c     str               version 3: the predicted class, the decision d of the first
 //	                        classification model in m named as the stream writes its
-//	                        labels; omitted if "" (not known yet, d = 0, no classifier)
+//	                        labels (version 4: or that model's c when it is multi-class);
+//	                        omitted if "" (not known yet, d = 0, no classifier)
 //	m     array of maps     always; one map per configured model, in configuration order:
 //	  n   str                 model name
 //	  s   float64             score f_t(x), computed before the model learned from the event
@@ -132,6 +135,16 @@
 //	                          only for classification models
 //	  pp  float64             version 3, classification models: P(y = +1) in [0, 1],
 //	                          computed before the model learned from the event
+//	  c   str                 version 4, multi-class models: the predicted class (the
+//	                          most probable; "" before the model learnt a class); their
+//	                          s is its probability
+//	  ci  int                 version 4, multi-class models: the index of c in the
+//	                          partition's class dictionary (−1: none); ci != y is a mistake
+//	  pd  array of [str, float64]  version 4, multi-class models: the top of the class
+//	                          distribution before the model learned from the event, most
+//	                          probable first (ties: dictionary order), each probability
+//	                          in [0, 1]; at most 4096 entries (the runtime writes
+//	                          --top-k, default 3; 0: every class)
 //	  u   uint                labelled events the model had learned from before this one
 //
 // Keys are written in the order of the table. Strings (id, key, t, r, n) are
@@ -149,10 +162,19 @@
 // "v", "c" before "m", and "pp" after "d" in each classification model's map.
 // Its "v" stays 1 or 2, so a reader of versions 1 and 2 that ignores unknown
 // keys — this codec's DecodePrediction before version 3 did — reads a
-// version 3 record as the version 1 or 2 record it extends. A later version
-// may carry a class distribution per model (multi-class) beside "pp". The
-// runtime writes version 3; AppendPrediction writes it when
-// Prediction.Version is 3.
+// version 3 record as the version 1 or 2 record it extends. The runtime
+// writes version 3; AppendPrediction writes it when Prediction.Version is 3.
+//
+// Version 4 adds multi-class models: "c", "ci" and "pd" in a multi-class
+// model's map, before "u". Everything else is version 3's, "sv": 3 included (the
+// oldest version whose readers read the record, as "v" is): a reader of
+// version 3 that ignores unknown keys — this codec before version 4 did —
+// reads it as the version 3 record it extends, where a multi-class model
+// looks like a regression model scoring its class's probability. A record
+// is version 4 exactly when it has "sv" and a model map with "c", "ci" or
+// "pd";
+// records without multi-class models are those of version 3, byte for
+// byte.
 //
 // An outcome record (version 2, with ro) is written when a feedback event
 // resolves an impression. t, p, o, ts and key are the feedback event's (its

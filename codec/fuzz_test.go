@@ -152,6 +152,9 @@ func FuzzDecodePrediction(f *testing.F) {
 	for _, tc := range goldenPredictionsV3 {
 		f.Add(unhex(f, tc.hex))
 	}
+	for _, tc := range goldenPredictionsV4 {
+		f.Add(unhex(f, tc.hex))
+	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	for i := 0; i < 8; i++ {
 		p := randomPrediction(rng)
@@ -167,7 +170,7 @@ func FuzzDecodePrediction(f *testing.F) {
 			}
 			return
 		}
-		if p.Version < 1 || p.Version > 3 || p.Version == 1 && (p.HasRef || p.Ref != "" || p.RefOffset != 0) {
+		if p.Version < 1 || p.Version > 4 || p.Version == 1 && (p.HasRef || p.Ref != "" || p.RefOffset != 0) {
 			t.Fatalf("version %d record with HasRef %v, Ref %q, RefOffset %d", p.Version, p.HasRef, p.Ref, p.RefOffset)
 		}
 		enc := AppendPrediction(nil, &p)

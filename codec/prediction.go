@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Prediction schema versions. DecodePrediction reads all three.
+// Prediction schema versions. DecodePrediction reads all four.
 // AppendPrediction writes PredictionVersion for an ordinary record, exactly
 // as before version 2 existed, and PredictionVersionOutcome only for an
 // outcome record (HasRef), so readers that know only version 1 see every
@@ -18,11 +18,37 @@ import (
 // says 3: a reader of versions 1 and 2 (this codec before version 3
 // included) reads a version 3 record as the version 1 or 2 record it
 // extends, ignoring "sv", "c" and "pp" as unknown keys.
+//
+// Version 4 (PredictionVersionMulti) adds multi-class models: a model
+// entry with Multi set carries its predicted class name ("c") and the top
+// of its class distribution ("pd", an array of [class, probability] pairs,
+// most probable first). It is version 3 by every key older readers know:
+// "v" 1 or 2 and "sv" 3 — the oldest version whose readers read it, as "v"
+// is — and the model entry's "c" and "pd" are unknown keys to them, which
+// they ignore (this codec before version 4 did), so they read it as the
+// version 3 record it extends: a multi-class model looks like a regression
+// model whose score "s" is the probability of its predicted class. A record
+// is version 4 when Version ≥ 3 and one of its models is Multi; the
+// decoder gives Version 4 to a record with "sv" whose models include a
+// multi-class one. Records without multi-class models are byte for byte
+// what version 3 wrote.
 const (
 	PredictionVersion        = 1 // an ordinary record: the scores for one event with features
 	PredictionVersionOutcome = 2 // an outcome record (HasRef): a delayed label resolving an earlier prediction
 	PredictionVersionProb    = 3 // version 1 or 2 plus probabilities ("sv": 3, "c", per model "pp")
+	PredictionVersionMulti   = 4 // version 3 plus multi-class models (per model "c" and "pd")
 )
+
+// MaxDist is the longest class distribution ("pd") DecodePrediction
+// accepts (learner.MaxClasses: the most classes a model may hold).
+const MaxDist = 1 << 12
+
+// ClassProb is one entry of a multi-class model's distribution: a class
+// name and its probability.
+type ClassProb struct {
+	Class string
+	Prob  float64
+}
 
 // ModelScore is one model's output for one event.
 type ModelScore struct {
@@ -37,6 +63,20 @@ type ModelScore struct {
 	// models.
 	Prob    float64
 	HasProb bool
+	// Multi marks a multi-class model (version 4): Class is its predicted
+	// class name ("c" in its map; "" before it learnt a class), ClassIndex
+	// that class's index in the partition's class dictionary ("ci"; −1
+	// for none; the record's y is the label's index, so ClassIndex ≠ y is
+	// a mistake), Dist the
+	// top of its distribution over classes before it learned from this
+	// event ("pd", most probable first; the runtime writes --top-k
+	// entries), and Score the probability of Class. Classify is false for
+	// it (no "d"). The runtime's Dist aliases the model's buffer: valid
+	// until its next event.
+	Multi      bool
+	Class      string
+	ClassIndex int
+	Dist       []ClassProb
 }
 
 // Prediction is the record published for each input event.
@@ -48,8 +88,9 @@ type ModelScore struct {
 // the models gave at impression time, before they learned from the label.
 type Prediction struct {
 	// Version as decoded: 1, or 2 for an outcome record, or 3 for a record
-	// with "sv": 3 (either kind: HasRef tells). AppendPrediction derives "v"
-	// from HasRef and writes version 3's fields only when Version ≥ 3.
+	// with "sv": 3 (either kind: HasRef tells), 4 for one of those with a
+	// multi-class model. AppendPrediction derives "v" from HasRef and writes
+	// version 3's (and 4's) fields only when Version ≥ 3.
 	Version   int
 	ID        string // event id (the runtime fills "topic/partition/offset" when the event had none)
 	Key       string // event key
@@ -65,7 +106,7 @@ type Prediction struct {
 	HasRef    bool   // an outcome record
 	// Class is the predicted class name (version 3, "c"; "" when unknown):
 	// the class of the decision of the first classification model in
-	// Models.
+	// Models (binary or, version 4, multi-class).
 	Class  string
 	Models []ModelScore
 }
@@ -97,7 +138,9 @@ func Decision(score float64) int8 {
 // read only to tell version 3: when it is 3 or more, "sv": 3 follows "v",
 // "c" (when Class is not "") comes before "m", and each model with HasProb
 // has "pp" (float64) after "d"; below 3, Class and the models' HasProb and
-// Prob are ignored and the bytes are those of version 1 or 2.
+// Prob are ignored and the bytes are those of version 1 or 2. From version 3
+// on, a Multi model has "c" (str), "ci" (int) and "pd" (an array of [str,
+// float64] pairs) after "pp"'s place and before "u" (version 4).
 func AppendPrediction(dst []byte, p *Prediction) []byte {
 	v3 := p.Version >= PredictionVersionProb
 	n := 5 // v, t, p, o, m
@@ -181,6 +224,10 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		if hasProb {
 			k++
 		}
+		multi := v3 && m.Multi
+		if multi {
+			k += 3
+		}
 		w.mapLen(k)
 		w.key("n")
 		w.text(m.Name)
@@ -193,6 +240,19 @@ func AppendPrediction(dst []byte, p *Prediction) []byte {
 		if hasProb {
 			w.key("pp")
 			w.float(m.Prob)
+		}
+		if multi {
+			w.key("c")
+			w.text(m.Class)
+			w.key("ci")
+			w.int(int64(m.ClassIndex))
+			w.key("pd")
+			w.arrayLen(len(m.Dist))
+			for _, cp := range m.Dist {
+				w.arrayLen(2)
+				w.text(cp.Class)
+				w.float(cp.Prob)
+			}
 		}
 		w.key("u")
 		w.uint(m.Updates)
@@ -249,8 +309,12 @@ func predictionField(key []byte) int {
 }
 
 // DecodePrediction decodes a record written by AppendPrediction, of version
-// 1, 2 or 3 ("sv": 3, which must be 3 if present, makes Version 3; "c" and
-// "pp" are read in any record, and "pp" must be a number in [0, 1]). Unknown keys are ignored and nil counts as absent; "v" is required,
+// 1, 2, 3 or 4 ("sv": 3, which must be 3 if present, makes Version 3, or 4
+// when a model is multi-class; "c", "pp" and the models' "c", "ci" and
+// "pd" are read in any record; "pp" must be a number in [0, 1], "ci" an
+// integer in [−1, MaxDist) (−1 when absent), "pd" at most MaxDist [string,
+// number in [0, 1]] pairs summing to at most 1 + 1e-6; a model with "c",
+// "ci" or "pd" is Multi). Unknown keys are ignored and nil counts as absent; "v" is required,
 // every other key is optional (absent means the zero value). "r" and "ro" are
 // fields of version 2 only ("ro" sets HasRef); in a version 1 record they are
 // unknown keys. Errors are *Error with the Reason of the first problem in
@@ -388,6 +452,12 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 	}
 	if sv != 0 {
 		p.Version = int(sv)
+		for i := range p.Models {
+			if p.Models[i].Multi {
+				p.Version = PredictionVersionMulti
+				break
+			}
+		}
 	}
 	return nil
 }
@@ -479,6 +549,12 @@ func decodeModels(r *reader, p *Prediction) *Error {
 				f = 8
 			case "pp":
 				f = 16
+			case "c":
+				f = 32
+			case "pd":
+				f = 64
+			case "ci":
+				f = 128
 			default:
 				if e := r.skip(field); e != nil {
 					return e
@@ -532,9 +608,82 @@ func decodeModels(r *reader, p *Prediction) *Error {
 					return newError(ReasonBadFieldType, field, "probability %v is not in [0, 1]", pp)
 				}
 				m.Prob, m.HasProb = pp, true
+			case 32:
+				s, e := r.str(field, "a string")
+				if e != nil {
+					return e
+				}
+				m.Class, m.Multi = string(s), true
+			case 64:
+				if e := decodeDist(r, field, &m); e != nil {
+					return e
+				}
+				m.Multi = true
+			case 128:
+				ci, ok, e := r.int(field)
+				if e != nil {
+					return e
+				}
+				if !ok || ci < -1 || ci >= MaxDist {
+					return newError(ReasonBadFieldType, field, "class index %d out of range [-1, %d)", ci, MaxDist)
+				}
+				m.ClassIndex, m.Multi = int(ci), true
 			}
 		}
+		if m.Multi && seen&128 == 0 {
+			m.ClassIndex = -1 // not given: unknown
+		}
 		p.Models = append(p.Models, m)
+	}
+	return nil
+}
+
+// decodeDist reads a model's "pd": at most MaxDist [class, probability]
+// pairs, each probability a number in [0, 1], their sum at most 1 + 1e-6.
+func decodeDist(r *reader, field string, m *ModelScore) *Error {
+	n, e := r.arrayLen(field)
+	if e != nil {
+		return e
+	}
+	if n > MaxDist {
+		return newError(ReasonBadFieldType, field, "%d classes, more than %d", n, MaxDist)
+	}
+	if n == 0 {
+		return nil
+	}
+	m.Dist = make([]ClassProb, 0, min(n, 16)) // grown as entries are read
+	sum := 0.0
+	for i := 0; i < n; i++ {
+		f := field + "[" + strconv.Itoa(i) + "]"
+		c, e := r.peek(f)
+		if e != nil {
+			return e
+		}
+		if kindOf(c) != kArray {
+			return badType(f, c, "a [class, probability] pair")
+		}
+		k, e := r.arrayLen(f)
+		if e != nil {
+			return e
+		}
+		if k != 2 {
+			return newError(ReasonBadFieldType, f, "%d elements, want a [class, probability] pair", k)
+		}
+		s, e := r.str(f+"[0]", "a string")
+		if e != nil {
+			return e
+		}
+		pr, e := r.anyNumber(f + "[1]")
+		if e != nil {
+			return e
+		}
+		if !(pr >= 0 && pr <= 1) {
+			return newError(ReasonBadFieldType, f+"[1]", "probability %v is not in [0, 1]", pr)
+		}
+		if sum += pr; sum > 1+1e-6 {
+			return newError(ReasonBadFieldType, f+"[1]", "the probabilities sum to %v, above 1", sum)
+		}
+		m.Dist = append(m.Dist, ClassProb{Class: string(s), Prob: pr})
 	}
 	return nil
 }

@@ -420,10 +420,11 @@ func TestVersion4PayloadRestoresBinary(t *testing.T) {
 		}
 		ms.score(ev.X, ev.Y, true, nil, nil)
 	}
-	v6, err := ms.marshal()
+	v7, err := ms.marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
+	v6 := asV6(t, v7, 1)
 	// Version 5 is version 6 without the calibrations (16 bytes a model).
 	v5 := v6[:len(v6)-16]
 	// Version 4 is version 5 without the label section (a flag byte, task,

@@ -76,9 +76,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		labeled: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_labeled_events_total",
 			Help: "Labelled events a model was scored on before learning from them (this process; events reprocessed after a recovery count again)."}, []string{"model"})).(*prometheus.CounterVec),
 		mistakes: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_mistakes_total",
-			Help: "Classification mistakes (sign(score) != label; score 0 counts) on labelled events (this process); 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec),
+			Help: "Classification mistakes (sign(score) != label; score 0 counts; multi-class: the most probable class is not the label's) on labelled events (this process); 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec),
 		loss: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_loss_total",
-			Help: "Sum of the square loss (score - label)^2 of the pre-update scores of labelled events (this process), for regression and classification models alike; rate(loss)/rate(labeled events) is the recent mean squared error."}, []string{"model"})).(*prometheus.CounterVec),
+			Help: "Sum of the square loss (score - label)^2 of the pre-update scores of labelled events (this process), for regression and classification models alike; rate(loss)/rate(labeled events) is the recent mean squared error. Multi-class models: the Brier score sum_k (p_k - [k = label])^2 of the pre-update distribution."}, []string{"model"})).(*prometheus.CounterVec),
 		modelPreds: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_predictions_total",
 			Help: "Scores a model computed for events, labelled or not (this process)."}, []string{"model"})).(*prometheus.CounterVec),
 		updates: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_updates_total",
@@ -88,7 +88,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		mistakeRate: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mistake_rate",
 			Help: "Progressive mistake rate of a model on a partition over its whole history (restored from checkpoints), 0..1."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
 		mse: f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "model_mean_squared_error",
-			Help: "Progressive mean squared error of a model on a partition over its whole history."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
+			Help: "Progressive mean squared error of a model on a partition over its whole history (multi-class models: the Brier score)."}, []string{"model", "partition"})).(*prometheus.GaugeVec),
 		updateSecs: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "learner_update_seconds",
 			Help:    "Time of one predict-then-learn step of a model (one step in 16 is timed).",
 			Buckets: prometheus.ExponentialBuckets(250e-9, 2, 18)}, []string{"model"})).(*prometheus.HistogramVec),
@@ -138,17 +138,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.ckptMissing = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_missing_total",
 		Help: "Restores of a partition that found no checkpoint although the consumer group has a committed offset for it (checkpoints lost: a deleted or recreated checkpoint topic); the partition fails unless --allow-fresh-start."}, []string{"partition"})).(*prometheus.CounterVec)
 	m.logLoss = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_log_loss_total",
-		Help: "Classification models: sum of the log loss -log p(label) of the pre-update scores of labelled events, p the score's probability of +1 (the logistic linear model's own sigma(score), else an online Platt calibration, eval.Platt; process-local); rate(log_loss)/rate(labeled events) is the recent log loss in nats; 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec)
+		Help: "Classification models: sum of the log loss -log p(label) of the pre-update scores of labelled events, p the score's probability of +1 (the logistic linear model's own sigma(score), else an online Platt calibration, eval.Platt; process-local); rate(log_loss)/rate(labeled events) is the recent log loss in nats; multi-class models: -log p(label) of the pre-update class distribution (a class the model had not learnt has p = 0, clipped); 0 for regression models."}, []string{"model"})).(*prometheus.CounterVec)
 	m.absErr = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_abs_error_total",
 		Help: "Sum of the absolute error |score - label| of the pre-update scores of labelled events (this process); rate(abs_error)/rate(labeled events) is the recent MAE."}, []string{"model"})).(*prometheus.CounterVec)
 	m.baseLabeled = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_labeled_events_total",
 		Help: "Labelled events the trivial baseline (per partition: the running class prior and the running mean of the labels before each event) was scored on (this process; the baseline restarts with the process)."})).(prometheus.Counter)
 	m.baseMistakes = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_mistakes_total",
-		Help: "Mistakes of the running class prior's decision (the majority of the labels so far; a tie counts as a mistake); for labels +-1."})).(prometheus.Counter)
+		Help: "Mistakes of the running class prior's decision (the majority of the labels so far; a tie counts as a mistake; multi-class: the most frequent class so far)."})).(prometheus.Counter)
 	m.baseLogLoss = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_log_loss_total",
-		Help: "Sum of the log loss of the running class prior (n+ + 1)/(n + 2); for labels +-1."})).(prometheus.Counter)
+		Help: "Sum of the log loss of the running class prior (n+ + 1)/(n + 2) for labels +-1; multi-class: (n_k + 1)/(n + K) over the K classes seen before the event (0, clipped, for a new class)."})).(prometheus.Counter)
 	m.baseLoss = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_loss_total",
-		Help: "Sum of the square loss of the running mean of the labels (0 before the first); beside okstream_model_loss_total."})).(prometheus.Counter)
+		Help: "Sum of the square loss of the running mean of the labels (0 before the first); beside okstream_model_loss_total. Multi-class streams: the Brier score of the running class prior."})).(prometheus.Counter)
 	m.baseAbsErr = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_abs_error_total",
 		Help: "Sum of the absolute error of the running mean of the labels; beside okstream_model_abs_error_total."})).(prometheus.Counter)
 	for _, r := range []string{"size", "bytes", "age"} {

@@ -42,10 +42,24 @@ type model struct {
 	// label as it is while the model learns it as the binary candidate
 	// (−1/+1) and publishes its scores. The decision keeps one of the two
 	// (modelSet.mapLabel). "" and nil otherwise.
-	flex     string
-	alt      *model
-	l        learner.Learner
-	classify bool
+	flex string
+	alt  *model
+	// malt is the multi-class candidate of a Flexible model while an
+	// undecided partition's labels are strings (label.Map.Multi): it
+	// learns each label's class index while the model learns it as the
+	// binary candidate. nil otherwise.
+	malt *model
+	l    learner.Learner
+	// mc is a multi-class model's learner (l is nil then), with its class
+	// map (labels.go): cls[j] the dictionary class of the model's class j,
+	// inv the reverse (−1: not learnt); pm, pd and top are buffers for its
+	// distributions and published top k.
+	mc       learner.Multi
+	cls      []int
+	inv      []int32
+	pm, pd   []float64
+	top      []codec.ClassProb
+	classify bool // binary or multi-class
 	updates  uint64
 	stats    Stats
 	tally    tally // since the worker last drained it into the counters
@@ -83,9 +97,10 @@ type tally struct {
 // process-local, like the counters: it starts afresh when the partition is
 // restored.
 type baseline struct {
-	prior eval.Prior
-	mean  eval.RunningMean
-	tally baselineTally
+	prior   eval.Prior
+	mean    eval.RunningMean
+	classes classPrior // multi-class streams (labels.go)
+	tally   baselineTally
 }
 
 // baselineTally is what the baseline did since the last drain.
@@ -129,13 +144,18 @@ type modelSet struct {
 	share *share.State
 
 	base baseline // the trivial predictor beside the models (not checkpointed)
+	// topK is the number of classes a multi-class model's record lists
+	// (DefaultTopK; 0: all).
+	topK int
 	// labels maps the partition's labels to what the models learn and holds
 	// its task and class dictionary, checkpointed with the models (payload
 	// version 5). nil without models.
 	labels *label.Map
 	// rawY is the label of the event being learnt as the regression
-	// candidates (model.alt) learn it (set by mapLabel).
+	// candidates (model.alt) learn it, and rawC its class index as the
+	// multi-class ones learn it (−1: none; set by mapLabel).
 	rawY float64
+	rawC int
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -159,12 +179,31 @@ func newModelSet(cfg []Model, dim int, lim pendingLimits) (*modelSet, error) {
 // labels. While t is Undecided a Flexible model runs as configured (the
 // binary candidate, whose scores are published) with its regression
 // candidate (alt).
+//
+// A multi-class partition (t MultiClass) runs every model in its
+// multi-class form (learner.NewMulti of label.ResolveSpec(spec)); it cannot
+// take delayed feedback (an error here: okstream run refuses it at start).
+// While t is Undecided a Flexible model also gets a multi-class candidate
+// (malt), kept while the labels are strings, unless delayed feedback is on
+// (label.Map.NoMulti: strings are then binary at once, as before).
 func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, positive string) (*modelSet, error) {
-	ms := &modelSet{dim: dim, pend: newPending(lim, dim)}
+	ms := &modelSet{dim: dim, pend: newPending(lim, dim), topK: DefaultTopK, rawC: -1}
 	if len(cfg) > 0 {
 		ms.labels = label.New(t, positive)
+		ms.labels.NoMulti = ms.pend.enabled()
+	}
+	if t == label.MultiClass && len(cfg) > 0 && ms.pend.enabled() {
+		return nil, errMultiFeedback
 	}
 	for _, c := range cfg {
+		if t == label.MultiClass {
+			m, err := newMultiModel(Model{Name: c.Name, Spec: multiSpec(c.Spec)}, dim)
+			if err != nil {
+				return nil, err
+			}
+			ms.models = append(ms.models, m)
+			continue
+		}
 		m, err := newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, t)}, dim)
 		if err != nil {
 			return nil, err
@@ -174,10 +213,34 @@ func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, posi
 			if m.alt, err = newModel(Model{Name: c.Name, Spec: label.ResolveSpec(c.Spec, label.Regression)}, dim); err != nil {
 				return nil, err
 			}
+			if !ms.labels.NoMulti {
+				if m.malt, err = newMultiModel(Model{Name: c.Name, Spec: multiSpec(c.Spec)}, dim); err != nil {
+					return nil, err
+				}
+			}
 		}
 		ms.models = append(ms.models, m)
 	}
 	return ms, nil
+}
+
+// errMultiFeedback refuses multi-class models with delayed feedback.
+var errMultiFeedback = errors.New("multi-class models do not take delayed feedback (--feedback-buffer): an outcome record carries one score per model, not a class distribution; run multi-class streams without --feedback-buffer")
+
+// setClassOptions sets the multi-class options as a configuration gives
+// them: the class dictionary's cap (label.Map.MaxClasses; 0 keeps
+// label.DefaultMaxClasses) and the number of classes a record lists (topK;
+// 0 keeps DefaultTopK, negative lists every class).
+func (ms *modelSet) setClassOptions(maxClasses, topK int) {
+	if ms.labels != nil && maxClasses > 0 {
+		ms.labels.MaxClasses = maxClasses
+	}
+	switch {
+	case topK > 0:
+		ms.topK = topK
+	case topK < 0:
+		ms.topK = 0 // multiScore: all
+	}
 }
 
 // mapLabel returns the value the models learn from for the labelled event
@@ -188,26 +251,94 @@ func newModelSetTask(cfg []Model, dim int, lim pendingLimits, t label.Task, posi
 // candidate of that task — for regression, the one that has learnt every
 // label as it is since the start. Without models every label passes as it
 // is.
+//
+// For multi-class: on a multi-class partition the value is the class index
+// (as a float64: the record's y); on an undecided one whose labels are
+// strings, the multi-class candidates learn the class index (rawC) while
+// the models learn the binary value, and a third string keeps them. The
+// candidates a partition's labels rule out are dropped at its first label
+// (numbers and bools: the multi-class ones; strings: the regression ones).
 func (ms *modelSet) mapLabel(ev *codec.Event) (float64, error) {
-	ms.rawY = ev.Y
+	ms.rawY, ms.rawC = ev.Y, -1
 	if ms.labels == nil {
 		return ev.Y, nil
 	}
+	if ms.labels.Task == label.MultiClass && ms.labels.RequirePositive {
+		return 0, errMultiShared
+	}
 	undecided := ms.labels.Task == label.Undecided
 	y, err := ms.labels.Apply(ev)
-	if err != nil || !undecided || ms.labels.Task == label.Undecided {
+	if err != nil || !undecided {
+		ms.rawC = ms.labels.Class()
 		return y, err
+	}
+	ms.rawC = ms.labels.Class()
+	if ms.labels.Task == label.Undecided {
+		ms.pruneCandidates()
+		return y, nil
 	}
 	for i, m := range ms.models {
 		if m.flex == "" {
 			continue
 		}
-		if ms.labels.Task == label.Regression {
+		switch ms.labels.Task {
+		case label.Regression:
 			ms.models[i] = m.alt
+		case label.MultiClass:
+			ms.models[i] = m.malt
 		}
-		m.flex, m.alt = "", nil
+		m.flex, m.alt, m.malt = "", nil, nil
 	}
 	return y, nil
+}
+
+// pruneCandidates drops the candidates an undecided partition's labels
+// rule out: the multi-class ones unless its labels may still decide
+// multi-class (none yet, or strings), the regression ones once they are
+// strings.
+func (ms *modelSet) pruneCandidates() {
+	if ms.labels == nil || ms.labels.Task != label.Undecided {
+		return
+	}
+	multi, strs := ms.labels.MayBeMulti(), ms.labels.Multi()
+	for _, m := range ms.models {
+		if !multi {
+			m.malt = nil
+		}
+		if strs {
+			m.alt = nil
+		}
+	}
+}
+
+// taskKind names a model's task kind in errors.
+func taskKind(multi bool) string {
+	if multi {
+		return "multi-class"
+	}
+	return "binary or regression"
+}
+
+// restoreClasses installs a checkpointed class map, which must name one
+// dictionary class per class the restored learner has.
+func (m *model) restoreClasses(cls []int) error {
+	if len(cls) != m.mc.Classes() {
+		return fmt.Errorf("%w: a class map of %d classes for a learner of %d", state.ErrCorrupt, len(cls), m.mc.Classes())
+	}
+	m.setClasses(cls)
+	return nil
+}
+
+// errMultiShared refuses multi-class labels on shared models (okstream run
+// refuses --share with --task multiclass at start).
+var errMultiShared = errors.New("multi-class models cannot be shared across partitions (--share): run them unshared")
+
+// classes is the size of the partition's class dictionary.
+func (ms *modelSet) classes() int {
+	if ms.labels == nil {
+		return 0
+	}
+	return len(ms.labels.Classes)
 }
 
 func newModel(c Model, dim int) (*model, error) {
@@ -224,10 +355,24 @@ func newModel(c Model, dim int) (*model, error) {
 // Every model goes through step, the non-finite guard.
 func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
 	allFinite := true
+	d := ms.classes()
 	for i, m := range ms.models {
 		var start time.Time
 		if obs != nil {
 			start = time.Now()
+		}
+		if m.mc != nil { // a multi-class partition: y is the class index
+			pd, before := ms.stepMulti(m, x, int(y), d, hasY)
+			m.tally.predictions++
+			allFinite = allFinite && finiteAll(pd)
+			if hasY {
+				m.countMulti(pd, int(y))
+			}
+			if obs != nil {
+				obs[i].Observe(time.Since(start).Seconds())
+			}
+			out = append(out, ms.multiScore(m, pd, before))
+			continue
 		}
 		f, before := ms.step(m, x, y, hasY)
 		m.tally.predictions++
@@ -243,6 +388,14 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 				a.count(g, ms.rawY, 0, false)
 			}
 		}
+		if a := m.malt; a != nil { // the multi-class candidate of an undecided partition of strings
+			learn := hasY && ms.rawC >= 0
+			pd, _ := ms.stepMulti(a, x, ms.rawC, d, learn)
+			allFinite = allFinite && finiteAll(pd)
+			if learn {
+				a.countMulti(pd, ms.rawC)
+			}
+		}
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
@@ -250,7 +403,15 @@ func (ms *modelSet) score(x []float64, y float64, hasY bool, out []codec.ModelSc
 	}
 	if hasY {
 		ms.noteLearnt(x, allFinite)
-		ms.base.count(y)
+		switch {
+		case ms.labels != nil && ms.labels.Task == label.MultiClass:
+			ms.base.countClass(int(y))
+		default:
+			ms.base.count(y)
+			if ms.rawC >= 0 && ms.labels.MayBeMulti() {
+				ms.base.classes.add(ms.rawC) // the class prior a multi-class decision continues
+			}
+		}
 	}
 	return out
 }
@@ -368,6 +529,9 @@ func (ms *modelSet) className(scores []codec.ModelScore) string {
 		return ""
 	}
 	for i := range scores {
+		if scores[i].Multi {
+			return scores[i].Class
+		}
 		if scores[i].Classify {
 			return ms.labels.ClassName(scores[i].Decision)
 		}
@@ -380,11 +544,20 @@ func (ms *modelSet) className(scores []codec.ModelScore) string {
 // The statistics are kept: they describe the partition's history, not the
 // state; the update count restarts at 0 with the state it describes.
 func (ms *modelSet) reset(m *model, reason string) {
-	l, err := learner.New(m.spec, ms.dim)
-	if err != nil { // the spec built this model before: cannot happen
-		panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
+	if m.mc != nil {
+		l, err := learner.NewMulti(m.spec, ms.dim)
+		if err != nil { // the spec built this model before: cannot happen
+			panic(fmt.Sprintf("consumer: rebuilding multi-class model %s from its own spec %q: %v", m.name, m.spec, err))
+		}
+		m.mc, m.updates = l, 0
+		m.setClasses(nil) // the fresh model learns the classes anew
+	} else {
+		l, err := learner.New(m.spec, ms.dim)
+		if err != nil { // the spec built this model before: cannot happen
+			panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
+		}
+		m.l, m.updates = l, 0
 	}
-	m.l, m.updates = l, 0
 	m.calib = eval.NewPlatt() // the fresh model's scores are another scale
 	m.stats.Resets++
 	if ms.onReset != nil {
@@ -423,10 +596,13 @@ func (ms *modelSet) checkBeforeCheckpoint() {
 		return
 	}
 	for _, m := range ms.models {
-		if !finite(m.l.Predict(ms.lastX)) {
+		if !m.finiteOn(ms.lastX) {
 			ms.reset(m, resetCheckpoint)
 		}
-		if a := m.alt; a != nil && !finite(a.l.Predict(ms.lastX)) {
+		if a := m.alt; a != nil && !a.finiteOn(ms.lastX) {
+			ms.reset(a, resetCheckpoint)
+		}
+		if a := m.malt; a != nil && !a.finiteOn(ms.lastX) {
 			ms.reset(a, resetCheckpoint)
 		}
 	}
@@ -434,6 +610,15 @@ func (ms *modelSet) checkBeforeCheckpoint() {
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// finiteOn reports whether the model's prediction of x is finite (every
+// class's probability, for a multi-class model).
+func (m *model) finiteOn(x []float64) bool {
+	if m.mc != nil {
+		return finiteAll(m.mc.PredictProba(x, m.scratch()))
+	}
+	return finite(m.l.Predict(x))
+}
 
 // learnDelayed lets every model learn from a resolved impression: the
 // models' impression-time scores (recomputed now for a model added after
@@ -444,6 +629,10 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelScore, obs []prometheus.Observer) []codec.ModelScore {
 	allFinite := true
 	for i, m := range ms.models {
+		if m.mc != nil { // cannot happen: multi-class partitions take no feedback (errMultiFeedback)
+			out = append(out, codec.ModelScore{Name: m.name, Multi: true})
+			continue
+		}
 		var start time.Time
 		if obs != nil {
 			start = time.Now()
@@ -482,12 +671,33 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // after the buffer; 5 = the label state (task, label kind, class
 // dictionary: package label), after the sharing state; 6 = each model's
 // probability calibration (eval.Platt: A, B), after the regression
-// candidates. This build reads all six and writes 6; a model restored from
-// a payload older than 6 starts its calibration afresh.
+// candidates; 7 = multi-class models, after the calibrations: per model a
+// flag (1: its state is a learner.Multi's) and then its class map (model
+// class → dictionary class), then per model its multi-class candidate
+// (flag, spec, updates, statistics, state, class map) — the label state
+// (version 5) holds the class dictionary and the multi-class task. This
+// build reads all seven and writes 7; a model restored from a payload older
+// than 6 starts its calibration afresh.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 6
+	payloadVersion = 7
 )
+
+// state returns the learner's state, multi-class or not.
+func (m *model) state() ([]byte, error) {
+	if m.mc != nil {
+		return m.mc.MarshalBinary()
+	}
+	return m.l.MarshalBinary()
+}
+
+// unmarshal restores the learner's state.
+func (m *model) unmarshal(b []byte) error {
+	if m.mc != nil {
+		return m.mc.UnmarshalBinary(b)
+	}
+	return m.l.UnmarshalBinary(b)
+}
 
 // marshal encodes every model's state and statistics (deterministically)
 // into one buffer of the payload's exact size: the pending buffer can be
@@ -502,20 +712,30 @@ func (ms *modelSet) marshal() ([]byte, error) { return ms.marshalInto(nil) }
 // checkpoint). The result aliases buf; it is valid until the next call.
 func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 	states := make([][]byte, len(ms.models))
-	alts := make([][]byte, len(ms.models)) // the regression candidates' states
-	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1 + 1 + len(ms.models) + 16*len(ms.models)
+	alts := make([][]byte, len(ms.models))  // the regression candidates' states
+	malts := make([][]byte, len(ms.models)) // the multi-class candidates' states
+	size := 4 + 4 + 8 + 4 + ms.pend.encodedSize() + 1 + 1 + len(ms.models) + 16*len(ms.models) + 2*len(ms.models)
 	for i, m := range ms.models {
-		st, err := m.l.MarshalBinary()
+		st, err := m.state()
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
 		states[i] = st
 		size += 4 + len(m.name) + 4 + len(m.spec) + 5*8 + 4 + len(st)
+		if m.mc != nil {
+			size += 4 + 8*len(m.cls)
+		}
 		if m.alt != nil {
-			if alts[i], err = m.alt.l.MarshalBinary(); err != nil {
+			if alts[i], err = m.alt.state(); err != nil {
 				return nil, fmt.Errorf("model %s (regression candidate): %w", m.name, err)
 			}
 			size += 4 + len(m.alt.spec) + 5*8 + 4 + len(alts[i])
+		}
+		if m.malt != nil {
+			if malts[i], err = m.malt.state(); err != nil {
+				return nil, fmt.Errorf("model %s (multi-class candidate): %w", m.name, err)
+			}
+			size += 4 + len(m.malt.spec) + 5*8 + 4 + len(malts[i]) + 4 + 8*len(m.malt.cls)
 		}
 	}
 	if ms.share != nil {
@@ -576,6 +796,30 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 		e.F64(m.calib.A)
 		e.F64(m.calib.B)
 	}
+	for _, m := range ms.models { // multi-class models (version 7)
+		if m.mc == nil {
+			e.U8(0)
+			continue
+		}
+		e.U8(1)
+		e.Ints(m.cls)
+	}
+	for i, m := range ms.models { // the multi-class candidates (version 7)
+		a := m.malt
+		if a == nil {
+			e.U8(0)
+			continue
+		}
+		e.U8(1)
+		e.String(a.spec)
+		e.U64(a.updates)
+		e.U64(a.stats.Labeled)
+		e.U64(a.stats.Mistakes)
+		e.F64(a.stats.SqErr)
+		e.U64(a.stats.Resets)
+		e.Blob(malts[i])
+		e.Ints(a.cls)
+	}
 	return e.Bytes(), nil
 }
 
@@ -608,6 +852,14 @@ type ModelSummary struct {
 	// Calib is the model's probability calibration (payload version 6;
 	// eval.NewPlatt() for an older payload).
 	Calib eval.Platt
+	// Multi marks a multi-class model (payload version 7): State is a
+	// learner.Multi's (learner.NewMulti(Spec)), Classes its class map
+	// (the model's class j is the label dictionary's class Classes[j]).
+	Multi   bool
+	Classes []int
+	// MultiAlt is the multi-class candidate of a model whose undecided
+	// partition's labels are strings (payload version 7; nil otherwise).
+	MultiAlt *ModelSummary
 }
 
 // Payload is a decoded checkpoint payload.
@@ -713,10 +965,54 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 			p.Models[i].Calib = eval.Platt{A: d.F64(), B: d.F64()}
 		}
 	}
+	if version >= 7 {
+		for i := 0; i < len(p.Models) && d.Err() == nil; i++ {
+			switch d.U8() {
+			case 0:
+			case 1:
+				p.Models[i].Multi = true
+				p.Models[i].Classes = decodeClassMap(d)
+			default:
+				d.Fail("model %d: multi-class flag not 0 or 1", i)
+			}
+		}
+		for i := 0; i < len(p.Models) && d.Err() == nil; i++ {
+			if d.U8() != 1 {
+				continue
+			}
+			a := &ModelSummary{Name: p.Models[i].Name, Spec: d.String(), Updates: d.U64(), Multi: true}
+			a.Stats = Stats{Labeled: d.U64(), Mistakes: d.U64(), SqErr: d.F64(), Resets: d.U64()}
+			a.State = d.Blob()
+			a.Classes = decodeClassMap(d)
+			p.Models[i].MultiAlt = a
+		}
+	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
 	return p, q, nil
+}
+
+// decodeClassMap reads a multi-class model's class map: distinct
+// dictionary classes, each below learner.MaxClasses.
+func decodeClassMap(d *state.Decoder) []int {
+	cls := d.Ints(nil)
+	if d.Err() != nil {
+		return nil
+	}
+	if len(cls) > learner.MaxClasses {
+		d.Fail("class map of %d classes", len(cls))
+		return nil
+	}
+	seen := make(map[int]bool, len(cls))
+	for _, c := range cls {
+		if c < 0 || c >= learner.MaxClasses || seen[c] {
+			d.Fail("class map entry %d out of range or repeated", c)
+			return nil
+		}
+		seen[c] = true
+	}
+	return cls
 }
 
 // restore loads a payload written by marshal. Models are matched by name; a
@@ -749,12 +1045,21 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 		byName[m.Name] = m
 	}
 	labels := ms.restoredLabels(pl)
+	if labels != nil && labels.Task == label.MultiClass && ms.pend.enabled() {
+		return nil, fmt.Errorf("the checkpoint is of a multi-class partition: %w", errMultiFeedback)
+	}
 	// Build the restored models aside, then swap them in.
 	next := make([]*model, len(ms.models))
 	for i, m := range ms.models {
 		if m.flex != "" && labels != nil && labels.Task != label.Undecided {
 			// The checkpoint decided the task: the model as it runs for it.
-			dm, err := newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, labels.Task)}, ms.dim)
+			var dm *model
+			var err error
+			if labels.Task == label.MultiClass {
+				dm, err = newMultiModel(Model{Name: m.name, Spec: multiSpec(m.flex)}, ms.dim)
+			} else {
+				dm, err = newModel(Model{Name: m.name, Spec: label.ResolveSpec(m.flex, labels.Task)}, ms.dim)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -766,8 +1071,12 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 			fresh = append(fresh, m.name)
 			continue
 		}
-		if s.Spec != m.spec {
+		if s.Spec != m.spec || s.Multi != (m.mc != nil) {
 			if !reset {
+				if s.Spec == m.spec {
+					return nil, fmt.Errorf("%w: model %s was %s, is now %s (the task changed); restore the old --task, give the model another name, or run with --on-model-change=reset to start it fresh",
+						ErrModelChanged, m.name, taskKind(s.Multi), taskKind(m.mc != nil))
+				}
 				return nil, fmt.Errorf("%w: model %s was %q, is now %q; restore the old --model, give the new one another name, or run with --on-model-change=reset to start it fresh",
 					ErrModelChanged, m.name, s.Spec, m.spec)
 			}
@@ -775,11 +1084,30 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 			fresh = append(fresh, m.name)
 			continue
 		}
-		nm, err := newModel(Model{Name: m.name, Spec: m.spec}, ms.dim)
+		var nm *model
+		if m.mc != nil {
+			nm, err = newMultiModel(Model{Name: m.name, Spec: m.spec}, ms.dim)
+		} else {
+			nm, err = newModel(Model{Name: m.name, Spec: m.spec}, ms.dim)
+		}
 		if err != nil {
 			return nil, err
 		}
 		nm.flex = m.flex
+		if m.malt != nil { // still undecided: the multi-class candidate as checkpointed (fresh if it was not)
+			if nm.malt, err = newMultiModel(Model{Name: m.name, Spec: m.malt.spec}, ms.dim); err != nil {
+				return nil, err
+			}
+			if a := s.MultiAlt; a != nil && a.Spec == m.malt.spec {
+				if err := nm.malt.unmarshal(a.State); err != nil {
+					return nil, fmt.Errorf("model %s (multi-class candidate): %w", m.name, err)
+				}
+				if err := nm.malt.restoreClasses(a.Classes); err != nil {
+					return nil, fmt.Errorf("model %s (multi-class candidate): %w", m.name, err)
+				}
+				nm.malt.updates, nm.malt.stats = a.Updates, a.Stats
+			}
+		}
 		if m.alt != nil { // still undecided: the candidate as checkpointed (fresh if it was not)
 			if nm.alt, err = newModel(Model{Name: m.name, Spec: m.alt.spec}, ms.dim); err != nil {
 				return nil, err
@@ -791,8 +1119,13 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 				nm.alt.updates, nm.alt.stats = s.Alt.Updates, s.Alt.Stats
 			}
 		}
-		if err := nm.l.UnmarshalBinary(s.State); err != nil {
+		if err := nm.unmarshal(s.State); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.name, err)
+		}
+		if nm.mc != nil {
+			if err := nm.restoreClasses(s.Classes); err != nil {
+				return nil, fmt.Errorf("model %s: %w", m.name, err)
+			}
 		}
 		nm.updates = s.Updates
 		nm.stats = s.Stats
@@ -814,6 +1147,7 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	}
 	ms.models = next
 	ms.labels = labels
+	ms.pruneCandidates()
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
@@ -832,12 +1166,14 @@ func (ms *modelSet) restoredLabels(pl Payload) *label.Map {
 	cur := ms.labels
 	l := label.New(cur.Task, cur.Positive)
 	l.RequirePositive, l.Warmup = cur.RequirePositive, cur.Warmup
+	l.MaxClasses, l.NoMulti = cur.MaxClasses, cur.NoMulti
 	if pl.Labels != nil {
 		if cur.Task != label.Undecided && pl.Labels.Task != cur.Task {
 			return l
 		}
 		r := *pl.Labels
 		r.Positive, r.RequirePositive, r.Warmup = cur.Positive, cur.RequirePositive, cur.Warmup
+		r.MaxClasses, r.NoMulti = cur.MaxClasses, cur.NoMulti
 		return &r
 	}
 	if l.Task == label.Undecided {

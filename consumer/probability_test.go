@@ -136,7 +136,7 @@ func TestProbabilityExactRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		if k == 0 {
-			v6 = append([]byte(nil), payload...)
+			v6 = asV6(t, payload, len(probModels))
 		}
 		b = newProbSet(t)
 		if _, err := b.restore(payload, false); err != nil {

@@ -129,11 +129,12 @@ func TestPythonExamples(t *testing.T) {
 }
 
 // TestPythonExampleLabels sends the producer's other label encodings — 0/1, bools,
-// two strings and a real-valued target — through a pipeline with
+// two strings, three string classes and a real-valued target — through a pipeline with
 // okstream run's default model and task (champion=auto:base=fogd, each
 // partition's labels decide), as README "Bring your own stream" does:
 // nothing is dead-lettered, the binary streams are learnt as
-// classification well below the class prior's mistake rate, and the
+// classification well below the class prior's mistake rate (the three
+// classes as multi-class: records with the class index ci), and the
 // regression stream as regression (prediction records without decisions)
 // with an MSE well below the running mean's.
 func TestPythonExampleLabels(t *testing.T) {
@@ -158,7 +159,7 @@ func TestPythonExampleLabels(t *testing.T) {
 	mean := regexp.MustCompile(`baseline running mean: MSE ([0-9.]+) over (\d+) labelled events`)
 	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
 
-	for _, c := range []struct{ labels, positive string }{{"01", ""}, {"bool", ""}, {"strings", "spam"}, {"regression", ""}} {
+	for _, c := range []struct{ labels, positive string }{{"01", ""}, {"bool", ""}, {"strings", "spam"}, {"classes", ""}, {"regression", ""}} {
 		t.Run(c.labels, func(t *testing.T) {
 			in := e.Name("py-" + c.labels)
 			e.CreateTopic(t, in, 2, nil)
@@ -198,6 +199,9 @@ func TestPythonExampleLabels(t *testing.T) {
 				k, n, bk := num(m[0][2]), num(m[0][3]), num(b[1])
 				if n < events/2 || k > 0.25*n || k > 0.5*bk {
 					t.Errorf("%v mistakes in %v labelled events, the class prior %v", k, n, bk)
+				}
+				if c.labels == "classes" && !strings.Contains(out, "multi-class") {
+					t.Errorf("no multi-class records:\n%s", out)
 				}
 				return
 			}

@@ -1,6 +1,7 @@
 // Package label maps the labels of events (codec.Event: a number, a bool or
 // a string in "y") to the values the learners learn from, and decides a
-// stream's task, binary classification or regression, when it is not given.
+// stream's task, binary classification, multi-class classification or
+// regression, when it is not given.
 //
 // The rules, which README "Event schema" documents for users:
 //
@@ -13,6 +14,15 @@
 //     distinct one +1. The strings seen are a class dictionary (Classes, in
 //     order of first appearance), kept in Map's state, which the runtime
 //     checkpoints: a restored partition maps as before.
+//   - Multi-class: a label is a class name — a string, or with the task
+//     given (okstream run --task multiclass) a number or a bool too: a
+//     number is named as it is written in decimal ("7" for 7 and 7.0, "-1",
+//     "2.5"; an integer of magnitude below 2^53 without exponent or
+//     fraction), a bool "true" or "false". Classes get indices 0, 1, ... in
+//     order of first appearance (Classes, the class dictionary, kept in
+//     Map's state) up to MaxClasses (DefaultMaxClasses, okstream run
+//     --max-classes); a new class beyond the cap does not fit. Apply returns
+//     the class index (as a float64) and Class() the same index.
 //   - Regression: a label is a number, learnt as it is.
 //   - Once a stream's labels are of one kind (number, bool, string), a label
 //     of another kind does not fit.
@@ -25,7 +35,17 @@
 //     label itself for the regression one) and keeps the one decided. A
 //     regression stream whose first Warmup targets are all 0 and 1 (or −1
 //     and 1) is taken as binary: give the task (okstream run --task
-//     regression).
+//     regression). Numbers are never inferred multi-class: integer class
+//     ids need --task multiclass.
+//   - An undecided stream of strings (unless Positive, RequirePositive or
+//     NoMulti is set: then binary at once, as strings always were before
+//     multi-class existed) is decided by its warm-up too: a third distinct
+//     string makes it multi-class at once; after Warmup labels with at most
+//     two distinct strings it is binary. During the warm-up the runtime runs
+//     the binary candidate (Apply's value, −1/+1) and a multi-class one (the
+//     class index Class()), and keeps the one decided. After the warm-up
+//     decided binary, a third string does not fit: its error says to restart
+//     with --task multiclass.
 //
 // A label that does not fit is an error (*Error), which the runtime
 // dead-letters with reason invalid_label: a model never learns one class of
@@ -34,6 +54,7 @@ package label
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"okstream/codec"
@@ -51,6 +72,9 @@ const (
 	Binary
 	// Regression: labels are real numbers, learnt as they are.
 	Regression
+	// MultiClass classification: labels are class names, mapped to the
+	// indices of the class dictionary.
+	MultiClass
 )
 
 func (t Task) String() string {
@@ -59,28 +83,35 @@ func (t Task) String() string {
 		return "binary"
 	case Regression:
 		return "regression"
+	case MultiClass:
+		return "multiclass"
 	}
 	return "undecided"
 }
 
-// ParseTask parses a --task value: binary (or classification), regression,
-// or "" and auto for Undecided.
+// ParseTask parses a --task value: binary (or classification), multiclass
+// (or multi-class), regression, or "" and auto for Undecided.
 func ParseTask(s string) (Task, error) {
 	switch s {
 	case "", "auto":
 		return Undecided, nil
 	case "binary", "classification":
 		return Binary, nil
+	case "multiclass", "multi-class":
+		return MultiClass, nil
 	case "regression":
 		return Regression, nil
 	}
-	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the labels)", s)
+	return Undecided, fmt.Errorf("task %q: use binary, regression or auto (inferred from the labels), or multiclass", s)
 }
 
 // OfLearner is the task of a learner's Info().Task.
 func OfLearner(t learner.Task) Task {
-	if t == learner.Classification {
+	switch t {
+	case learner.Classification:
 		return Binary
+	case learner.MultiClass:
+		return MultiClass
 	}
 	return Regression
 }
@@ -92,6 +123,8 @@ func (t Task) Learner() learner.Task {
 		return learner.Classification
 	case Regression:
 		return learner.Regression
+	case MultiClass:
+		return learner.MultiClass
 	}
 	return 0
 }
@@ -146,18 +179,37 @@ type Map struct {
 	RequirePositive bool
 
 	// Warmup is the number of labels an undecided stream of numbers −1, 0,
-	// +1 takes to be decided binary (New: DefaultWarmup).
+	// +1 (or of at most two strings) takes to be decided binary (New:
+	// DefaultWarmup).
 	Warmup int
+	// MaxClasses caps a multi-class stream's class dictionary (New:
+	// DefaultMaxClasses; at most learner.MaxClasses): a label of a new
+	// class beyond it does not fit. Configuration, not state: a restored
+	// dictionary larger than the cap keeps its classes.
+	MaxClasses int
+	// NoMulti keeps an undecided stream of strings binary (decided at its
+	// first label, as before multi-class existed): for pipelines that
+	// cannot run multi-class models (delayed feedback, shared models).
+	NoMulti bool
 
 	kind    kind
 	neg     uint8    // binary numbers: the negative label seen first: negNone, negMinus (−1) or negZero (0)
 	seen    uint32   // labels seen while undecided
-	Classes []string // string labels in order of first appearance (binary: at most 2)
+	Classes []string // class names in order of first appearance (binary: strings, at most 2)
+
+	last int             // the class index of the last label Apply mapped (strings, multi-class); −1 otherwise
+	idx  map[string]int  // Classes' indices (strings and bools), built on demand
+	nidx map[float64]int // multi-class numbers: the index of each label value, built on demand
 }
 
 // DefaultWarmup is Map.Warmup's default: an undecided stream whose first 100
-// labels are all −1/+1 (or all 0/1) is binary.
+// labels are all −1/+1 (or all 0/1, or at most two strings) is binary.
 const DefaultWarmup = 100
+
+// DefaultMaxClasses is Map.MaxClasses's default: a multi-class stream may
+// name 256 classes (okstream run --max-classes raises it, up to
+// learner.MaxClasses).
+const DefaultMaxClasses = 256
 
 const (
 	negNone uint8 = iota
@@ -167,8 +219,28 @@ const (
 
 // New returns the map of a stream of task t.
 func New(t Task, positive string) *Map {
-	return &Map{Task: t, Positive: positive, Warmup: DefaultWarmup}
+	return &Map{Task: t, Positive: positive, Warmup: DefaultWarmup, MaxClasses: DefaultMaxClasses, last: -1}
 }
+
+// Class returns the class dictionary index of the label Apply mapped last
+// when it was a string (any task) or a multi-class label, and −1 otherwise:
+// on an undecided stream of strings, what the multi-class candidate learns.
+func (m *Map) Class() int { return m.last }
+
+// Multi reports whether m is an undecided stream of strings whose warm-up
+// may still decide multi-class: the runtime then runs a multi-class
+// candidate beside the binary one.
+func (m *Map) Multi() bool {
+	return m.Task == Undecided && m.kind == kindString && m.multiAllowed()
+}
+
+// MayBeMulti reports whether the task may still become multi-class by
+// inference: undecided, and no label of another kind than strings seen yet.
+func (m *Map) MayBeMulti() bool {
+	return m.Task == Undecided && (m.kind == kindNone || m.kind == kindString) && m.multiAllowed()
+}
+
+func (m *Map) multiAllowed() bool { return m.Positive == "" && !m.RequirePositive && !m.NoMulti }
 
 // Apply returns the value the models learn from for the labelled event ev
 // (ev.HasY), deciding the task if it is Undecided and this label decides it,
@@ -181,7 +253,19 @@ func (m *Map) Apply(ev *codec.Event) (float64, error) {
 	if m.kind != kindNone && k != m.kind {
 		return 0, errorf("label %s: this stream's labels are %s, not %s", show(ev), m.kind, k)
 	}
+	m.last = -1
 	t := m.Task
+	if t == MultiClass {
+		c, err := m.multi(ev, k)
+		if err != nil {
+			return 0, err
+		}
+		m.kind, m.last = k, c
+		return float64(c), nil
+	}
+	if t == Undecided && k == kindString && m.multiAllowed() {
+		return m.undecidedString(ev)
+	}
 	if t == Undecided {
 		switch y := ev.Y; {
 		case k != kindNumber:
@@ -218,6 +302,134 @@ func (m *Map) Apply(ev *codec.Event) (float64, error) {
 	return y, nil
 }
 
+// undecidedString maps a string label of an undecided stream: a known or
+// second class is the binary candidate's −1/+1 (and Class() its index); a
+// third decides multi-class, returning its index.
+func (m *Map) undecidedString(ev *codec.Event) (float64, error) {
+	i, ok := m.index(ev.YStr)
+	if !ok && len(m.Classes) >= 2 {
+		c, err := m.multi(ev, kindString)
+		if err != nil {
+			return 0, err
+		}
+		m.Task, m.kind, m.last = MultiClass, kindString, c
+		return float64(c), nil
+	}
+	if !ok {
+		i = m.add(ev.YStr)
+	}
+	m.kind, m.last = kindString, i
+	if m.seen++; int(m.seen) >= m.Warmup {
+		m.Task = Binary
+	}
+	return m.sign(i), nil
+}
+
+// index returns the dictionary index of class s.
+func (m *Map) index(s string) (int, bool) {
+	if m.idx == nil {
+		m.idx = make(map[string]int, len(m.Classes)+1)
+		for i, c := range m.Classes {
+			m.idx[c] = i
+		}
+	}
+	i, ok := m.idx[s]
+	return i, ok
+}
+
+// add appends class s to the dictionary.
+func (m *Map) add(s string) int {
+	m.index("") // builds idx
+	m.Classes = append(m.Classes, s)
+	m.idx[s] = len(m.Classes) - 1
+	return len(m.Classes) - 1
+}
+
+// multi maps a multi-class label to its class index, adding a new class
+// within the cap. It allocates only for a new class.
+func (m *Map) multi(ev *codec.Event, k kind) (int, error) {
+	switch k {
+	case kindString:
+		if i, ok := m.index(ev.YStr); ok {
+			return i, nil
+		}
+	case kindBool:
+		s := "false"
+		if ev.Y != 0 {
+			s = "true"
+		}
+		if i, ok := m.index(s); ok {
+			return i, nil
+		}
+	default:
+		y := ev.Y
+		if y == 0 {
+			y = 0 // −0 is 0
+		}
+		if m.nidx == nil {
+			m.nidx = make(map[float64]int, len(m.Classes)+1)
+			for i, c := range m.Classes {
+				if v, err := strconv.ParseFloat(c, 64); err == nil {
+					m.nidx[v] = i
+				}
+			}
+		}
+		if i, ok := m.nidx[y]; ok {
+			return i, nil
+		}
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return 0, errorf("label %s: a class name must be finite", show(ev))
+		}
+	}
+	limit := m.MaxClasses
+	if limit <= 0 {
+		limit = DefaultMaxClasses
+	}
+	limit = min(limit, learner.MaxClasses)
+	if len(m.Classes) >= limit {
+		return 0, errorf("label %s: a new class beyond the cap of %d classes (this stream has %d); raise it with okstream run --max-classes N (at most %d), or map rare classes to one before the stream", show(ev), limit, len(m.Classes), learner.MaxClasses)
+	}
+	name := className(ev, k)
+	i := m.add(name)
+	if k == kindNumber {
+		y := ev.Y
+		if y == 0 {
+			y = 0
+		}
+		m.nidx[y] = i
+	}
+	return i, nil
+}
+
+// className is the multi-class name of a label: the string, "true" or
+// "false", or the number in decimal ("7" for 7: integers below 2^53 in
+// magnitude without exponent; others as strconv 'g' writes them).
+func className(ev *codec.Event, k kind) string {
+	switch k {
+	case kindString:
+		return ev.YStr
+	case kindBool:
+		if ev.Y != 0 {
+			return "true"
+		}
+		return "false"
+	}
+	y := ev.Y
+	if y == math.Trunc(y) && math.Abs(y) < 1<<53 {
+		return strconv.FormatInt(int64(y), 10)
+	}
+	return strconv.FormatFloat(y, 'g', -1, 64)
+}
+
+// ClassNameOf is the name of class index i of a multi-class stream ("" out
+// of range). It does not allocate.
+func (m *Map) ClassNameOf(i int) string {
+	if i < 0 || i >= len(m.Classes) {
+		return ""
+	}
+	return m.Classes[i]
+}
+
 // binary maps a label of a binary stream, recording a new class.
 func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
 	switch k {
@@ -231,16 +443,15 @@ func (m *Map) binary(ev *codec.Event, k kind) (float64, error) {
 			return 0, errorf("label %s: string labels on models shared across partitions need --positive naming the positive class (each partition would otherwise take its own first string as -1)", show(ev))
 		}
 		s := ev.YStr
-		for i, c := range m.Classes {
-			if c == s {
-				return m.sign(i), nil
-			}
+		if i, ok := m.index(s); ok {
+			m.last = i
+			return m.sign(i), nil
 		}
 		if len(m.Classes) >= 2 || (m.Positive != "" && len(m.Classes) == 1 && s != m.Positive && m.Classes[0] != m.Positive) {
-			return 0, errorf("label %s: a third class on a binary stream (its classes are %s)", show(ev), m.classList())
+			return 0, errorf("label %s: a third class on a binary stream (its classes are %s); for more than two classes restart with okstream run --task multiclass (new models: another --group or --checkpoint-topic)", show(ev), m.classList())
 		}
-		m.Classes = append(m.Classes, s)
-		return m.sign(len(m.Classes) - 1), nil
+		m.last = m.add(s)
+		return m.sign(m.last), nil
 	}
 	switch y := ev.Y; {
 	case y == 1:
@@ -287,7 +498,7 @@ func (m *Map) sign(i int) float64 {
 // negative label), for d = 0, and for a regression stream. It does not
 // allocate.
 func (m *Map) ClassName(d int8) string {
-	if m.Task == Regression || d == 0 {
+	if m.Task == Regression || m.Task == MultiClass || d == 0 {
 		return ""
 	}
 	switch m.kind {
@@ -330,6 +541,25 @@ func (m *Map) classList() string {
 	return s
 }
 
+// multiList names a multi-class dictionary's first classes.
+func (m *Map) multiList() string {
+	const show = 10
+	s := fmt.Sprintf(" %d classes", len(m.Classes))
+	for i, c := range m.Classes {
+		if i == show {
+			s += ", ..."
+			break
+		}
+		if i == 0 {
+			s += " "
+		} else {
+			s += ", "
+		}
+		s += strconv.Quote(c)
+	}
+	return s
+}
+
 func show(ev *codec.Event) string {
 	switch ev.YKind {
 	case codec.LabelBool:
@@ -352,6 +582,8 @@ func (m *Map) String() string {
 	}
 	switch {
 	case m.Task == Regression:
+	case m.Task == MultiClass:
+		s += m.multiList()
 	case len(m.Classes) > 0:
 		s += " " + m.classList()
 	case m.kind == kindNumber && m.neg == negZero:
@@ -396,17 +628,28 @@ func (m *Map) Encode(e *state.Encoder) {
 func (m *Map) Decode(d *state.Decoder) {
 	t, k, neg, seen := Task(d.U8()), kind(d.U8()), d.U8(), d.U32()
 	n := int(d.U32())
-	if d.Err() == nil && (t > Regression || k > kindString || neg > negZero || n > 2) {
+	maxN := 2
+	if t == MultiClass {
+		maxN = learner.MaxClasses
+	}
+	if d.Err() == nil && (t > MultiClass || k > kindString || neg > negZero || n > maxN) {
 		d.Fail("label state: task %d, kind %d, negative %d, %d classes", t, k, neg, n)
 	}
 	var cs []string
+	seenName := map[string]bool{}
 	for i := 0; i < n && d.Err() == nil; i++ {
-		cs = append(cs, d.String())
+		c := d.String()
+		if d.Err() == nil && seenName[c] {
+			d.Fail("label state: class %q twice", c)
+		}
+		seenName[c] = true
+		cs = append(cs, c)
 	}
 	if d.Err() != nil {
 		return
 	}
 	m.Task, m.kind, m.neg, m.seen, m.Classes = t, k, neg, seen, cs
+	m.idx, m.nidx, m.last = nil, nil, -1
 }
 
 // Flexible reports whether spec is a learner spec whose task follows the
@@ -423,8 +666,14 @@ func Flexible(spec string) bool {
 }
 
 // ResolveSpec is the spec a model of spec runs for task t: a Flexible spec
-// gets loss=square for regression; every other spec is returned as it is.
+// gets loss=square for regression; for multi-class it stays as it is when
+// auto has a multi-class form (learner.DescribeMulti("auto")), else it is
+// "linear" (multinomial logistic regression: a build without multi-class
+// auto); every other spec is returned as it is.
 func ResolveSpec(spec string, t Task) string {
+	if t == MultiClass && Flexible(spec) && learner.DescribeMulti("auto") == nil {
+		return "linear"
+	}
 	if t != Regression || !Flexible(spec) {
 		return spec
 	}

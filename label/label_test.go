@@ -55,7 +55,12 @@ func TestMap(t *testing.T) {
 		{"undecided: 0.5 is regression", Undecided, "", []step{{num(0.5), 0.5, ""}, {num(0), 0, ""}, {num(-7), -7, ""}}, Regression},
 		{"undecided: 2 is regression", Undecided, "", []step{{num(2), 2, ""}, {num(1), 1, ""}}, Regression},
 		{"undecided: bool is binary", Undecided, "", []step{{boolean(true), 1, ""}}, Binary},
-		{"undecided: string is binary", Undecided, "", []step{{str("spam"), -1, ""}, {str("ham"), 1, ""}}, Binary},
+		{"undecided: two strings stay undecided in the warm-up", Undecided, "", []step{{str("spam"), -1, ""}, {str("ham"), 1, ""}}, Undecided},
+		{"undecided: string with positive is binary", Undecided, "ham", []step{{str("spam"), -1, ""}, {str("ham"), 1, ""}}, Binary},
+		{"undecided: a third string is multi-class", Undecided, "", []step{{str("a"), -1, ""}, {str("b"), 1, ""}, {str("c"), 2, ""}, {str("a"), 0, ""}, {str("b"), 1, ""}}, MultiClass},
+		{"multiclass strings", MultiClass, "", []step{{str("x"), 0, ""}, {str("y"), 1, ""}, {str("x"), 0, ""}, {num(1), 0, "not numbers"}}, MultiClass},
+		{"multiclass integers", MultiClass, "", []step{{num(7), 0, ""}, {num(-1), 1, ""}, {num(7), 0, ""}, {num(2.5), 2, ""}, {num(-0.0), 3, ""}, {num(0), 3, ""}}, MultiClass},
+		{"multiclass bools", MultiClass, "", []step{{boolean(true), 0, ""}, {boolean(false), 1, ""}, {boolean(true), 0, ""}}, MultiClass},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

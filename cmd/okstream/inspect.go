@@ -29,8 +29,10 @@ func init() {
 
 const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --brokers HOST:PORT --topic TOPIC [flags]
 
-  predictions    prediction records, and each model's progressive mistake rate
-                 (or MSE) computed from them (re-emitted duplicates counted once)
+  predictions    prediction records (multi-class models: the class and the top
+                 of the distribution), and each model's progressive mistake
+                 rate (or MSE) computed from them (re-emitted duplicates
+                 counted once)
   checkpoints    every (group, topic, partition) in a checkpoint topic: both
                  slots, the newest complete checkpoint, and with --models the
                  models inside (spec, updates, progressive statistics)
@@ -40,8 +42,8 @@ const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --b
                  maps them: --task auto, the default, decides by each
                  partition's labels, as run without --model; binary takes
                  -1/+1, 0/1, true/false or two strings, as run with
-                 classifiers; see --positive), then each partition's task
-                 and classes`
+                 classifiers; see --positive; multiclass takes class names),
+                 then each partition's task and classes`
 
 const inspectExamples = `  okstream inspect events --brokers localhost:9092 --topic events --dim 8 --limit 5
   okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
@@ -60,7 +62,8 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Int("partition", -1, "only this partition (-1: all)")
 	models := fs.Bool("models", false, "checkpoints: list the models inside each newest checkpoint")
 	dim := fs.Int("dim", 0, "events: expected dimension (0: any)")
-	task := fs.String("task", "auto", "events: the models' task: auto (decided by each partition's labels, as okstream run without --model or --task), binary (labels -1/+1, 0/1, true/false or two strings, as okstream run with classifiers such as fogd) or regression (any number)")
+	task := fs.String("task", "auto", "events: the models' task: auto (decided by each partition's labels, as okstream run without --model or --task), binary (labels -1/+1, 0/1, true/false or two strings, as okstream run with classifiers such as fogd), multiclass (class names: strings, integers, bools) or regression (any number)")
+	maxClasses := fs.Int("max-classes", label.DefaultMaxClasses, "events: the class dictionary's cap of a multi-class partition (as okstream run --max-classes)")
 	positive := fs.String("positive", "", "events: the positive class of string labels (as okstream run --positive)")
 	maxAbs := fs.Float64("max-abs-value", consumer.DefaultMaxAbsValue, "events: a feature or label of larger magnitude would be dead-lettered (as okstream run --max-abs-value; 0: off)")
 	maxID := fs.Int("max-id-bytes", consumer.DefaultMaxIDBytes, "events: a longer id, key or ref would be dead-lettered (as okstream run --max-id-bytes; 0: off)")
@@ -111,7 +114,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
 		t, _ := label.ParseTask(*task)
-		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive)
+		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive, *maxClasses)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -144,7 +147,8 @@ func shown(limit, i int) bool { return limit < 0 || i < limit }
 // records.
 type modelMetrics struct {
 	name     string
-	classify bool
+	classify bool // binary or multi-class
+	multi    bool
 	labeled  int
 	mistakes int
 	sqerr    float64
@@ -171,15 +175,22 @@ func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, erro
 		for _, m := range p.Models {
 			mm := byName[m.Name]
 			if mm == nil {
-				mm = &modelMetrics{name: m.Name, classify: m.Classify}
+				mm = &modelMetrics{name: m.Name, classify: m.Classify || m.Multi, multi: m.Multi}
 				byName[m.Name] = mm
 				order = append(order, mm)
 			}
+			mm.multi = mm.multi || m.Multi // a multi-class decision after a warm-up of binary records
+			mm.classify = mm.classify || m.Classify || m.Multi
 			if !p.HasY {
 				continue
 			}
 			mm.labeled++
-			if m.Classify && float64(m.Decision) != p.Y {
+			switch {
+			case m.Multi: // y is the label's class index
+				if float64(m.ClassIndex) != p.Y {
+					mm.mistakes++
+				}
+			case m.Classify && float64(m.Decision) != p.Y:
 				mm.mistakes++
 			}
 			mm.sqerr += (m.Score - p.Y) * (m.Score - p.Y)
@@ -191,7 +202,7 @@ func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, erro
 func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if limit != 0 {
-		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tclass\tscores (model: score decision P(y=+1) updates)")
+		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tclass\tscores (model: score decision P(y=+1) updates; multi-class: class P(class) [top classes] updates)")
 	}
 	for i, r := range recs {
 		if !shown(limit, i) {
@@ -212,6 +223,10 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		}
 		var ms []string
 		for _, m := range p.Models {
+			if m.Multi {
+				ms = append(ms, multiScoreText(m))
+				continue
+			}
 			s := fmt.Sprintf("%s: %.4g", m.Name, m.Score)
 			if m.Classify {
 				s += fmt.Sprintf(" %+d", m.Decision)
@@ -240,12 +255,30 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		case m.labeled == 0:
 		case m.classify:
 			rate = fmt.Sprintf("%.3f%% (%d)", 100*float64(m.mistakes)/float64(m.labeled), m.mistakes)
+			if m.multi {
+				rate += " multi-class"
+			}
 		default:
 			mse = fmt.Sprintf("%.5g", m.sqerr/float64(m.labeled))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.name, m.labeled, rate, mse)
 	}
 	return tw.Flush()
+}
+
+// multiScoreText shows a multi-class model's score: its class, that class's
+// probability, the listed top of the distribution and the update count,
+// e.g. `auto: "bird" p=0.6250 [bird 0.625, cat 0.25, dog 0.125] u=7`.
+func multiScoreText(m codec.ModelScore) string {
+	class := "-"
+	if m.Class != "" {
+		class = strconv.Quote(m.Class)
+	}
+	top := make([]string, len(m.Dist))
+	for i, d := range m.Dist {
+		top[i] = fmt.Sprintf("%s %.4g", d.Class, d.Prob)
+	}
+	return fmt.Sprintf("%s: %s p=%.4f [%s] u=%d", m.Name, class, m.Score, strings.Join(top, ", "), m.Updates)
 }
 
 // inspectCheckpoints prints every ID's slots. A damaged or forged slot is a
@@ -292,7 +325,10 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 		}
 		for _, m := range pl.Models {
 			stat := ""
-			if m.Stats.Labeled > 0 {
+			switch {
+			case m.Stats.Labeled > 0 && m.Multi:
+				stat = fmt.Sprintf(", multi-class over %d classes, mistake rate %.3f%%, Brier score %.4g", len(m.Classes), 100*m.Stats.MistakeRate(), m.Stats.MSE())
+			case m.Stats.Labeled > 0:
 				// A classifier's squared error measures its margins, not its
 				// quality: its mistake rate only (as inspect predictions).
 				if l, err := learner.New(m.Spec, max(pl.Dim, 1)); err == nil && l.Info().Task == learner.Classification {
@@ -356,7 +392,7 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string) {
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string, maxClasses int) {
 	dec := codec.NewDecoder(lim)
 	var ev codec.Event
 	maps := map[int]*label.Map{} // per partition, as run keeps them
@@ -373,6 +409,7 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Li
 			m := maps[r.Partition]
 			if m == nil {
 				m = label.New(task, positive)
+				m.MaxClasses = maxClasses
 				maps[r.Partition] = m
 			}
 			if _, err = m.Apply(&ev); err != nil {

@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"okstream/consumer"
 	"okstream/label"
+	"okstream/learner"
 )
 
 func init() {
@@ -33,8 +35,10 @@ func init() {
 // in hindsight on every shared dataset. Its cost settles at about twice a
 // single FOGD's after 8000 events per partition (successive halving).
 // auto without loss= follows the labels (package label): a binary stream
-// runs it as it is, a regression stream as auto:base=fogd,loss=square — the
-// labels of each partition's warm-up decide unless --task says.
+// runs it as it is, a regression stream as auto:base=fogd,loss=square, a
+// multi-class stream as multi-class auto (label.ResolveSpec; multinomial
+// logistic regression, linear, in a build without it) — the labels of each
+// partition's warm-up decide unless --task says.
 const defaultRunModel = "champion=auto:base=fogd"
 
 const runSynopsis = `run --brokers HOST:PORT --input TOPIC --dim N [--model [NAME=]SPEC ...] [flags]
@@ -51,14 +55,18 @@ partitions (and their models) across machines.
 Without --model it runs ` + "`champion=auto:base=fogd`" + `: FOGD members that standardise
 the features online, take σ from the stream and are selected online (nothing
 to tune per stream; okstream help learners auto). It learns binary
-classification or regression as the labels say: labels -1/+1, 0/1,
-true/false or two strings are binary (+1, 1, true are the positive class; for
-strings see --positive), other numbers regression (auto with loss=square).
-Each partition's labels decide: a real target at once, --task-warmup labels
-all 0/1 (or -1/+1) binary, both candidates learning until then; the decision
-is checkpointed. Give --task regression when a regression stream's targets
-may all be 0 or 1 for a while. A label that does not fit the task is
-dead-lettered (invalid_label).
+classification, multi-class classification or regression as the labels say:
+labels -1/+1, 0/1, true/false or two strings are binary (+1, 1, true are the
+positive class; for strings see --positive), three or more strings
+multi-class, other numbers regression (auto with loss=square). Each
+partition's labels decide: a real target or a third string at once,
+--task-warmup labels all 0/1 (or -1/+1, or at most two strings) binary, the
+candidates learning until then; the decision is checkpointed. Give --task
+regression when a regression stream's targets may all be 0 or 1 for a
+while, and --task multiclass for integer class ids (numbers are never
+inferred multi-class). A label that does not fit the task is dead-lettered
+(invalid_label), e.g. a third string after a binary decision, or a new class
+beyond --max-classes.
 
 Every flag can also be set by an environment variable OKSTREAM_<FLAG> (e.g.
 OKSTREAM_BROKERS, OKSTREAM_CHECKPOINT_EVERY; repeated --model values separated
@@ -112,6 +120,8 @@ type runFlags struct {
 	createTopics, passthrough                              bool
 	task, positive                                         string
 	taskWarmup                                             int
+	maxClasses, topK                                       int
+	topKSet                                                bool // --top-k was given (0 is then "all")
 	feedbackBuffer                                         int
 	feedbackMaxAge                                         time.Duration
 	feedbackBufferBytes                                    int64
@@ -142,8 +152,11 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
 	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
-	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool or a string: binary; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1 or all 0/1: binary)")
-	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1) is binary; another number among them makes it regression at once")
+	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), multiclass (class names: strings, integers such as 7 named \"7\", bools), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool: binary; a third distinct string: multiclass; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1, all 0/1 or of at most two strings: binary)")
+	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1, or at most two strings) is binary; another number among them makes it regression at once, a third string multiclass")
+	fs.IntVar(&f.maxClasses, "max-classes", label.DefaultMaxClasses, fmt.Sprintf("multi-class streams: the most classes a partition's class dictionary takes (at most %d); a label of a new class beyond it is dead-lettered (invalid_label)", learner.MaxClasses))
+	f.topK = consumer.DefaultTopK
+	fs.Var(setInt{&f.topK, &f.topKSet}, "top-k", "multi-class streams: the `number` of classes each model's prediction record lists with their probabilities (\"pd\"), most probable first; 0: all")
 	fs.StringVar(&f.positive, "positive", "", "binary streams with string labels: the positive class (+1); the other string is -1 (default: the first string a partition shows is -1, the second +1)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", d.CheckpointEvery, "checkpoint a partition every N events")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", d.CheckpointInterval, "checkpoint a partition with new events at least this often")
@@ -250,6 +263,9 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 			cfg.Share = append(cfg.Share, s)
 		}
 	}
+	if err := f.classOptions(&cfg); err != nil {
+		return cfg, err
+	}
 	for _, b := range strings.Split(f.brokers, ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			cfg.Brokers = append(cfg.Brokers, b)
@@ -267,6 +283,80 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		cfg.Models = append(cfg.Models, pm)
 	}
 	return cfg, nil
+}
+
+// setInt is an int flag that records that it was set.
+type setInt struct {
+	v   *int
+	set *bool
+}
+
+func (s setInt) String() string {
+	if s.v == nil {
+		return "0"
+	}
+	return strconv.Itoa(*s.v)
+}
+
+func (s setInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	*s.v, *s.set = n, true
+	return nil
+}
+
+// classOptions checks the multi-class flags against the rest: multi-class
+// models take no delayed feedback and cannot be shared (refused at start,
+// rather than dead-lettering every label), and --max-classes and --top-k
+// are in range.
+func (f *runFlags) classOptions(cfg *consumer.Config) error {
+	if f.maxClasses < 0 || f.maxClasses > learner.MaxClasses {
+		return fmt.Errorf("--max-classes %d: use 1 to %d (0 takes the default, %d)", f.maxClasses, learner.MaxClasses, label.DefaultMaxClasses)
+	}
+	if f.topK < 0 {
+		return fmt.Errorf("--top-k %d: use a number of classes, or 0 for all", f.topK)
+	}
+	if t, err := label.ParseTask(f.task); err == nil && t == label.MultiClass {
+		if f.feedbackBuffer > 0 {
+			return errors.New("--task multiclass with --feedback-buffer: multi-class models do not take delayed feedback (an outcome record carries one score per model, not a class distribution); run the multi-class stream without --feedback-buffer")
+		}
+		if len(cfg.Share) > 0 {
+			return errors.New("--task multiclass with --share: multi-class models cannot be shared across partitions; drop --share")
+		}
+		if f.positive != "" {
+			return fmt.Errorf("--positive %q names the positive class of a binary stream, but the task is multiclass: drop --positive", f.positive)
+		}
+	}
+	if !f.topKSet && f.topK == 0 {
+		f.topK = consumer.DefaultTopK // a runFlags not built by register
+	}
+	return setClassOptions(cfg, f.maxClasses, configTopK(f.topK))
+}
+
+// configTopK is --top-k as the pipeline configuration takes it: 0 (all) is
+// negative there, where 0 takes the default.
+func configTopK(k int) int {
+	if k == 0 {
+		return -1
+	}
+	return k
+}
+
+// setClassOptions passes --max-classes and --top-k (0 for either: the
+// default; a negative top k: all) to the pipeline. consumer.Config has no
+// fields for them in this build (Config.MaxClasses and Config.TopK, with the
+// worker passing them to modelSet.setClassOptions, are to come): until then
+// only the defaults run, and another value is refused rather than ignored.
+func setClassOptions(cfg *consumer.Config, maxClasses, topK int) error {
+	if maxClasses != 0 && maxClasses != label.DefaultMaxClasses {
+		return fmt.Errorf("--max-classes %d: this build runs the default cap of %d only", maxClasses, label.DefaultMaxClasses)
+	}
+	if topK != 0 && topK != consumer.DefaultTopK {
+		return fmt.Errorf("--top-k %d: this build lists the default %d classes only", max(topK, 0), consumer.DefaultTopK)
+	}
+	return nil
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {

@@ -5,8 +5,10 @@ okstream run writes one prediction record per event to INPUT.predictions:
 a msgpack map with the event's id, key and label y (if it had one), and m,
 one entry per model: n (name), s (score, computed before the model learned
 from the event), d (decision +1/-1 for classifiers; 0 counts as a mistake),
-u (labelled events the model had learned from before). See the README's
-"Prediction records".
+u (labelled events the model had learned from before); a multi-class model
+(schema version 4) has instead c (its class), ci (that class's index; y is
+the label's index, so ci != y is a mistake) and pd (the top classes with
+their probabilities). See the README's "Prediction records".
 
 This consumer reads the topic from the beginning (a new consumer group each
 run), keeps the records whose id starts with --id-prefix (one per event:
@@ -15,8 +17,10 @@ prints each model's progressive mistake rate (classifiers: records with d)
 or mean squared error (regression models: records without d) once --count
 records have arrived, beside the trivial baseline on the same events, as
 okstream computes it per partition: the running class prior's decision (the
-majority of the labels seen so far, a tie a mistake) or the running mean of
-the labels (0 before the first). A model no better than its baseline has
+majority of the labels seen so far, a tie a mistake; multi-class: the class
+that first reached the largest count, over the multi-class records) or the
+running mean of the labels (0 before the first). A model no better than its
+baseline has
 learnt nothing. It exits 1 if the records do not arrive within --timeout
 seconds.
 
@@ -54,6 +58,8 @@ def main() -> int:
     reg_n, reg_sq = {}, {}  # regression models, per model
     prior = {}  # per source partition: [labels, positive labels, sum of labels]
     base = {"n": 0, "mistakes": 0, "sq": 0.0}
+    classes = {}  # multi-class records, per source partition: [count per class index, most frequent]
+    multi = False
     deadline = time.monotonic() + args.timeout
     try:
         while len(seen) < args.count and time.monotonic() < deadline:
@@ -71,10 +77,25 @@ def main() -> int:
                 continue
             seen[rid] = rec
             if len(seen) <= args.show:
-                models = ", ".join(f"{m['n']}: score {m['s']:+.4f}" for m in rec["m"])
+                models = ", ".join(f"{m['n']}: class {m['c']!r} top {m['pd']}" if "ci" in m else f"{m['n']}: score {m['s']:+.4f}"
+                                   for m in rec["m"])
                 print(f"consumer: {rid} key={rec.get('key')} y={rec.get('y')} {models}")
             y = rec.get("y")
             if y is None:
+                continue
+            if any("ci" in m for m in rec["m"]):  # multi-class: y is the label's class index
+                multi = True
+                for m in rec["m"]:
+                    labelled[m["n"]] = labelled.get(m["n"], 0) + 1
+                    if m["ci"] != y:
+                        mistakes[m["n"]] = mistakes.get(m["n"], 0) + 1
+                st = classes.setdefault(rec.get("p", 0), [{}, None])
+                counts, best = st
+                base["n"] += 1
+                base["mistakes"] += best != y
+                counts[y] = counts.get(y, 0) + 1
+                if best is None or counts[y] > counts[best]:
+                    st[1] = y
                 continue
             for m in rec["m"]:
                 name = m["n"]
@@ -111,6 +132,9 @@ def main() -> int:
         n = base["n"]
         if labelled:
             k = base["mistakes"]
+            if multi:
+                print("consumer: (multi-class: the class prior over the multi-class records, the first of a "
+                      "partition's warm-up being binary records)")
             print(f"consumer: baseline class prior: {k} mistakes in {n} labelled events ({100 * k / n:.1f} %)")
         if reg_n:
             print(f"consumer: baseline running mean: MSE {base['sq'] / n:.4f} over {n} labelled events")

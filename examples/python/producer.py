@@ -12,6 +12,9 @@ plus noise, so a kernel model can learn it. --labels says how y is sent:
   bool        the class as false or true
   strings     the class as one of two strings, "ham" or "spam"
               (okstream run --positive spam makes "spam" the +1 class)
+  classes     one of three string classes, "red", "green" or "blue": the
+              largest of three random directions (plus noise), so okstream
+              run without --model learns multi-class
   regression  the real-valued target itself (okstream learns regression)
 
 The topic must exist: with auto.create.topics.enable=false (scripts/kafka.sh,
@@ -43,7 +46,11 @@ LABELS = {
     "strings": lambda margin: "spam" if margin > 0 else "ham",
     # a smooth nonlinear target, not only -1/0/1: okstream learns regression
     "regression": lambda margin: round(2 * math.tanh(margin) + 0.5, 6),
+    "classes": None,  # three string classes: see CLASSES in main
 }
+
+# The class names of --labels classes.
+CLASSES = ["red", "green", "blue"]
 
 
 def main() -> int:
@@ -57,7 +64,8 @@ def main() -> int:
     ap.add_argument("--id-prefix", default="py", help="event ids are PREFIX-N")
     ap.add_argument("--labels", default="pm1", choices=sorted(LABELS),
                     help="how the label y is sent: pm1 (-1/+1), 01 (0/1), bool (false/true), "
-                         "strings (two class names, \"ham\"/\"spam\") or regression (a real number)")
+                         "strings (two class names, \"ham\"/\"spam\"), classes (three class names, "
+                         "\"red\"/\"green\"/\"blue\": multi-class) or regression (a real number)")
     args = ap.parse_args()
 
     p = Producer({
@@ -82,6 +90,10 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     w = [rng.uniform(-1, 1) for _ in range(args.dim)]
+    # --labels classes: two more directions (drawn only in this mode, so the
+    # other modes send the same events as before); the class is the largest
+    # of the three scores.
+    ws = [w] + [[rng.uniform(-1, 1) for _ in range(args.dim)] for _ in range(2)] if args.labels == "classes" else None
     failed = []
 
     def report(err, msg):
@@ -92,8 +104,11 @@ def main() -> int:
         x = [rng.uniform(-1, 1) for _ in range(args.dim)]
         margin = sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.1)
         ev = {"v": 1, "id": f"{args.id_prefix}-{i}", "key": f"user-{i % 50}", "x": x}
+        if ws is not None:
+            scores = [sum(a * b for a, b in zip(v, x)) + rng.gauss(0, 0.1) for v in ws]
+            label = CLASSES[scores.index(max(scores))]
         if rng.random() >= args.unlabelled:
-            ev["y"] = LABELS[args.labels](margin)
+            ev["y"] = label if ws is not None else LABELS[args.labels](margin)
         while True:
             try:
                 p.produce(args.topic, key=ev["key"].encode(), value=msgpack.packb(ev), on_delivery=report)
