@@ -88,6 +88,15 @@ type Config struct {
 	// undecided partition is binary (label.Map.Warmup); 0 takes
 	// label.DefaultWarmup.
 	TaskWarmup int
+	// MaxClasses caps a multi-class partition's class dictionary
+	// (label.Map.MaxClasses): a label of a new class beyond it is
+	// dead-lettered (invalid_label). 0 takes label.DefaultMaxClasses; at
+	// most learner.MaxClasses.
+	MaxClasses int
+	// TopK is the number of classes a multi-class model's prediction
+	// record lists with their probabilities (codec.ModelScore.Dist); 0
+	// takes DefaultTopK, negative lists every class.
+	TopK int
 	// Passthrough runs the pipeline with no models at all (prediction
 	// records carry no scores, no label is checked): for measuring the
 	// infrastructure's own throughput, or for switching a deployment to
@@ -488,10 +497,17 @@ func (c *Config) Validate() error {
 	if c.TaskWarmup < 0 || c.TaskWarmup > 1<<30 {
 		bad("task warm-up %d: use a number of labels, at least 1 (0 takes the default %d)", c.TaskWarmup, label.DefaultWarmup)
 	}
+	if c.MaxClasses < 0 || c.MaxClasses > learner.MaxClasses {
+		bad("max classes %d: use 1 to %d (0 takes the default %d)", c.MaxClasses, learner.MaxClasses, label.DefaultMaxClasses)
+	}
 	if t, err := c.labelTask(); err != nil {
 		bad("%v", err)
-	} else if c.Positive != "" && t == label.Regression {
-		bad("positive class %q: it names a class of string labels on a binary stream, but the task is regression: drop --positive", c.Positive)
+	} else if c.Positive != "" && (t == label.Regression || t == label.MultiClass) {
+		bad("positive class %q: it names a class of string labels on a binary stream, but the task is %s: drop --positive", c.Positive, t)
+	} else if t == label.MultiClass && c.FeedbackBuffer > 0 {
+		bad("%v", errMultiFeedback)
+	} else if t == label.MultiClass && len(c.Share) > 0 {
+		bad("%v", errMultiShared)
 	}
 	topics := map[string]string{"input": c.Input, "output": c.Output, "dead-letter": c.DeadLetter, "checkpoint": c.Checkpoints}
 	seen := map[string]string{}
@@ -568,6 +584,12 @@ func modelsTask(models []Model, dim int, given label.Task) (label.Task, error) {
 		first = "--task " + given.String()
 	}
 	for _, m := range models {
+		if given == label.MultiClass { // every model in its multi-class form
+			if _, err := learner.NewMulti(label.ResolveSpec(m.Spec, label.MultiClass), dim); err != nil {
+				errs = append(errs, fmt.Errorf("model %s: %v", m.Name, err))
+			}
+			continue
+		}
 		l, err := learner.New(m.Spec, dim)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("model %s: %v", m.Name, err))

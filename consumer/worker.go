@@ -197,6 +197,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 			ms.labels.Warmup = p.cfg.TaskWarmup
 		}
 	}
+	ms.setClassOptions(p.cfg.MaxClasses, p.cfg.TopK)
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),
 		id:      checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},

@@ -77,6 +77,7 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 		task = label.OfLearner(l.Info().Task)
 	}
 	lm := label.New(task, positive)
+	lm.NoMulti = true // binary and regression replays only: strings stay binary at once, as they were
 	if warmup > 0 {
 		lm.Warmup = warmup
 	}

@@ -124,8 +124,6 @@ func TestRunMultiClassRefusals(t *testing.T) {
 		{[]string{"--task", "multi-class", "--share", "champion"}, "cannot be shared"},
 		{[]string{"--task", "multiclass", "--positive", "spam"}, "drop --positive"},
 		{[]string{"--max-classes", "-1"}, "--max-classes -1"},
-		{[]string{"--max-classes", "300"}, "--max-classes 300"}, // this build: the default only (see setClassOptions)
-		{[]string{"--top-k", "0"}, "--top-k 0"},
 		{[]string{"--max-classes", "5000"}, "--max-classes 5000"},
 		{[]string{"--top-k", "-1"}, "--top-k -1"},
 	} {

@@ -345,17 +345,9 @@ func configTopK(k int) int {
 }
 
 // setClassOptions passes --max-classes and --top-k (0 for either: the
-// default; a negative top k: all) to the pipeline. consumer.Config has no
-// fields for them in this build (Config.MaxClasses and Config.TopK, with the
-// worker passing them to modelSet.setClassOptions, are to come): until then
-// only the defaults run, and another value is refused rather than ignored.
+// default; a negative top k: all) to the pipeline.
 func setClassOptions(cfg *consumer.Config, maxClasses, topK int) error {
-	if maxClasses != 0 && maxClasses != label.DefaultMaxClasses {
-		return fmt.Errorf("--max-classes %d: this build runs the default cap of %d only", maxClasses, label.DefaultMaxClasses)
-	}
-	if topK != 0 && topK != consumer.DefaultTopK {
-		return fmt.Errorf("--top-k %d: this build lists the default %d classes only", max(topK, 0), consumer.DefaultTopK)
-	}
+	cfg.MaxClasses, cfg.TopK = maxClasses, topK
 	return nil
 }
 
