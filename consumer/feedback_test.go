@@ -161,7 +161,7 @@ func TestDelayedFeedbackExactWithPendingInFlight(t *testing.T) {
 func TestPendingBuffer(t *testing.T) {
 	p := newPending(pendingLimits{max: 3, maxAge: 1000}, 2)
 	mk := func(id string, ts int64) *impression {
-		return &impression{id: id, ts: ts, hasTS: true, x: []float64{1, 2}, scores: []float64{0.5, -0.5}, updates: []uint64{3, 4}}
+		return &impression{id: id, ts: ts, hasTS: true, x: []float64{1, 2}, scores: []float64{0.5, -0.5}, probs: []float64{0.7, 0.2}, updates: []uint64{3, 4}}
 	}
 	take := func(p *pending, id string) *impression { im, _ := p.take(id, ""); return im }
 	p.add(mk("a", 0))
@@ -183,7 +183,7 @@ func TestPendingBuffer(t *testing.T) {
 	p.encode(e)
 	q := p.decode(state.NewDecoder(e.Bytes()), payloadVersion, []string{"m1", "m2"}, []string{"m2", "new"})
 	im := take(q, "d")
-	if im == nil || im.scores[0] != -0.5 || im.updates[0] != 4 || !math.IsNaN(im.scores[1]) {
+	if im == nil || im.scores[0] != -0.5 || im.probs[0] != 0.2 || im.updates[0] != 4 || !math.IsNaN(im.scores[1]) || !math.IsNaN(im.probs[1]) {
 		t.Fatalf("remapped entry %+v", im)
 	}
 }

@@ -490,7 +490,12 @@ func (m *model) prob(f float64) (p float64, own bool) {
 // counts as labelled (and, for a classifier, as a mistake) but, like a
 // squared error that overflows (a label of 1e308 with the value limit
 // off), stays out of SqErr, which would otherwise be NaN or +Inf for ever.
-func (m *model) count(f, y, p float64, own bool) {
+func (m *model) count(f, y, p float64, own bool) { m.countAt(f, y, p, p, own) }
+
+// countAt is count where the probability the calibration learns from (p,
+// its own prediction now) and the one reported (pub, published earlier:
+// an impression's) differ; the log loss is pub's.
+func (m *model) countAt(f, y, p, pub float64, own bool) {
 	m.stats.Labeled++
 	m.tally.labeled++
 	if m.classify && learner.Mistake(f, y) {
@@ -506,7 +511,7 @@ func (m *model) count(f, y, p float64, own bool) {
 		if !own {
 			m.calib.Update(f, p, y)
 		}
-		m.tally.logLoss += eval.LogLoss(p, y)
+		m.tally.logLoss += eval.LogLoss(pub, y)
 	}
 }
 
@@ -644,11 +649,18 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		}
 		g, _ := ms.step(m, im.x, y, true)
 		allFinite = allFinite && finite(g)
-		// The impression-time score's probability, from the calibration as
-		// it is now (learning changed the learner, not the calibration; a
-		// reset in step started it afresh), before it learns this label.
+		// The calibration learns from the impression-time score with its
+		// probability as the calibration gives it now (learning changed the
+		// learner, not the calibration; a reset in step started it
+		// afresh); the statistics and the outcome record report the
+		// probability published at impression time (im.probs, payload
+		// version 8), or this one where it is not known.
 		p, own := m.prob(f)
-		m.count(f, y, p, own)
+		pub := p
+		if q := im.probs[i]; !math.IsNaN(q) && !math.IsNaN(im.scores[i]) {
+			pub = q
+		}
+		m.countAt(f, y, p, pub, own)
 		if a := m.alt; a != nil { // its pre-update score is its progressive one
 			h, _ := ms.step(a, im.x, ms.rawY, true)
 			allFinite = allFinite && finite(h)
@@ -657,7 +669,7 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 		if obs != nil {
 			obs[i].Observe(time.Since(start).Seconds())
 		}
-		out = append(out, m.modelScore(f, before, p))
+		out = append(out, m.modelScore(f, before, pub))
 	}
 	ms.noteLearnt(im.x, allFinite)
 	ms.base.count(y)
@@ -675,12 +687,14 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // flag (1: its state is a learner.Multi's) and then its class map (model
 // class → dictionary class), then per model its multi-class candidate
 // (flag, spec, updates, statistics, state, class map) — the label state
-// (version 5) holds the class dictionary and the multi-class task. This
-// build reads all seven and writes 7; a model restored from a payload older
-// than 6 starts its calibration afresh.
+// (version 5) holds the class dictionary and the multi-class task; 8 =
+// each pending impression's published probabilities (pending.encode),
+// which its outcome record reports. This build reads all eight and writes
+// 8; a model restored from a payload older than 6 starts its calibration
+// afresh.
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 7
+	payloadVersion = 8
 )
 
 // state returns the learner's state, multi-class or not.

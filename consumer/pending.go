@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"okstream/codec"
 	"okstream/learner/state"
 )
 
@@ -120,18 +121,31 @@ type impression struct {
 	hasTS      bool
 	x          []float64 // the features: x and scores share one array (newImpression)
 	scores     []float64 // per model, at impression time; NaN: unknown (the model was added after the impression)
+	probs      []float64 // per model, the probability published at impression time (classifiers); NaN: unknown (a regression model, a model added after the impression, or a buffer restored from a payload older than version 8)
 	updates    []uint64  // per model, at impression time
 	prev, next *impression
 }
 
 // newImpression is an entry for an impression with features x (copied)
-// and room for the scores and update counts of models models, which the
-// caller fills in.
+// and room for the scores, probabilities and update counts of models
+// models, which the caller fills in.
 func newImpression(id, key string, offset, ts int64, hasTS bool, x []float64, models int) *impression {
-	v := make([]float64, len(x)+models)
+	v := make([]float64, len(x)+2*models)
 	copy(v, x)
 	return &impression{id: id, key: key, offset: offset, ts: ts, hasTS: hasTS,
-		x: v[:len(x):len(x)], scores: v[len(x):], updates: make([]uint64, models)}
+		x: v[:len(x):len(x)], scores: v[len(x) : len(x)+models : len(x)+models], probs: v[len(x)+models:],
+		updates: make([]uint64, models)}
+}
+
+// record fills in the models' scores, update counts and published
+// probabilities (NaN for a model without one) at impression time.
+func (im *impression) record(scores []codec.ModelScore) {
+	for i, s := range scores {
+		im.scores[i], im.updates[i], im.probs[i] = s.Score, s.Updates, math.NaN()
+		if s.HasProb {
+			im.probs[i] = s.Prob
+		}
+	}
 }
 
 // mapEntryBytes is an entry's share of the id index: a slot of a Go map
@@ -144,14 +158,14 @@ const mapEntryBytes = 64
 // is pending.
 func (im *impression) cost() int64 {
 	heap := allocSize(int(unsafe.Sizeof(impression{}))) + allocSize(len(im.id)) + allocSize(len(im.key)) +
-		allocSize(8*(cap(im.x)+cap(im.scores))) + allocSize(8*cap(im.updates)) + mapEntryBytes
+		allocSize(8*(cap(im.x)+cap(im.scores)+cap(im.probs))) + allocSize(8*cap(im.updates)) + mapEntryBytes
 	return int64(heap) + im.encoded()
 }
 
 // encoded is the size of the entry's encoding (see pending.encode).
 func (im *impression) encoded() int64 {
 	return 4 + int64(len(im.id)) + 4 + int64(len(im.key)) + 8 + 1 + 8 +
-		4 + 8*int64(len(im.x)) + 4 + 8*int64(len(im.scores)) + 4 + 8*int64(len(im.updates))
+		4 + 8*int64(len(im.x)) + 4 + 8*int64(len(im.scores)) + 4 + 8*int64(len(im.probs)) + 4 + 8*int64(len(im.updates))
 }
 
 // sizeClasses are the Go allocator's size classes up to 32 KiB
@@ -310,9 +324,10 @@ func (p *pending) remove(im *impression) {
 }
 
 // encode appends the buffer, oldest first, then the watermark window
-// (payload version 3; versions 2 and 3 differ by the entries' keys and the
-// window): encodedSize bytes. An entry is its id and key (each once), its
-// offset, ts, features, scores and update counts; nothing else.
+// (payload version 8; versions 2 and 3 differ by the entries' keys and the
+// window, 8 adds the probabilities): encodedSize bytes. An entry is its id
+// and key (each once), its offset, ts, features, scores, probabilities and
+// update counts; nothing else.
 func (p *pending) encode(e *state.Encoder) {
 	e.U32(uint32(p.n))
 	for im := p.head; im != nil; im = im.next {
@@ -323,6 +338,7 @@ func (p *pending) encode(e *state.Encoder) {
 		e.I64(im.ts)
 		e.F64s(im.x)
 		e.F64s(im.scores)
+		e.F64s(im.probs)
 		e.U32(uint32(len(im.updates)))
 		for _, u := range im.updates {
 			e.U64(u)
@@ -356,7 +372,7 @@ func (p *pending) decode(d *state.Decoder, version uint32, saved, current []stri
 			}
 		}
 	}
-	var scores []float64
+	var scores, probs []float64
 	updates := make([]uint64, len(saved))
 	n := int(d.U32())
 	for i := 0; i < n && d.Err() == nil; i++ {
@@ -366,9 +382,17 @@ func (p *pending) decode(d *state.Decoder, version uint32, saved, current []stri
 			key = d.String()
 		}
 		offset, hasTS, ts := d.I64(), d.Bool(), d.I64()
-		v := make([]float64, p.dim+len(current))
+		v := make([]float64, p.dim+2*len(current))
 		d.F64sN(v[:0:p.dim], p.dim)
 		scores = d.F64sN(scores[:0], len(saved))
+		if version >= 8 {
+			probs = d.F64sN(probs[:0], len(saved))
+			for _, q := range probs {
+				if !math.IsNaN(q) && !(q >= 0 && q <= 1) {
+					d.Fail("pending entry %d has probability %v outside [0, 1]", i, q)
+				}
+			}
+		}
 		m := int(d.U32())
 		if d.Err() == nil && m != len(saved) {
 			d.Fail("pending entry has %d update counters, want %d", m, len(saved))
@@ -379,14 +403,19 @@ func (p *pending) decode(d *state.Decoder, version uint32, saved, current []stri
 		if d.Err() != nil {
 			break
 		}
+		nm := len(current)
 		im := &impression{id: id, key: key, offset: offset, ts: ts, hasTS: hasTS,
-			x: v[:p.dim:p.dim], scores: v[p.dim:], updates: make([]uint64, len(current))}
+			x: v[:p.dim:p.dim], scores: v[p.dim : p.dim+nm : p.dim+nm], probs: v[p.dim+nm:], updates: make([]uint64, nm)}
 		for k, j := range where {
+			im.probs[k] = math.NaN()
 			if j < 0 {
 				im.scores[k] = math.NaN()
 				continue
 			}
 			im.scores[k], im.updates[k] = scores[j], updates[j]
+			if version >= 8 {
+				im.probs[k] = probs[j]
+			}
 		}
 		if _, dup := q.byID[im.id]; dup {
 			d.Fail("pending entry %d repeats id %q", i, im.id)

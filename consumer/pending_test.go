@@ -26,12 +26,12 @@ func testImpression(id, key string, ts int64, dim int) *impression {
 // the accounted bytes follow every add, take and eviction.
 func TestPendingByteLimit(t *testing.T) {
 	const dim = 100
-	// Heap: the struct (144), the id (8), the key (8), x and the score
-	// (808 → 896), the update count (8), the map slot (64); the encoding:
-	// 37 + 5 + 1 + 800 + 16.
+	// Heap: the struct (168 → 176), the id (8), the key (8), x, the score
+	// and the probability (816 → 896), the update count (8), the map slot
+	// (64); the encoding: 37 + 5 + 1 + 800 + 12 + 16.
 	one := testImpression("imp-0", "k", 0, dim).cost()
-	if one != 144+8+8+896+8+64+859 {
-		t.Fatalf("cost %d, want %d", one, 144+8+8+896+8+64+859)
+	if one != 176+8+8+896+8+64+871 {
+		t.Fatalf("cost %d, want %d", one, 176+8+8+896+8+64+871)
 	}
 	p := newPending(pendingLimits{max: 1000, maxBytes: 3 * one}, dim)
 	for i := 0; i < 3; i++ {
@@ -136,7 +136,7 @@ func TestPendingEncoding(t *testing.T) {
 	e := state.NewEncoder(0)
 	p.encode(e)
 	d := state.NewDecoder(e.Bytes())
-	q := p.decode(d, 3, []string{"m"}, []string{"m"})
+	q := p.decode(d, payloadVersion, []string{"m"}, []string{"m"})
 	if err := d.Done(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package consumer
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
@@ -309,5 +310,74 @@ func TestPublishAllocs(t *testing.T) {
 	}
 	if p, _ := codec.DecodePrediction(buf); p.Class != "spam" && p.Class != "ham" {
 		t.Fatalf("class %q", p.Class)
+	}
+}
+
+// An outcome record reports the probability published at impression time,
+// also when labels in between moved the calibration and when the pending
+// impression went through a checkpoint (payload version 8); the
+// calibration still learns from the delayed label.
+func TestOutcomeReportsImpressionProbability(t *testing.T) {
+	lim := pendingLimits{max: 1000, maxAge: 1 << 40}
+	ms, err := newModelSet(probModels, testDim, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := rng.New(5)
+	var out []codec.ModelScore
+	type shown struct {
+		im   *impression
+		prob []float64
+		y    float64
+	}
+	var imps []shown
+	for i := 0; i < 600; i++ {
+		ev := circleEvent(src, i, "", "")
+		y, err := ms.mapLabel(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%10 != 9 { // a labelled event: the calibration learns
+			out = ms.score(ev.X, y, true, out[:0], nil)
+			continue
+		}
+		out = ms.score(ev.X, 0, false, out[:0], nil) // an impression, its label comes later
+		im := newImpression(fmt.Sprintf("imp-%d", i), "", int64(i), 0, false, ev.X, len(out))
+		im.record(out)
+		ms.pend.add(im)
+		imps = append(imps, shown{im: im, prob: []float64{out[0].Prob, out[1].Prob}, y: y})
+	}
+	payload, err := ms.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := newModelSet(probModels, testDim, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restored.restore(payload, false); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for _, s := range imps {
+		im, _ := restored.pend.take(s.im.id, "")
+		if im == nil {
+			t.Fatalf("%s lost in the checkpoint", s.im.id)
+		}
+		before := restored.models[0].calib
+		now := before.Prob(im.scores[0])
+		out = restored.learnDelayed(im, s.y, out[:0], nil)
+		if out[0].Prob != s.prob[0] || out[1].Prob != s.prob[1] || out[2].HasProb {
+			t.Fatalf("%s: outcome probabilities %v %v, published %v", s.im.id, out[0].Prob, out[1].Prob, s.prob)
+		}
+		if now != s.prob[0] {
+			differ++
+		}
+		if restored.models[0].calib == before {
+			t.Fatalf("%s: the calibration did not learn the delayed label", s.im.id)
+		}
+	}
+	if differ < len(imps)/2 {
+		t.Fatalf("the calibration moved between impression and outcome for only %d of %d impressions: the test shows nothing", differ, len(imps))
 	}
 }

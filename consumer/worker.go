@@ -835,9 +835,7 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 // already pending, or it alone is above the buffer's byte limit).
 func (w *worker) remember(r *kafkautil.Record, x []float64) {
 	im := newImpression(w.ev.ID, w.eventKey(r), r.Offset, w.ev.TS, w.ev.HasTS, x, len(w.scores))
-	for i, s := range w.scores {
-		im.scores[i], im.updates[i] = s.Score, s.Updates
-	}
+	im.record(w.scores)
 	res := w.ms.pend.add(im)
 	switch {
 	case res.duplicate:
