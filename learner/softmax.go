@@ -51,8 +51,8 @@ import (
 )
 
 type softmaxHead struct {
-	d   int       // D: features (the bias is column D)
-	k   int       // K: classes
+	d    int       // D: features (the bias is column D)
+	k    int       // K: classes
 	eta  float64   // AdaGrad η
 	rows bool      // one accumulator per class (AdaGrad-Norm) instead of per coordinate
 	w    []float64 // K×(D+1)
