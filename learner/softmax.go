@@ -20,21 +20,20 @@ package learner
 // units of standardised (or Fourier, |φ_j| ≤ 1) features is what `eta`
 // sets. A new class's row starts at zero with zero accumulators.
 //
-// Row mode (newSoftmaxHeadRows): one AdaGrad accumulator per class row
-// instead of per coordinate — AdaGrad-Norm (Streeter & McMahan, "Less
-// Regret via Online Conditioning", 2010; Ward, Wu & Bottou, JMLR 21, 2020):
-// G_k ← G_k + g_k²(‖φ‖² + 1), [w_k; b_k] ← [w_k; b_k] − η g_k [φ; 1]/√(δ + G_k).
-// It is online gradient descent with the adaptive step η/√G_k on each
-// class's block, whose regret is O(‖u‖·√(Σ_t ‖∇_t‖²)) against any u (the
-// scalar case of Duchi et al. 2011, Thm. 5, and of Streeter & McMahan's
-// bound), and it needs no per-coordinate square root or division: a step is
-// one axpy per class, so a head on 2D Fourier features costs about 2·K·2D
-// multiply-adds per event (BenchmarkFOGDMulti). It is meant for features
-// that share one scale (Fourier features, |φ_j| ≤ s), where a per-coordinate
-// step buys nothing; per-coordinate AdaGrad is for raw or standardised
-// inputs (linear). The row mode is invariant to a global rescaling of φ
-// except for the bias column, and a first step moves the logits of the same
-// φ by about η·√(‖φ‖² + 1): η is in units of logits.
+// Column mode (newSoftmaxHeadCols): one AdaGrad accumulator per feature,
+// shared by the classes: G_j ← G_j + φ_j²·Σ_k g_k², w_kj ← w_kj −
+// g_k·η φ_j/√(δ + G_j) (bias: φ_D = 1). It is AdaGrad over the family of
+// preconditioners diag(h) ⊗ I_K (one scale per feature, the same for
+// every class), which has AdaGrad's regret bound for that family (Gupta,
+// Koren & Singer, "A Unified Approach to Adaptive Regularization in Online
+// and Stochastic Optimization", 2017, §3: O(√(Σ_j G_j,T)·max‖w_j‖) for
+// the best fixed weights), and it needs D square roots per event instead of
+// K·D: a step is the vector r_j = η φ_j/√G_j and one axpy per class, so
+// multi-class FOGD with C = 10 costs under 2× binary FOGD
+// (BenchmarkFOGDMulti; per coordinate it is 4.5×). Per-class scalar steps
+// (AdaGrad-Norm) were measured too: as cheap, but 4 points below on
+// letter (docs/algorithms/multiclass.md). Meant for features that share a
+// scale (Fourier features); linear keeps per-coordinate steps.
 //
 // Numerics: the softmax subtracts the largest logit before exp (no
 // overflow for any finite logits); products that feed the state are
@@ -42,7 +41,7 @@ package learner
 // platform-dependent.
 //
 // Shapes: w is K×(D+1) row-major, row k = [w_k (D); b_k]; g2 is K×(D+1)
-// (per coordinate) or K (row mode).
+// (per coordinate) or D+1 (column mode).
 
 import (
 	"math"
@@ -54,9 +53,10 @@ type softmaxHead struct {
 	d    int       // D: features (the bias is column D)
 	k    int       // K: classes
 	eta  float64   // AdaGrad η
-	rows bool      // one accumulator per class (AdaGrad-Norm) instead of per coordinate
+	cols bool      // one accumulator per feature, shared by the classes
+	r    []float64 // scratch (cols): η φ_j/√G_j
 	w    []float64 // K×(D+1)
-	g2   []float64 // K×(D+1) (rows: K): Σ of squared gradients
+	g2   []float64 // K×(D+1) (cols: D+1): Σ of squared gradients
 	a    []float64 // scratch: logits, capacity ≥ K
 }
 
@@ -64,16 +64,15 @@ func newSoftmaxHead(d int, eta float64) *softmaxHead {
 	return &softmaxHead{d: d, eta: eta}
 }
 
-// newSoftmaxHeadRows is the head in row mode (AdaGrad-Norm per class, see
-// above).
-func newSoftmaxHeadRows(d int, eta float64) *softmaxHead {
-	return &softmaxHead{d: d, eta: eta, rows: true}
+// newSoftmaxHeadCols is the head in column mode (see above).
+func newSoftmaxHeadCols(d int, eta float64) *softmaxHead {
+	return &softmaxHead{d: d, eta: eta, cols: true, g2: make([]float64, d+1), r: make([]float64, d+1)}
 }
 
 // g2Len is the length of the accumulators of one class.
 func (h *softmaxHead) g2Len() int {
-	if h.rows {
-		return 1
+	if h.cols {
+		return 0
 	}
 	return h.d + 1
 }
@@ -143,8 +142,8 @@ func (h *softmaxHead) learn(phi, p []float64, c int) {
 	old := len(p)
 	h.grow(c + 1)
 	n := h.d + 1
-	if h.rows {
-		h.learnRows(phi, p[:old], c)
+	if h.cols {
+		h.learnCols(phi, p[:old], c)
 		return
 	}
 	for k := range h.k {
@@ -173,15 +172,29 @@ func (h *softmaxHead) learn(phi, p []float64, c int) {
 	}
 }
 
-// learnRows is learn in row mode: per class one accumulator
-// G_k += g_k²(‖φ‖²+1) and one axpy. ‖φ‖² is summed once, in index order.
-func (h *softmaxHead) learnRows(phi, p []float64, c int) {
+// learnCols is learn in column mode (see above): the shared scale
+// Σ_k g_k² (summed in class order), the step vector r, one axpy per class.
+func (h *softmaxHead) learnCols(phi, p []float64, c int) {
 	n := h.d + 1
 	phi = phi[:h.d]
-	nn := 1.0 // ‖φ‖² + 1 (the bias)
-	for _, v := range phi {
-		nn += float64(v * v)
+	var ss float64
+	for k := range h.k {
+		var g float64
+		if k < len(p) {
+			g = p[k]
+		}
+		if k == c {
+			g -= 1
+		}
+		ss += float64(g * g)
 	}
+	r := h.r
+	for j, v := range phi {
+		h.g2[j] += float64(float64(v*v) * ss)
+		r[j] = h.eta * v / math.Sqrt(1e-8+h.g2[j])
+	}
+	h.g2[h.d] += ss
+	r[h.d] = h.eta / math.Sqrt(1e-8+h.g2[h.d])
 	for k := range h.k {
 		var g float64
 		if k < len(p) {
@@ -193,13 +206,10 @@ func (h *softmaxHead) learnRows(phi, p []float64, c int) {
 		if g == 0 {
 			continue
 		}
-		h.g2[k] += float64(float64(g*g) * nn)
-		a := -h.eta * g / math.Sqrt(1e-8+h.g2[k])
 		w := h.w[k*n : (k+1)*n]
-		for j, v := range phi {
-			w[j] += float64(a * v)
+		for j, v := range r {
+			w[j] -= float64(g * v)
 		}
-		w[h.d] += a
 	}
 }
 
@@ -224,15 +234,15 @@ func decodeSoftmax(d *state.Decoder, features int) (k int, w, g2 []float64) {
 // decode reads a state written by encode of a head configured like h (its
 // D and mode); the caller installs it with set after d.Done().
 func (h *softmaxHead) decode(d *state.Decoder) (k int, w, g2 []float64) {
-	if !h.rows {
+	if !h.cols {
 		return decodeSoftmax(d, h.d)
 	}
 	k = d.IntIn(0, MaxClasses, "classes")
 	n := k * (h.d + 1)
-	if !d.Need(n+k, 8, "softmax head") {
+	if !d.Need(n+h.d+1, 8, "softmax head") {
 		return 0, nil, nil
 	}
-	return k, d.F64sN(nil, n), d.F64sN(nil, k)
+	return k, d.F64sN(nil, n), d.F64sN(nil, h.d+1)
 }
 
 func (h *softmaxHead) set(k int, w, g2 []float64) { h.k, h.w, h.g2 = k, w, g2 }
