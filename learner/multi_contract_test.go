@@ -283,3 +283,28 @@ func TestMultiHostileState(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiSteadyStateAllocs: after the warm-up and once every class has
+// been seen, PredictProba and LearnClass allocate nothing (bare specs,
+// wrapper included).
+func TestMultiSteadyStateAllocs(t *testing.T) {
+	xs, cs := multiContractStream(420, 320)
+	for _, spec := range multiContractSpecs() {
+		t.Run(spec, func(t *testing.T) {
+			m := buildMultiSpec(t, spec, false)
+			p := make([]float64, 8)
+			for i := range xs {
+				m.LearnClass(xs[i], cs[i], p)
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(50, func() {
+				m.PredictProba(xs[i%len(xs)], p)
+				m.LearnClass(xs[i%len(xs)], cs[i%len(xs)], p)
+				i++
+			})
+			if allocs != 0 {
+				t.Fatalf("%v allocations per event", allocs)
+			}
+		})
+	}
+}
