@@ -308,3 +308,54 @@ func TestMultiSteadyStateAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiWarmupBufferLabels: a warm-up state whose buffered class index
+// is not a valid class sequence (a class beyond the next new one, a
+// fraction, a negative or NaN index) is refused, the learner unchanged.
+// The last 8 bytes of a warm-up state are the label of the last buffered
+// event (selftune.go: the buffer rows are x then y).
+func TestMultiWarmupBufferLabels(t *testing.T) {
+	xs, cs := multiContractStream(40, 400)
+	for _, spec := range []string{"fogd", "linear", "auto"} {
+		m := buildMultiSpec(t, spec, false)
+		p := make([]float64, 8)
+		for i := range xs {
+			m.LearnClass(xs[i], cs[i], p)
+		}
+		good := mustMarshal(t, m)
+		last := math.Float64frombits(leUint64(good[len(good)-8:]))
+		if last != float64(cs[len(cs)-1]) {
+			t.Fatalf("%s: the state does not end with the last label (%v)", spec, last)
+		}
+		victim := buildMultiSpec(t, spec, false)
+		victim.LearnClass(xs[0], 0, p)
+		before := mustMarshal(t, victim)
+		for _, bad := range []float64{float64(m.Classes() + 1), 0.5, -1, math.NaN(), 1e300} {
+			data := append([]byte{}, good...)
+			putLeUint64(data[len(data)-8:], math.Float64bits(bad))
+			if err := victim.UnmarshalBinary(data); err == nil {
+				t.Fatalf("%s: label %v accepted", spec, bad)
+			}
+			if !bytes.Equal(before, mustMarshal(t, victim)) {
+				t.Fatalf("%s: label %v: refused state changed the learner", spec, bad)
+			}
+		}
+		if err := victim.UnmarshalBinary(good); err != nil {
+			t.Fatalf("%s: the good state: %v", spec, err)
+		}
+	}
+}
+
+func leUint64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+func putLeUint64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}
