@@ -417,18 +417,33 @@ func adaHedgeWeights(w, loss []float64, alive []int, eta float64) float64 {
 
 // adaHedgeGap returns the round's mixability gap δ = h − m ≥ 0 for the
 // members' losses l (indexed like alive) under the weights w the round's
-// prediction used (adaHedgeWeights at rate eta): h = Σ w_i l_i / Σ w_i is
-// the hedge loss, m = −(1/η) ln(Σ w_i e^(−η l_i) / Σ w_i) the mix loss (at
-// η = ∞ the least loss among the leaders, w_i = 1). A gap that rounding
+// prediction used (adaHedgeWeights at rate eta), h = Σ w_i l_i / Σ w_i the
+// hedge loss and m the mix loss (adaHedgeLosses). A gap that rounding
 // makes negative, or an infinite one, is returned as 0 (not added to Δ).
 func adaHedgeGap(w, l []float64, alive []int, eta float64) float64 {
+	h, m := adaHedgeLosses(w, l, alive, eta)
+	return positiveGap(h - m)
+}
+
+// positiveGap is g if it is positive and finite, else 0.
+func positiveGap(g float64) float64 {
+	if g > 0 && !math.IsInf(g, 1) {
+		return g
+	}
+	return 0
+}
+
+// adaHedgeLosses returns the round's hedge loss h = Σ w_i l_i / Σ w_i and
+// mix loss m = −(1/η) ln(Σ w_i e^(−η l_i) / Σ w_i) (at η = ∞ the least
+// loss among the leaders, w_i = 1), summed in the order of alive.
+func adaHedgeLosses(w, l []float64, alive []int, eta float64) (h, m float64) {
 	den := 0.0
 	lmin := math.Inf(1)
 	for _, i := range alive {
 		lmin = math.Min(lmin, l[i])
 		den += w[i]
 	}
-	var h, mix float64
+	var mix float64
 	mleaders := math.Inf(1)
 	for _, i := range alive {
 		h += w[i] * l[i]
@@ -440,14 +455,11 @@ func adaHedgeGap(w, l []float64, alive []int, eta float64) float64 {
 		}
 	}
 	h /= den
-	m := mleaders
+	m = mleaders
 	if !math.IsInf(eta, 1) {
 		m = lmin - math.Log(mix/den)/eta
 	}
-	if g := h - m; g > 0 && !math.IsInf(g, 1) {
-		return g
-	}
-	return 0
+	return h, m
 }
 
 // halveSurvivors ranks alive by loss (ties: the smaller index first) and
