@@ -359,3 +359,80 @@ func putLeUint64(b []byte, v uint64) {
 		b[i] = byte(v >> (8 * i))
 	}
 }
+
+// TestFOGDMultiSharesBinaryMap: multi-class FOGD computes binary FOGD's
+// feature map (same kernel, σ, D, seed and scale give the same z(x), bit
+// for bit), once per event.
+func TestFOGDMultiSharesBinaryMap(t *testing.T) {
+	xs, cs := multiContractStream(50, 400)
+	bin, err := New("fogd:sigma=0.7,budget=20,normalize=true,seed=9", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := NewMulti("fogd:sigma=0.7,budget=20,normalize=true,seed=9", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, m := bin.(*FOGD), mm.(*FOGDMulti)
+	p := make([]float64, 8)
+	for i, x := range xs {
+		b.Predict(x)
+		m.LearnClass(x, cs[i], p)
+		if !sameBits(b.z, m.z) {
+			t.Fatalf("event %d: the maps differ", i)
+		}
+	}
+}
+
+// TestSoftmaxHeadFirstStep checks both step rules against their formulas
+// at the first step from zero weights, where P is uniform (1/K) and the
+// gradient of the log loss in logit k is g_k = 1/K − [k = c]:
+// per coordinate w_kj = −η g_k φ_j/√(δ + g_k² φ_j²) ≈ −η·sign(g_k φ_j);
+// shared per feature w_kj = −η g_k φ_j/√(δ + φ_j² Σ_k g_k²) (bias: φ = 1;
+// δ = 1e-8).
+func TestSoftmaxHeadFirstStep(t *testing.T) {
+	phi := []float64{0.5, -2, 0, 3}
+	const K, c, eta = 3, 1, 0.7
+	for _, cols := range []bool{false, true} {
+		h := newSoftmaxHead(len(phi), eta)
+		if cols {
+			h = newSoftmaxHeadCols(len(phi), eta)
+		}
+		h.grow(K)
+		p := h.probs(phi, make([]float64, K))
+		for _, v := range p {
+			if math.Abs(v-1.0/K) > 1e-15 {
+				t.Fatalf("zero head: p = %v", p)
+			}
+		}
+		h.learn(phi, p, c)
+		var ss float64
+		for k := 0; k < K; k++ {
+			g := 1.0 / K
+			if k == c {
+				g--
+			}
+			ss += g * g
+		}
+		for k := 0; k < K; k++ {
+			g := 1.0 / K
+			if k == c {
+				g--
+			}
+			for j, v := range append(append([]float64{}, phi...), 1) {
+				var want float64
+				switch {
+				case v == 0:
+					want = 0
+				case cols:
+					want = -eta * g * v / math.Sqrt(1e-8+v*v*ss)
+				default:
+					want = -eta * g * v / math.Sqrt(1e-8+g*v*g*v) // ≈ −η·sign(g_k φ_j)
+				}
+				if got := h.row(k)[j]; math.Abs(got-want) > 1e-12 {
+					t.Fatalf("cols=%v: w[%d][%d] = %v, want %v", cols, k, j, got, want)
+				}
+			}
+		}
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 
 	"okstream/learner/state"
 )
@@ -118,7 +119,7 @@ func (s *selfTunedMulti) Info() Info { return s.t.Info() }
 func newPlainMulti(name string, kv map[string]string, dim int) (Multi, error) {
 	r := multiRegistry[name]
 	if r == nil {
-		return nil, fmt.Errorf("learner %q has no multi-class form (multi-class learners: %s)", name, joinNames(MultiNames()))
+		return nil, fmt.Errorf("learner %q has no multi-class form (multi-class learners: %s)", name, strings.Join(MultiNames(), ", "))
 	}
 	if dim <= 0 {
 		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
@@ -132,17 +133,6 @@ func newPlainMulti(name string, kv map[string]string, dim int) (Multi, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-func joinNames(n []string) string {
-	s := ""
-	for i, v := range n {
-		if i > 0 {
-			s += ", "
-		}
-		s += v
-	}
-	return s
 }
 
 // wrapSelfTuneMulti is splitSelfTune for multi-class learners: it decides
