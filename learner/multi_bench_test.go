@@ -11,8 +11,9 @@ import (
 // budget (B = 100, D = 400 frequencies) and σ given (no wrapper), on the
 // same dense Gaussian inputs (benchStream). The issue asks for the
 // multi-class learner to cost at most 2× the binary one per event; the
-// ratio of the two ns/op is that figure (compare them with benchstat or by
-// eye; TestFOGDMultiCost checks the operation count, not the clock).
+// ratio of the two ns/op is that figure (measured 6.0 and 10.8 µs, 1.80×;
+// docs/algorithms/multiclass.md). No test asserts it: wall-clock ratios
+// are not asserted in this repository.
 func BenchmarkFOGDMulti(b *testing.B) {
 	const d, classes = 50, 10
 	xs, ys := benchStream(d)
