@@ -375,31 +375,113 @@ func (a *Auto) clip(f float64) float64 {
 }
 
 // weights writes the AdaHedge weights of the survivors (not normalised) into
-// a.w and returns their sum: w_i = exp(−η(L_i − min L)), η = ln K/Δ with K
-// the number of survivors, or, while Δ = 0 (η = ∞), 1 on the members of
-// least loss and 0 elsewhere.
+// a.w and returns their sum (adaHedgeWeights at η = ln K/Δ).
 func (a *Auto) weights() float64 {
-	lmin := math.Inf(1)
-	for _, i := range a.alive {
-		lmin = math.Min(lmin, a.loss[i])
-	}
+	return adaHedgeWeights(a.w, a.loss, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
+}
+
+// adaHedgeRate is AdaHedge's learning rate η = ln K/Δ for K survivors and
+// mixability gap Δ (∞ while Δ = 0), capped at etaMax (auto: ∞; multi-class
+// auto: 1, auto_multi.go).
+func adaHedgeRate(k int, delta, etaMax float64) float64 {
 	eta := math.Inf(1)
-	if a.delta > 0 {
-		eta = math.Log(float64(len(a.alive))) / a.delta
+	if delta > 0 {
+		eta = math.Log(float64(k)) / delta
+	}
+	return math.Min(eta, etaMax)
+}
+
+// adaHedgeWeights writes the AdaHedge weights w_i = exp(−η(L_i − min L))
+// of the members in alive (not normalised; at η = ∞, 1 on the members of
+// least loss and 0 elsewhere) into w and returns their sum, summed in the
+// order of alive. Shared by auto and multi-class auto.
+func adaHedgeWeights(w, loss []float64, alive []int, eta float64) float64 {
+	lmin := math.Inf(1)
+	for _, i := range alive {
+		lmin = math.Min(lmin, loss[i])
 	}
 	var den float64
-	for _, i := range a.alive {
-		w := 0.0
+	for _, i := range alive {
+		v := 0.0
 		switch {
-		case a.loss[i] == lmin:
-			w = 1
+		case loss[i] == lmin:
+			v = 1
 		case !math.IsInf(eta, 1):
-			w = math.Exp(-eta * (a.loss[i] - lmin))
+			v = math.Exp(-eta * (loss[i] - lmin))
 		}
-		a.w[i] = w
-		den += w
+		w[i] = v
+		den += v
 	}
 	return den
+}
+
+// adaHedgeGap returns the round's mixability gap δ = h − m ≥ 0 for the
+// members' losses l (indexed like alive) under the weights w the round's
+// prediction used (adaHedgeWeights at rate eta), h = Σ w_i l_i / Σ w_i the
+// hedge loss and m the mix loss (adaHedgeLosses). A gap that rounding
+// makes negative, or an infinite one, is returned as 0 (not added to Δ).
+func adaHedgeGap(w, l []float64, alive []int, eta float64) float64 {
+	h, m := adaHedgeLosses(w, l, alive, eta)
+	return positiveGap(h - m)
+}
+
+// positiveGap is g if it is positive and finite, else 0.
+func positiveGap(g float64) float64 {
+	if g > 0 && !math.IsInf(g, 1) {
+		return g
+	}
+	return 0
+}
+
+// adaHedgeLosses returns the round's hedge loss h = Σ w_i l_i / Σ w_i and
+// mix loss m = −(1/η) ln(Σ w_i e^(−η l_i) / Σ w_i) (at η = ∞ the least
+// loss among the leaders, w_i = 1), summed in the order of alive.
+func adaHedgeLosses(w, l []float64, alive []int, eta float64) (h, m float64) {
+	den := 0.0
+	lmin := math.Inf(1)
+	for _, i := range alive {
+		lmin = math.Min(lmin, l[i])
+		den += w[i]
+	}
+	var mix float64
+	mleaders := math.Inf(1)
+	for _, i := range alive {
+		h += w[i] * l[i]
+		if w[i] == 1 {
+			mleaders = math.Min(mleaders, l[i])
+		}
+		if !math.IsInf(eta, 1) {
+			mix += w[i] * math.Exp(-eta*(l[i]-lmin))
+		}
+	}
+	h /= den
+	m = mleaders
+	if !math.IsInf(eta, 1) {
+		m = lmin - math.Log(mix/den)/eta
+	}
+	return h, m
+}
+
+// halveSurvivors ranks alive by loss (ties: the smaller index first) and
+// returns the better half, at least keep, in increasing index order, and
+// the rest (successive halving; shared by auto and multi-class auto).
+func halveSurvivors(alive []int, loss []float64, keep int) (kept, dropped []int) {
+	idx := slices.Clone(alive) // pruning happens O(log T) times
+	slices.SortStableFunc(idx, func(i, j int) int {
+		switch {
+		case loss[i] < loss[j]:
+			return -1
+		case loss[i] > loss[j]:
+			return 1
+		}
+		return i - j
+	})
+	n := max(keep, (len(idx)+1)/2)
+	n = min(n, len(idx))
+	dropped = idx[n:]
+	kept = slices.Clone(idx[:n])
+	slices.Sort(kept)
+	return kept, dropped
 }
 
 // combine returns the weighted average of the survivors' clipped scores in
@@ -433,40 +515,13 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	score := a.combine() // also leaves the weights of this round in a.w
 	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range
 	// the prediction used.
-	den := 0.0
-	lmin := math.Inf(1)
 	for _, i := range a.alive {
 		d := a.clip(a.f[i]) - y
 		a.f[i] = d * d
-		lmin = math.Min(lmin, a.f[i])
-		den += a.w[i]
 	}
-	// AdaHedge: the round's hedge loss h = Σ w_i ℓ_i / Σ w_i minus its mix
-	// loss m = −(1/η) ln(Σ w_i e^(−η ℓ_i) / Σ w_i) (min of the leaders' ℓ_i
-	// at η = ∞) is the mixability gap δ ≥ 0; Δ sums them.
-	var h, mix float64
-	eta := math.Inf(1)
-	if a.delta > 0 {
-		eta = math.Log(float64(len(a.alive))) / a.delta
-	}
-	mleaders := math.Inf(1)
-	for _, i := range a.alive {
-		h += a.w[i] * a.f[i]
-		if a.w[i] == 1 {
-			mleaders = math.Min(mleaders, a.f[i])
-		}
-		if !math.IsInf(eta, 1) {
-			mix += a.w[i] * math.Exp(-eta*(a.f[i]-lmin))
-		}
-	}
-	h /= den
-	m := mleaders
-	if !math.IsInf(eta, 1) {
-		m = lmin - math.Log(mix/den)/eta
-	}
-	if g := h - m; g > 0 && !math.IsInf(g, 1) {
-		a.delta += g
-	}
+	// AdaHedge: the round's mixability gap δ ≥ 0 (hedge loss minus mix
+	// loss, adaHedgeGap); Δ sums them.
+	a.delta += adaHedgeGap(a.w, a.f, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
 	for _, i := range a.alive {
 		a.loss[i] += a.f[i]
 	}
@@ -485,24 +540,11 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 
 // prune keeps the better half (at least keep) of the survivors.
 func (a *Auto) prune() {
-	idx := slices.Clone(a.alive) // pruning happens O(log T) times
-
-	slices.SortStableFunc(idx, func(i, j int) int {
-		switch {
-		case a.loss[i] < a.loss[j]:
-			return -1
-		case a.loss[i] > a.loss[j]:
-			return 1
-		}
-		return i - j
-	})
-	n := max(a.keep, (len(idx)+1)/2)
-	for _, i := range idx[n:] {
+	kept, dropped := halveSurvivors(a.alive, a.loss, a.keep)
+	for _, i := range dropped {
 		a.members[i] = nil
 	}
-	idx = idx[:n]
-	slices.Sort(idx)
-	a.alive = idx
+	a.alive = kept
 	a.next *= 2
 	if len(a.alive) <= a.keep {
 		a.next = 0

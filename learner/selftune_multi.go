@@ -1,0 +1,230 @@
+package learner
+
+// The self-tuning wrapper for multi-class learners: the binary wrapper of
+// selftune.go (robust standardisation frozen after a warm-up, σ̂ by the
+// median heuristic, provisional learner replayed at events 1, 2, 4, ...)
+// run unchanged around a Multi.
+//
+// How: the wrapper is selftune.go's selfTuned itself, whose inner Learner
+// is a multiAsLearner adapter: Learn(x, y) is LearnClass(x, int(y)) with
+// the class index carried as the label (an integer below MaxClasses is an
+// exact float64). The label coordinate is never scaled (scaleY is for
+// regression only), so every number the multi learner sees is the one the
+// binary wrapper would compute: there is one implementation of the
+// warm-up, the statistics and σ̂ (selftune.go, scale.go).
+//
+// The rule (one sentence, as for binary learners): a spec that does not
+// give σ gets σ from the stream and standardised inputs. Multi-class
+// deviation: a learner without σ (linear) is standardised too unless the
+// spec says scale=none, because the softmax head's AdaGrad step is in the
+// units of its inputs (softmax.go), and a raw feature in the hundreds
+// (mnist's pixels) would take steps hundreds of times too large; binary
+// linear has NAG's scale invariance instead (linear.go).
+//
+// State: selfTuned's (warm-up buffer of raw rows and class indices, or
+// frozen statistics, σ̂ and the inner learner's state). An untrusted
+// warm-up buffer whose class indices are not a valid sequence (each an
+// integer ≤ the classes seen before it) is refused: the adapter skips such
+// a row and the wrapper reports the state corrupt, unchanged.
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+
+	"okstream/learner/state"
+)
+
+// multiAsLearner runs a Multi under the binary self-tuning wrapper (see
+// above). Predict is unused by the wrapper's multi-class path and returns 0.
+type multiAsLearner struct {
+	m   Multi
+	p   []float64 // scratch distribution (grown with the classes)
+	out []float64 // LearnClass's result of the last Learn
+	bad bool      // a Learn got a label that is not a valid class index
+}
+
+func (a *multiAsLearner) scratch(k int) []float64 {
+	if len(a.p) < k {
+		a.p = make([]float64, k+8)
+	}
+	return a.p
+}
+
+func (a *multiAsLearner) Predict(x []float64) float64 { return 0 }
+
+func (a *multiAsLearner) Learn(x []float64, y float64) float64 {
+	k := a.m.Classes()
+	if !(y >= 0) || y > float64(k) || y != math.Trunc(y) || y >= MaxClasses {
+		a.bad = true
+		return 0
+	}
+	a.out = a.m.LearnClass(x, int(y), a.scratch(k+1))
+	return 0
+}
+
+func (a *multiAsLearner) MarshalBinary() ([]byte, error) { return a.m.MarshalBinary() }
+func (a *multiAsLearner) UnmarshalBinary(b []byte) error { return a.m.UnmarshalBinary(b) }
+func (a *multiAsLearner) Info() Info                     { return a.m.Info() }
+
+// selfTunedMulti is a Multi under the self-tuning wrapper.
+type selfTunedMulti struct{ t *selfTuned }
+
+func (s *selfTunedMulti) inner() *multiAsLearner { return s.t.inner.(*multiAsLearner) }
+
+// Classes returns the inner learner's K.
+func (s *selfTunedMulti) Classes() int { return s.inner().m.Classes() }
+
+// PredictProba is the inner learner's distribution on the scaled input.
+func (s *selfTunedMulti) PredictProba(x, p []float64) []float64 {
+	return s.inner().m.PredictProba(s.t.input(x), p)
+}
+
+// LearnClass runs the binary wrapper's Learn with the class index as the
+// label (the inner learner predicts and learns class c on the scaled x; the
+// wrapper buffers, updates its statistics and replays at the warm-up
+// points) and copies the pre-update distribution into p.
+func (s *selfTunedMulti) LearnClass(x []float64, c int, p []float64) []float64 {
+	if c < 0 || c > s.Classes() || c >= MaxClasses {
+		panic("learner " + s.t.name + ": class index out of range")
+	}
+	a := s.inner() // (the wrapper may replace its inner learner in Learn)
+	s.t.Learn(x, float64(c))
+	return p[:copy(p[:len(a.out)], a.out)]
+}
+
+// MarshalBinary is the wrapper's state.
+func (s *selfTunedMulti) MarshalBinary() ([]byte, error) { return s.t.MarshalBinary() }
+
+// UnmarshalBinary restores a wrapper's state; on any error (including a
+// warm-up buffer of invalid class indices) the learner is unchanged.
+func (s *selfTunedMulti) UnmarshalBinary(data []byte) error {
+	saved := *s.t
+	if err := s.t.UnmarshalBinary(data); err != nil {
+		return err
+	}
+	if s.inner().bad {
+		*s.t = saved
+		return fmt.Errorf("%w: warm-up buffer holds a label that is not a class index", state.ErrCorrupt)
+	}
+	return nil
+}
+
+// Info is the wrapper's, with Task MultiClass.
+func (s *selfTunedMulti) Info() Info { return s.t.Info() }
+
+// newPlainMulti builds the registered multi-class learner itself, without
+// the wrapper.
+func newPlainMulti(name string, kv map[string]string, dim int) (Multi, error) {
+	r := multiRegistry[name]
+	if r == nil {
+		return nil, fmt.Errorf("learner %q has no multi-class form (multi-class learners: %s)", name, strings.Join(MultiNames(), ", "))
+	}
+	if dim <= 0 {
+		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
+	}
+	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, local: map[string]string{}, docs: r.Params}
+	m, err := r.New(p, dim)
+	if err == nil {
+		err = p.finish()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// wrapSelfTuneMulti is splitSelfTune for multi-class learners: it decides
+// whether spec (name, kv) needs the wrapper and, if so, builds it. ok is
+// false when the spec is a plain learner's (NewMulti then builds it as
+// before). The rule is in the file comment.
+func wrapSelfTuneMulti(name string, kv map[string]string, dim int) (m Multi, ok bool, err error) {
+	if multiRegistry[name] == nil || dim <= 0 {
+		return nil, false, nil // NewMulti reports it
+	}
+	inner := maps.Clone(kv)
+	scale, hasScale := inner["scale"]
+	delete(inner, "scale")
+	warm, hasWarm := inner["warmup"]
+	delete(inner, "warmup")
+	sigmaAuto := inner["sigma"] == "auto"
+	if sigmaAuto {
+		delete(inner, "sigma")
+	}
+	_, sigmaGiven := inner["sigma"]
+	probe, err := newPlainMulti(name, inner, dim)
+	if err != nil {
+		return nil, true, err
+	}
+	_, probeKV, _ := ParseSpec(probe.Info().Spec)
+	_, hasSigma := probeKV["sigma"]
+	if _, wants := probe.(interface{ selfTuning() }); wants {
+		hasSigma, sigmaGiven = true, false // auto: its members' σ grid is in units of σ̂
+	}
+	if sigmaAuto && !hasSigma {
+		return nil, true, fmt.Errorf("learner %s: sigma=auto needs a shift-invariant kernel (gaussian, laplacian, cauchy)", name)
+	}
+	autoSigma := hasSigma && !sigmaGiven
+	if !hasScale {
+		scale = "none"
+		if autoSigma || (!hasSigma && !hasWarm) {
+			scale = "standard" // (no σ at all: standardised, see the file comment)
+		}
+	}
+	if scale != "standard" && scale != "none" {
+		return nil, true, fmt.Errorf("learner %s: parameter scale: %q is not one of standard, none", name, scale)
+	}
+	if !hasWarm && !autoSigma && scale == "none" {
+		return probe, true, nil // the plain learner: raw features, σ as given
+	}
+	w := defaultWarmup
+	if hasWarm {
+		v, err := ParseNumber(warm)
+		if err != nil || v != math.Trunc(v) || v < 3 || v > 10000 {
+			return nil, true, fmt.Errorf("learner %s: parameter warmup: %q must be an integer in [3, 10000]", name, warm)
+		}
+		w = int(v)
+	}
+	canon := probeKV
+	canon["scale"] = scale
+	canon["warmup"] = fmt.Sprint(w)
+	if autoSigma {
+		canon["sigma"] = "auto"
+	}
+	innerName := probe.Info().Name
+	t := &selfTuned{
+		base:      base{name: innerName, spec: canonicalSpec(innerName, canon), dim: dim, task: MultiClass},
+		standard:  scale == "standard",
+		autoSigma: autoSigma,
+		warmup:    w,
+		build: func() (Learner, error) {
+			m, err := newPlainMulti(name, inner, dim)
+			if err != nil {
+				return nil, err
+			}
+			return &multiAsLearner{m: m}, nil
+		},
+		inner: &multiAsLearner{m: probe},
+		st:    newStandardiser(dim+1, w),
+		inv:   1,
+		buf:   make([]float64, 0, w*(dim+1)),
+		z:     make([]float64, dim),
+	}
+	t.setWarmupWidth()
+	return &selfTunedMulti{t: t}, true, nil
+}
+
+// newMultiTuned is NewMulti with the self-tuning rule applied (what
+// NewMulti does once it calls wrapSelfTuneMulti; see the report of this
+// branch).
+func newMultiTuned(spec string, dim int) (Multi, error) {
+	name, kv, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok, err := wrapSelfTuneMulti(name, kv, dim); ok {
+		return m, err
+	}
+	return NewMulti(spec, dim)
+}
