@@ -128,15 +128,10 @@ func NewMulti(spec string, dim int) (Multi, error) {
 		}
 		return nil, fmt.Errorf("unknown learner %q (native multi-class learners: %s; every other binary classifier runs one-vs-rest, one binary learner per class)", name, strings.Join(MultiNames(), ", "))
 	}
-	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, local: map[string]string{}, docs: r.Params}
-	m, err := r.New(p, dim)
-	if err == nil {
-		err = p.finish()
+	if m, ok, err := wrapSelfTuneMulti(name, kv, dim); ok {
+		return m, err // scale=, sigma=auto, or σ left to the data: selftune_multi.go
 	}
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return newPlainMulti(name, kv, dim)
 }
 
 // ArgMax returns the index of the largest entry of p (the first on ties),

@@ -10,8 +10,8 @@ import (
 )
 
 // The contract of every multi-class learner (multi.go), for every name of
-// MultiNames(): bare (as NewMulti builds it with the self-tuning rule,
-// newMultiTuned) and plain (NewMulti), plus configurations that reach
+// MultiNames(): bare (as NewMulti builds it, with the self-tuning rule)
+// and plain (newPlainMulti: no wrapper), plus configurations that reach
 // pruning (auto) and the feature cap (dsg) within the test stream.
 
 // multiContractSpecs lists the specs the contract tests run.
@@ -74,10 +74,11 @@ func buildMultiSpec(t *testing.T, spec string, plain bool) Multi {
 	t.Helper()
 	var m Multi
 	var err error
-	if plain {
-		m, err = NewMulti(spec, 5)
+	name, kv, _ := ParseSpec(spec)
+	if plain && multiRegistry[name] != nil {
+		m, err = newPlainMulti(name, kv, 5)
 	} else {
-		m, err = newMultiTuned(spec, 5)
+		m, err = NewMulti(spec, 5)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)

@@ -160,7 +160,7 @@ func TestMultiLearnsRealData(t *testing.T) {
 			s := loadMultiShared(t, tc.name, tc.n, 1)
 			dim := len(s.x[0])
 			run := func(spec string) multiScore {
-				m, err := newMultiTuned(spec, dim)
+				m, err := NewMulti(spec, dim)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,7 +199,7 @@ func TestMultiMeasure(t *testing.T) {
 	prior := priorScore(s)
 	t.Logf("%s: %d events, %d classes; prior %.2f %% log loss %.4f", data, len(s.c), s.classes, 100*prior.acc, prior.logLoss)
 	for _, spec := range strings.Split(specs, ";") {
-		m, err := newMultiTuned(spec, len(s.x[0]))
+		m, err := NewMulti(spec, len(s.x[0]))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -215,16 +215,3 @@ func wrapSelfTuneMulti(name string, kv map[string]string, dim int) (m Multi, ok 
 	return &selfTunedMulti{t: t}, true, nil
 }
 
-// newMultiTuned is NewMulti with the self-tuning rule applied (what
-// NewMulti does once it calls wrapSelfTuneMulti; see the report of this
-// branch).
-func newMultiTuned(spec string, dim int) (Multi, error) {
-	name, kv, err := ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	if m, ok, err := wrapSelfTuneMulti(name, kv, dim); ok {
-		return m, err
-	}
-	return NewMulti(spec, dim)
-}
