@@ -87,6 +87,9 @@ func evalTask(models []string) (label.Task, error) {
 		}
 		probe, err := learner.New(cands[0].Spec, 1)
 		if err != nil {
+			if _, merr := learner.NewMulti(cands[0].Spec, 1); merr == nil {
+				continue // a multi-class-only spec (e.g. fogd:raw=true): the labels decide, and a binary run refuses it
+			}
 			return 0, err
 		}
 		t := label.OfLearner(probe.Info().Task)
