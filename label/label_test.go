@@ -2,6 +2,7 @@ package label
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestMap(t *testing.T) {
 		{"undecided: string with positive is binary", Undecided, "ham", []step{{str("spam"), -1, ""}, {str("ham"), 1, ""}}, Binary},
 		{"undecided: a third string is multi-class", Undecided, "", []step{{str("a"), -1, ""}, {str("b"), 1, ""}, {str("c"), 2, ""}, {str("a"), 0, ""}, {str("b"), 1, ""}}, MultiClass},
 		{"multiclass strings", MultiClass, "", []step{{str("x"), 0, ""}, {str("y"), 1, ""}, {str("x"), 0, ""}, {num(1), 0, "not numbers"}}, MultiClass},
-		{"multiclass integers", MultiClass, "", []step{{num(7), 0, ""}, {num(-1), 1, ""}, {num(7), 0, ""}, {num(2.5), 2, ""}, {num(-0.0), 3, ""}, {num(0), 3, ""}}, MultiClass},
+		{"multiclass integers", MultiClass, "", []step{{num(7), 0, ""}, {num(-1), 1, ""}, {num(7), 0, ""}, {num(2.5), 2, ""}, {num(math.Copysign(0, -1)), 3, ""}, {num(0), 3, ""}}, MultiClass},
 		{"multiclass bools", MultiClass, "", []step{{boolean(true), 0, ""}, {boolean(false), 1, ""}, {boolean(true), 0, ""}}, MultiClass},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package label
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestMultiClassNames(t *testing.T) {
 	for _, c := range []struct {
 		y    float64
 		name string
-	}{{7, "7"}, {7.0, "7"}, {-1, "-1"}, {2.5, "2.5"}, {1e300, "1e+300"}, {-0.0, "0"}, {0, "0"}, {9007199254740991, "9007199254740991"}} {
+	}{{7, "7"}, {7.0, "7"}, {-1, "-1"}, {2.5, "2.5"}, {1e300, "1e+300"}, {math.Copysign(0, -1), "0"}, {0, "0"}, {9007199254740991, "9007199254740991"}} {
 		ev := num(c.y)
 		y, err := m.Apply(&ev)
 		if err != nil {

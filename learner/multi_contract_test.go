@@ -16,10 +16,7 @@ import (
 
 // multiContractSpecs lists the specs the contract tests run.
 func multiContractSpecs() []string {
-	var specs []string
-	for _, n := range MultiNames() {
-		specs = append(specs, n)
-	}
+	specs := append([]string(nil), MultiNames()...)
 	extra := map[string][]string{
 		"auto": {"auto:halving=60,octaves=1,etas=1"},
 		"dsg":  {"dsg:sigma=1,batch=8,block=16,max_features=64", "dsg:sigma=1,batch=8,block=16,max_features=72,after_cap=revisit,features=cossin"},

@@ -214,4 +214,3 @@ func wrapSelfTuneMulti(name string, kv map[string]string, dim int) (m Multi, ok 
 	t.setWarmupWidth()
 	return &selfTunedMulti{t: t}, true, nil
 }
-

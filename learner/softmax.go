@@ -65,7 +65,6 @@ type softmaxHead struct {
 	r    []float64 // scratch (cols): φ_j·cinv_j
 	w    []float64 // K×(D+1)
 	g2   []float64 // K×(D+1): Σ of squared gradients; cols: 3×(D+1), [G; G at the last refresh; step η/√G in use]
-	a    []float64 // scratch: logits, capacity ≥ K
 }
 
 func newSoftmaxHead(d int, eta float64) *softmaxHead {
