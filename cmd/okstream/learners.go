@@ -24,6 +24,7 @@ Learners (okstream help learners NAME... for their parameters):
 			fmt.Fprintf(tw, "  %s\t%s\n", n, r.Summary)
 		}
 		tw.Flush()
+		writeMultiHelp(w)
 		writeSelfTuneHelp(w)
 		names = learner.Names()
 		fmt.Fprintln(w)
@@ -35,22 +36,54 @@ Learners (okstream help learners NAME... for their parameters):
 			continue
 		}
 		fmt.Fprintf(w, "%s — %s\n  paper: %s\n", r.Name, r.Summary, r.Paper)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, p := range r.Params {
-			when := ""
-			if p.When != "" {
-				when = " (when " + p.When + ")"
-			}
-			def := p.Default
-			if p.Name == "sigma" && r.Name != "auto" {
-				// Leaving σ out derives it from the stream (learner/selftune.go).
-				def = "auto (from the stream; with scale=standard)"
-			}
-			fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", p.Name, def, p.Doc, when)
+		writeParams(w, r.Name, r.Params)
+		if m := learner.DescribeMulti(n); m != nil {
+			fmt.Fprintf(w, "  multi-class form — %s\n  paper: %s\n", m.Summary, m.Paper)
+			writeParams(w, m.Name, m.Params)
+		} else if _, err := learner.NewMulti(n, 2); err == nil {
+			fmt.Fprintf(w, "  multi-class: one-vs-rest (one %s per class, each calibrated by online Platt scaling)\n", r.Name)
+		} else {
+			fmt.Fprintf(w, "  multi-class: none (a regression learner)\n")
 		}
-		tw.Flush()
 		fmt.Fprintln(w)
 	}
+}
+
+// writeParams lists a learner's parameters with their defaults.
+func writeParams(w io.Writer, name string, params []learner.ParamDoc) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range params {
+		when := ""
+		if p.When != "" {
+			when = " (when " + p.When + ")"
+		}
+		def := p.Default
+		if p.Name == "sigma" && name != "auto" {
+			// Leaving σ out derives it from the stream (learner/selftune.go).
+			def = "auto (from the stream; with scale=standard)"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", p.Name, def, p.Doc, when)
+	}
+	tw.Flush()
+}
+
+// writeMultiHelp lists the learners' multi-class forms.
+func writeMultiHelp(w io.Writer) {
+	fmt.Fprint(w, `
+Multi-class (okstream run --task multiclass, or a stream whose labels are three or more strings;
+okstream eval --task multiclass): the same spec names the model's multi-class form. Native forms
+compute their feature map once per event and keep one head per class:
+`)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, n := range learner.MultiNames() {
+		fmt.Fprintf(tw, "  %s\t%s\n", n, learner.DescribeMulti(n).Summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `  Every other classifier runs one-vs-rest: one binary learner per class (K× its memory and
+  cost), each score made a probability by an online Platt scaling, normalised over the classes.
+  Parameters of a multi-class form: okstream help learners NAME (after the binary form's;
+  docs/algorithms/multiclass.md and multiclass-kernels.md for the derivations).
+`)
 }
 
 // writeSelfTuneHelp lists the keys every learner accepts for data-driven
@@ -72,7 +105,8 @@ Data-driven settings (every learner; stored in the model, checkpointed, restored
   skegd without σ also run preset=wide, the variant that learns on
   class-imbalanced streams (at the papers' settings all three are the
   majority-class predictor there): forks s_m = k = B/2 and no slab (c=0) for
-  the hinge; nogd k = B and η = 1 for the hinge; skegd s_m = k = B/2, λ = 0,
+  the hinge, and (bare forks only, not preset=wide) carry=true, its ONS carried
+  over update rounds instead of reset, and a Stage-1 step η = 1 for the hinge; nogd k = B and η = 1 for the hinge; skegd s_m = k = B/2, λ = 0,
   carry=transfer, warm=lsq and η = 1 for the hinge. Explicit values win, and
   preset=paper (or any σ given as a number) keeps every paper setting.
   auto:base=NAME (okstream run's default model: auto:base=fogd) also chooses σ
