@@ -89,6 +89,7 @@ func init() {
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, ...: keep the better half by cumulative log loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "linear", Default: "true", Doc: "also run multinomial logistic regression (linear) as a member"},
+			{Name: "base", Default: "fogd", Doc: "the members' learner: fogd only (accepted so that a binary auto:base=fogd spec names its multi-class form)", When: "given"},
 			{Name: "(other keys)", Default: "fogd's defaults", Doc: "passed to every FOGD member (budget, features, kernel, normalize, seed)"},
 		},
 		New: newAutoMulti,
@@ -101,7 +102,7 @@ const autoMultiEps = 1e-6
 
 var autoMultiEtas = []float64{1, 3, 0.3, 10}
 
-var autoMultiOwnKeys = []string{"octaves", "etas", "halving", "keep", "linear"}
+var autoMultiOwnKeys = []string{"octaves", "etas", "halving", "keep", "linear", "base"}
 
 // AutoMulti is the multi-class model-selection learner. Build it with
 // NewMulti("auto:..."), which wraps it in the self-tuning wrapper.
@@ -130,6 +131,9 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
+	if p.Has("base") { // okstream run's default model is auto:base=fogd: the only base of the multi-class form
+		p.Enum("base", "fogd", "fogd")
+	}
 	fwd := map[string]string{}
 	for k, v := range p.raw {
 		if !slices.Contains(autoMultiOwnKeys, k) {
