@@ -101,6 +101,23 @@ func evalTask(models []string) (label.Task, error) {
 	return task, nil
 }
 
+// checkMultiSpecs checks that every model (each grid point) has a
+// multi-class form (native or one-vs-rest).
+func checkMultiSpecs(models []string) error {
+	for _, m := range models {
+		cands, err := eval.Expand(m)
+		if err != nil {
+			return err
+		}
+		for _, c := range cands {
+			if _, err := learner.NewMulti(c.Spec, 1); err != nil {
+				return fmt.Errorf("--model %s: %w", m, err)
+			}
+		}
+	}
+	return nil
+}
+
 // The task of okstream eval (--task auto infers it; evalSynopsis says the
 // same to users):
 //
@@ -243,7 +260,13 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	if *testEvery < 0 {
 		return fail(fmt.Errorf("--test-every must be at least 0"))
 	}
-	task, err := evalTask(models)
+	var task label.Task
+	var err error
+	if *taskFlag == "multiclass" {
+		err = checkMultiSpecs(models) // every model in its multi-class form: its binary task does not matter
+	} else {
+		task, err = evalTask(models)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -263,3 +263,21 @@ func TestEvalLetterAndMNIST(t *testing.T) {
 	}
 	t.Logf("mnist (first 1000 rows): linear %.2f%%, class prior %.2f%%", lin, prior)
 }
+
+// With --task multiclass every model runs in its multi-class form, whatever
+// its binary form's task: pkawv (a regression learner as a binary spec) is
+// accepted beside fogd, bogd runs one-vs-rest, and a regression-only
+// learner is refused with the reason.
+func TestEvalMultiClassAnyForm(t *testing.T) {
+	three := filepath.Join(t.TempDir(), "three.csv")
+	writeClassCSV(t, three, 300, 4, []string{"a", "b", "c"}, "", "")
+	res := runMultiJSON(t, "--data", three, "--label", "label", "--runs", "1", "--task", "multiclass",
+		"--model", "fogd", "--model", "pkawv:order=1", "--model", "bogd:budget=20")
+	if res.Task != "multiclass" {
+		t.Fatalf("task %q", res.Task)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"eval", "--quiet", "--data", three, "--label", "label", "--task", "multiclass", "--model", "kawv"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "one-vs-rest needs a binary classifier") {
+		t.Fatalf("kawv: exit %d: %s", code, errb.String())
+	}
+}
