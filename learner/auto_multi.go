@@ -89,6 +89,7 @@ func init() {
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, ...: keep the better half by cumulative log loss"},
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "linear", Default: "true", Doc: "also run multinomial logistic regression (linear) as a member"},
+			{Name: "common", Default: "true with scale=standard (the default), else false", Doc: "also run the FOGD σ × η grid on the common-scale view (centred features divided by one common scale and their own median-heuristic σ̂'; selftune_multi.go), for pixel-like data where per-feature standardisation inflates rare features"},
 			{Name: "(other keys)", Default: "fogd's defaults", Doc: "passed to every FOGD member (budget, features, kernel, normalize, seed)"},
 		},
 		New: newAutoMulti,
@@ -101,7 +102,7 @@ const autoMultiEps = 1e-6
 
 var autoMultiEtas = []float64{1, 3, 0.3, 10}
 
-var autoMultiOwnKeys = []string{"octaves", "etas", "halving", "keep", "linear"}
+var autoMultiOwnKeys = []string{"octaves", "etas", "halving", "keep", "linear", "common"}
 
 // AutoMulti is the multi-class model-selection learner. Build it with
 // NewMulti("auto:..."), which wraps it in the self-tuning wrapper.
@@ -109,6 +110,8 @@ type AutoMulti struct {
 	base
 	specs   []map[string]string // members' specs (for rebuilding)
 	names   []string            // members' learners
+	views   []int               // members' input view: 0 standardised, 1 common-scale
+	mdim    int                 // the members' input dimension d (auto's input: views·d)
 	members []Multi             // nil once pruned
 	alive   []int
 	loss    []float64 // cumulative clipped log loss per member
@@ -130,6 +133,7 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
+	common := p.Bool("common", false) // (the wrapper sets it, selftune_multi.go)
 	fwd := map[string]string{}
 	for k, v := range p.raw {
 		if !slices.Contains(autoMultiOwnKeys, k) {
@@ -144,28 +148,34 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 			return nil, fmt.Errorf("learner auto: parameter %s: the members' %s is a grid (set octaves or etas instead)", k, k)
 		}
 	}
-	a := &AutoMulti{keep: keep, next: uint64(n0)}
-	for _, eta := range autoMultiEtas[:etas] {
-		for i := -oct; i <= oct; i++ {
-			kv := maps.Clone(fwd)
-			kv["sigma"] = FormatNumber(math.Pow(2, float64(i)))
-			kv["eta"] = FormatNumber(eta)
-			if _, set := kv["raw"]; !set {
-				kv["raw"] = "true"
-			}
-			m, err := newPlainMulti("fogd", kv, dim)
-			if err != nil {
-				return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec("fogd", kv), err)
-			}
-			if len(a.members) == 0 {
-				_, mkv, _ := ParseSpec(m.Info().Spec)
-				for k, v := range mkv {
-					if k != "sigma" && k != "eta" {
-						p.resolved[k] = v // the canonical spec lists the members' resolved keys
+	a := &AutoMulti{keep: keep, next: uint64(n0), mdim: dim}
+	views := []int{0}
+	if common {
+		views = append(views, 1)
+	}
+	for _, view := range views {
+		for _, eta := range autoMultiEtas[:etas] {
+			for i := -oct; i <= oct; i++ {
+				kv := maps.Clone(fwd)
+				kv["sigma"] = FormatNumber(math.Pow(2, float64(i)))
+				kv["eta"] = FormatNumber(eta)
+				if _, set := kv["raw"]; !set {
+					kv["raw"] = "true"
+				}
+				m, err := newPlainMulti("fogd", kv, dim)
+				if err != nil {
+					return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec("fogd", kv), err)
+				}
+				if len(a.members) == 0 {
+					_, mkv, _ := ParseSpec(m.Info().Spec)
+					for k, v := range mkv {
+						if k != "sigma" && k != "eta" {
+							p.resolved[k] = v // the canonical spec lists the members' resolved keys
+						}
 					}
 				}
+				a.add("fogd", kv, m, view)
 			}
-			a.add("fogd", kv, m)
 		}
 	}
 	if withLinear {
@@ -174,9 +184,9 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 		if err != nil {
 			return nil, fmt.Errorf("learner auto: linear member: %w", err)
 		}
-		a.add("linear", kv, m)
+		a.add("linear", kv, m, 0)
 	}
-	a.base = newBase(p, dim, MultiClass)
+	a.base = newBase(p, len(views)*dim, MultiClass)
 	n := len(a.members)
 	a.loss = make([]float64, n)
 	a.w = make([]float64, n)
@@ -188,11 +198,18 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	return a, nil
 }
 
-func (a *AutoMulti) add(name string, kv map[string]string, m Multi) {
+func (a *AutoMulti) add(name string, kv map[string]string, m Multi, view int) {
 	a.specs = append(a.specs, kv)
 	a.names = append(a.names, name)
+	a.views = append(a.views, view)
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
+}
+
+// view returns member i's part of auto's input x.
+func (a *AutoMulti) view(x []float64, i int) []float64 {
+	v := a.views[i] * a.mdim
+	return x[v : v+a.mdim]
 }
 
 // Classes returns K.
@@ -229,7 +246,7 @@ func (a *AutoMulti) mix(p []float64) []float64 {
 func (a *AutoMulti) PredictProba(x, p []float64) []float64 {
 	a.checkDim(x)
 	for _, i := range a.alive {
-		a.q[i] = a.members[i].PredictProba(x, a.scratch(i, a.k+1))
+		a.q[i] = a.members[i].PredictProba(a.view(x, i), a.scratch(i, a.k+1))
 	}
 	return a.mix(p)
 }
@@ -242,7 +259,7 @@ func (a *AutoMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 		panic("learner auto: class index out of range")
 	}
 	for _, i := range a.alive {
-		a.q[i] = a.members[i].LearnClass(x, c, a.scratch(i, a.k+1))
+		a.q[i] = a.members[i].LearnClass(a.view(x, i), c, a.scratch(i, a.k+1))
 	}
 	p = a.mix(p)
 	eta := adaHedgeRate(len(a.alive), a.delta, math.Inf(1))
@@ -343,7 +360,7 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := newPlainMulti(a.names[i], a.specs[i], a.dim)
+		m, err := newPlainMulti(a.names[i], a.specs[i], a.mdim)
 		if err != nil {
 			return err
 		}
@@ -384,6 +401,9 @@ func (a *AutoMulti) String() string {
 		name := "linear"
 		if a.names[i] == "fogd" {
 			name = a.specs[i]["sigma"] + "σ̂/η" + a.specs[i]["eta"]
+			if a.views[i] == 1 {
+				name = a.specs[i]["sigma"] + "σ̂'/η" + a.specs[i]["eta"]
+			}
 		}
 		s += " " + name + ":" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)
 	}
