@@ -76,6 +76,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"okstream/learner/kernel"
 )
 
 func init() {
@@ -112,6 +114,10 @@ type AutoMulti struct {
 	names   []string            // members' learners
 	views   []int               // members' input view: 0 standardised, 1 common-scale
 	mdim    int                 // the members' input dimension d (auto's input: views·d)
+	fogdOn  []bool              // a FOGD member (on the shared map)
+	shared  *kernel.Fourier     // the map at σ = 1 every FOGD member is built on
+	pbuf    [][]float64         // per view: scratch, the shared map's projections (D)
+	pdone   []bool              // per view: scratch, projected this event
 	members []Multi             // nil once pruned
 	alive   []int
 	loss    []float64 // cumulative clipped log loss per member
@@ -162,7 +168,16 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 				if _, set := kv["raw"]; !set {
 					kv["raw"] = "true"
 				}
-				m, err := newPlainMulti("fogd", kv, dim)
+				if a.shared == nil { // one draw of the frequencies, at σ = 1
+					t := maps.Clone(kv)
+					t["sigma"] = "1"
+					m, err := newPlainMulti("fogd", t, dim)
+					if err != nil {
+						return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec("fogd", kv), err)
+					}
+					a.shared = m.(*FOGDMulti).rff
+				}
+				m, err := a.newMember("fogd", kv)
 				if err != nil {
 					return nil, fmt.Errorf("learner auto: member %s: %w", canonicalSpec("fogd", kv), err)
 				}
@@ -178,6 +193,9 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 			}
 		}
 	}
+	for range views {
+		a.pbuf = append(a.pbuf, make([]float64, a.shared.Frequencies()))
+	}
 	if withLinear {
 		kv := map[string]string{"eta": FormatNumber(linearMultiEta(dim) * math.Sqrt(2*float64(dim)))}
 		m, err := newPlainMulti("linear", kv, dim)
@@ -192,6 +210,7 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	a.w = make([]float64, n)
 	a.l = make([]float64, n)
 	a.q = make([][]float64, n)
+	a.pdone = make([]bool, len(a.pbuf))
 	if n <= keep {
 		a.next = 0
 	}
@@ -202,14 +221,39 @@ func (a *AutoMulti) add(name string, kv map[string]string, m Multi, view int) {
 	a.specs = append(a.specs, kv)
 	a.names = append(a.names, name)
 	a.views = append(a.views, view)
+	a.fogdOn = append(a.fogdOn, name == "fogd")
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
+}
+
+// newMember builds a member: FOGD on the shared map, linear as usual.
+func (a *AutoMulti) newMember(name string, kv map[string]string) (Multi, error) {
+	if name != "fogd" {
+		return newPlainMulti(name, kv, a.mdim)
+	}
+	return newPlainMultiWith(name, kv, a.mdim, func(p *Params, d int) (Multi, error) {
+		return newFOGDMultiOn(p, d, a.shared)
+	})
 }
 
 // view returns member i's part of auto's input x.
 func (a *AutoMulti) view(x []float64, i int) []float64 {
 	v := a.views[i] * a.mdim
 	return x[v : v+a.mdim]
+}
+
+// fogd returns member i as a FOGD member whose projections are in
+// a.pbuf[view] (computing them once per event and view), or nil for the
+// linear member.
+func (a *AutoMulti) fogd(x []float64, i int) *FOGDMulti {
+	if !a.fogdOn[i] {
+		return nil
+	}
+	if v := a.views[i]; !a.pdone[v] {
+		a.shared.Project(a.pbuf[v], a.view(x, i))
+		a.pdone[v] = true
+	}
+	return a.members[i].(*FOGDMulti)
 }
 
 // Classes returns K.
@@ -246,8 +290,13 @@ func (a *AutoMulti) mix(p []float64) []float64 {
 func (a *AutoMulti) PredictProba(x, p []float64) []float64 {
 	a.checkDim(x)
 	for _, i := range a.alive {
-		a.q[i] = a.members[i].PredictProba(a.view(x, i), a.scratch(i, a.k+1))
+		if f := a.fogd(x, i); f != nil {
+			a.q[i] = f.predictProjected(a.view(x, i), a.pbuf[a.views[i]], a.scratch(i, a.k+1))
+		} else {
+			a.q[i] = a.members[i].PredictProba(a.view(x, i), a.scratch(i, a.k+1))
+		}
 	}
+	clear(a.pdone)
 	return a.mix(p)
 }
 
@@ -259,8 +308,13 @@ func (a *AutoMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 		panic("learner auto: class index out of range")
 	}
 	for _, i := range a.alive {
-		a.q[i] = a.members[i].LearnClass(a.view(x, i), c, a.scratch(i, a.k+1))
+		if f := a.fogd(x, i); f != nil {
+			a.q[i] = f.learnProjected(a.view(x, i), a.pbuf[a.views[i]], c, a.scratch(i, a.k+1))
+		} else {
+			a.q[i] = a.members[i].LearnClass(a.view(x, i), c, a.scratch(i, a.k+1))
+		}
 	}
+	clear(a.pdone)
 	p = a.mix(p)
 	eta := adaHedgeRate(len(a.alive), a.delta, math.Inf(1))
 	var q float64 // Σ w_i max(p_i(c), ε) / Σ w_i: the mixture of the clipped probabilities
@@ -360,7 +414,7 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := newPlainMulti(a.names[i], a.specs[i], a.mdim)
+		m, err := a.newMember(a.names[i], a.specs[i])
 		if err != nil {
 			return err
 		}
@@ -390,6 +444,10 @@ func (a *AutoMulti) Info() Info {
 		budget += in.Budget
 		used += in.Used
 		bytes += in.Bytes
+	}
+	bytes += 8 * a.mdim * a.shared.Frequencies() // the shared map
+	for _, b := range a.pbuf {
+		bytes += 8 * len(b)
 	}
 	return a.info(budget, used, bytes+24*len(a.loss))
 }

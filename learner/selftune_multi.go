@@ -118,6 +118,13 @@ func (s *selfTunedMulti) Info() Info { return s.t.Info() }
 // newPlainMulti builds the registered multi-class learner itself, without
 // the wrapper.
 func newPlainMulti(name string, kv map[string]string, dim int) (Multi, error) {
+	return newPlainMultiWith(name, kv, dim, nil)
+}
+
+// newPlainMultiWith is newPlainMulti with the registered constructor
+// replaced by build when build is non-nil (auto's FOGD members on a shared
+// map, newFOGDMultiOn), parameters parsed and checked the same way.
+func newPlainMultiWith(name string, kv map[string]string, dim int, build func(*Params, int) (Multi, error)) (Multi, error) {
 	r := multiRegistry[name]
 	if r == nil {
 		return nil, fmt.Errorf("learner %q has no multi-class form (multi-class learners: %s)", name, strings.Join(MultiNames(), ", "))
@@ -126,7 +133,10 @@ func newPlainMulti(name string, kv map[string]string, dim int) (Multi, error) {
 		return nil, fmt.Errorf("learner %s: input dimension must be positive, got %d", name, dim)
 	}
 	p := &Params{learner: name, raw: kv, resolved: map[string]string{}, local: map[string]string{}, docs: r.Params}
-	m, err := r.New(p, dim)
+	if build == nil {
+		build = r.New
+	}
+	m, err := build(p, dim)
 	if err == nil {
 		err = p.finish()
 	}
