@@ -86,6 +86,7 @@ func init() {
 		Summary: "the default multi-class model: multi-class FOGD over a σ × η grid around the data-driven σ, plus multinomial logistic regression, mixed by AdaHedge on the log loss, pruned by successive halving",
 		Paper:   "de Rooij, van Erven, Grünwald & Koolen, JMLR 2014 (AdaHedge); Vovk 1998 (mixability of the log loss)",
 		Params: []ParamDoc{
+			{Name: "base", Default: "fogd", Doc: "the members' learner: fogd only (multi-class FOGD); accepted so that binary auto's spec (okstream run's default auto:base=fogd) means the same for a multi-class stream"},
 			{Name: "octaves", Default: "2", Doc: "σ grid 2^-octaves..2^octaves × the data-driven σ"},
 			{Name: "etas", Default: "2", Doc: "η grid of the FOGD members' head: the first of 1, 3, 0.3, 10 (1..4 values)"},
 			{Name: "halving", Default: "1000", Doc: "successive halving at events halving, 2·halving, ...: keep the better half by cumulative log loss"},
@@ -104,7 +105,7 @@ const autoMultiEps = 1e-6
 
 var autoMultiEtas = []float64{1, 3, 0.3, 10}
 
-var autoMultiOwnKeys = []string{"octaves", "etas", "halving", "keep", "linear", "common"}
+var autoMultiOwnKeys = []string{"base", "octaves", "etas", "halving", "keep", "linear", "common"}
 
 // AutoMulti is the multi-class model-selection learner. Build it with
 // NewMulti("auto:..."), which wraps it in the self-tuning wrapper.
@@ -134,6 +135,7 @@ type AutoMulti struct {
 func (a *AutoMulti) selfTuning() {}
 
 func newAutoMulti(p *Params, dim int) (Multi, error) {
+	p.Enum("base", "fogd", "fogd")
 	oct := p.Int("octaves", 2, InRange(0, 6))
 	etas := p.Int("etas", 2, InRange(1, 4))
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
