@@ -33,6 +33,10 @@ package learner
 //     head's per-feature AdaGrad scales adapt to the two kinds of feature.
 //   - A spec without sigma is self-tuned (selftune_multi.go): standardised
 //     inputs and σ from the stream, as for binary FOGD.
+//   - Shared map (auto's members only, newFOGDMultiOn): the member does not
+//     draw its own frequencies but uses the map of width 1 that auto draws
+//     once, its projections times 1/σ (σ a power of two: the same bits as
+//     its own map, kernel.Fourier.MapProjected).
 //
 // State: the head (K, weights, accumulators) and the counter; the
 // frequencies are regenerated from the seed. Per event: O(d·D) for the map
