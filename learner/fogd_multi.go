@@ -33,6 +33,10 @@ package learner
 //     head's per-feature AdaGrad scales adapt to the two kinds of feature.
 //   - A spec without sigma is self-tuned (selftune_multi.go): standardised
 //     inputs and σ from the stream, as for binary FOGD.
+//   - Shared map (auto's members only, newFOGDMultiOn): the member does not
+//     draw its own frequencies but uses the map of width 1 that auto draws
+//     once, its projections times 1/σ (σ a power of two: the same bits as
+//     its own map, kernel.Fourier.MapProjected).
 //
 // State: the head (K, weights, accumulators) and the counter; the
 // frequencies are regenerated from the seed. Per event: O(d·D) for the map
@@ -40,6 +44,7 @@ package learner
 // in steady state (a new class grows the head once).
 
 import (
+	"fmt"
 	"math"
 
 	"okstream/learner/kernel"
@@ -70,12 +75,27 @@ type FOGDMulti struct {
 	nfreq  int
 	budget int
 	rff    *kernel.Fourier
-	lin    bool // the head also sees x (features [z(x); x])
-	head   *softmaxHead
-	z      []float64 // scratch: 2D (+ d with lin)
+	// mult ≠ 0: rff is a map shared with other members, drawn at width
+	// σ·mult (a power of two), and this member's projections are rff's
+	// times mult (kernel.Fourier.MapProjected: the same bits as a map of
+	// its own); proj is the scratch for them (D). 0: rff is its own.
+	mult float64
+	proj []float64
+	lin  bool // the head also sees x (features [z(x); x])
+	head *softmaxHead
+	z    []float64 // scratch: 2D (+ d with lin)
 }
 
-func newFOGDMulti(p *Params, dim int) (Multi, error) {
+func newFOGDMulti(p *Params, dim int) (Multi, error) { return newFOGDMultiOn(p, dim, nil) }
+
+// newFOGDMultiOn builds multi-class FOGD; with shared non-nil it does not
+// draw frequencies but uses shared, which must be the map of the same
+// kernel kind, d, D, scale and seed at width 1 (multi-class auto builds
+// all its FOGD members on one map; a member drew ~d·D random numbers
+// each, 78 % of auto's warm-up time at d = 784). σ must then be a power
+// of two, so that the member's projections are shared's times 1/σ
+// exactly.
+func newFOGDMultiOn(p *Params, dim int, shared *kernel.Fourier) (Multi, error) {
 	k := readKernel(p, "gaussian", "laplacian", "cauchy")
 	budget := p.Int("budget", 100, Positive)
 	nf := p.Int("features", 4*budget, InRange(1, 1<<20))
@@ -90,9 +110,19 @@ func newFOGDMulti(p *Params, dim int) (Multi, error) {
 	if norm {
 		scale = 1 / math.Sqrt(float64(nf))
 	}
-	rff, err := kernel.NewFourier(k.Kind, k.Sigma, dim, nf, scale, seed)
-	if err != nil {
-		return nil, err
+	var rff *kernel.Fourier
+	var mult float64
+	var proj []float64
+	if shared != nil {
+		if fr, _ := math.Frexp(k.Sigma); fr != 0.5 || shared.Frequencies() != nf || shared.Dim() != 2*nf {
+			return nil, fmt.Errorf("learner fogd: a shared map needs σ a power of two and D = %d, got σ = %v", shared.Frequencies(), k.Sigma)
+		}
+		rff, mult, proj = shared, 1/k.Sigma, make([]float64, nf)
+	} else {
+		var err error
+		if rff, err = kernel.NewFourier(k.Kind, k.Sigma, dim, nf, scale, seed); err != nil {
+			return nil, err
+		}
 	}
 	n := 2 * nf
 	if lin {
@@ -103,6 +133,8 @@ func newFOGDMulti(p *Params, dim int) (Multi, error) {
 		nfreq:  nf,
 		budget: budget,
 		rff:    rff,
+		mult:   mult,
+		proj:   proj,
 		lin:    lin,
 		head:   newSoftmaxHeadCols(n, eta),
 		z:      make([]float64, n),
@@ -116,6 +148,9 @@ func (l *FOGDMulti) Classes() int { return l.head.k }
 // in l.z).
 func (l *FOGDMulti) PredictProba(x, p []float64) []float64 {
 	l.checkDim(x)
+	if l.mult != 0 {
+		return l.predictProjected(x, l.rff.Project(l.proj, x), p)
+	}
 	l.rff.Map(l.z, x)
 	if l.lin {
 		copy(l.z[2*l.nfreq:], x)
@@ -127,6 +162,25 @@ func (l *FOGDMulti) PredictProba(x, p []float64) []float64 {
 // z(x), and returns the pre-update distribution.
 func (l *FOGDMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 	p = l.PredictProba(x, p)
+	l.head.learn(l.z, p, c)
+	l.updates++
+	return p
+}
+
+// predictProjected is PredictProba of a member built on a shared map
+// (newFOGDMultiOn) with the shared map's projections proj given: auto
+// computes them once per event for all its members on one input.
+func (l *FOGDMulti) predictProjected(x, proj []float64, p []float64) []float64 {
+	l.rff.MapProjected(l.z, proj, l.mult)
+	if l.lin {
+		copy(l.z[2*l.nfreq:], x)
+	}
+	return l.head.probs(l.z, p)
+}
+
+// learnProjected is LearnClass with the projections given (predictProjected).
+func (l *FOGDMulti) learnProjected(x, proj []float64, c int, p []float64) []float64 {
+	p = l.predictProjected(x, proj, p)
 	l.head.learn(l.z, p, c)
 	l.updates++
 	return p
@@ -155,5 +209,9 @@ func (l *FOGDMulti) UnmarshalBinary(data []byte) error {
 
 // Info reports the budget B (D = 4B by default) and D as the use.
 func (l *FOGDMulti) Info() Info {
-	return l.info(l.budget, l.nfreq, l.head.bytes()+8*(len(l.z)+l.dim*l.nfreq))
+	bytes := l.head.bytes() + 8*(len(l.z)+len(l.proj))
+	if l.mult == 0 {
+		bytes += 8 * l.dim * l.nfreq // (a shared map is counted by its owner)
+	}
+	return l.info(l.budget, l.nfreq, bytes)
 }

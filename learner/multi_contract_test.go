@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"okstream/learner/rng"
+	"okstream/learner/state"
 )
 
 // The contract of every multi-class learner (multi.go), for every name of
@@ -431,6 +434,149 @@ func TestSoftmaxHeadFirstStep(t *testing.T) {
 					t.Fatalf("cols=%v: w[%d][%d] = %v, want %v", cols, k, j, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestFOGDMultiSharedMap: a FOGD member built on a shared map at width 1
+// (newFOGDMultiOn, as auto builds its members) predicts and learns with
+// the bits of a FOGD that drew its own map at σ = 2^i, through its own
+// PredictProba/LearnClass and through projections computed once by the
+// shared map (learnProjected, as auto calls it); a σ that is not a power
+// of two is refused.
+func TestFOGDMultiSharedMap(t *testing.T) {
+	xs, cs := multiContractStream(120, 60)
+	const base = "budget=20,raw=true,seed=9,normalize=true,kernel="
+	for _, kern := range []string{"gaussian", "laplacian"} {
+		one, err := newPlainMulti("fogd", map[string]string{"sigma": "1", "budget": "20", "raw": "true", "seed": "9", "kernel": kern}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared := one.(*FOGDMulti).rff
+		build := func(p *Params, d int) (Multi, error) { return newFOGDMultiOn(p, d, shared) }
+		for _, sigma := range []string{"0.25", "0.5", "1", "2", "4"} {
+			_, kv, _ := ParseSpec("fogd:" + base + kern + ",sigma=" + sigma)
+			own, err := newPlainMulti("fogd", kv, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaOwn, err := newPlainMultiWith("fogd", kv, 5, build)
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaShared, err := newPlainMultiWith("fogd", kv, 5, build)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if own.Info().Spec != viaOwn.Info().Spec {
+				t.Fatalf("specs differ: %s, %s", own.Info().Spec, viaOwn.Info().Spec)
+			}
+			p, q, r := make([]float64, 8), make([]float64, 8), make([]float64, 8)
+			proj := make([]float64, shared.Frequencies())
+			for i, x := range xs {
+				a := own.LearnClass(x, cs[i], p)
+				b := viaOwn.LearnClass(x, cs[i], q)
+				c := viaShared.(*FOGDMulti).learnProjected(x, shared.Project(proj, x), cs[i], r)
+				if !sameBits(a, b) || !sameBits(a, c) {
+					t.Fatalf("%s σ=%s event %d: %v, %v, %v", kern, sigma, i, a, b, c)
+				}
+			}
+			if !bytes.Equal(mustMarshal(t, own), mustMarshal(t, viaShared)) {
+				t.Fatalf("%s σ=%s: the states differ", kern, sigma)
+			}
+		}
+		_, kv, _ := ParseSpec("fogd:" + base + kern + ",sigma=3")
+		if _, err := newPlainMultiWith("fogd", kv, 5, build); err == nil {
+			t.Fatal("σ = 3 accepted on a shared map")
+		}
+	}
+}
+
+// TestAutoMultiCommonView: bare auto runs its FOGD grid on both views
+// (standardised and common-scale), auto:scale=none on the raw view only,
+// and common=true without standardisation is refused. After the warm-up
+// the common-scale view of an event is clip((x − m)/c, ±10)/σ̂' with m the
+// frozen centres, c the root mean square of the frozen scales and σ̂' the
+// lower median pairwise distance of the warm-up rows in units of c
+// (recomputed here by brute force). The test stream has one feature of
+// scale 10 beside four of scale 1, so the views differ.
+func TestAutoMultiCommonView(t *testing.T) {
+	const n = 300
+	xs, cs := multiContractStream(n+20, 400)
+	m, err := NewMulti("auto:octaves=1,etas=1", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Info().Spec, "common=true") {
+		t.Fatalf("bare auto without the common view: %s", m.Info().Spec)
+	}
+	st := m.(*selfTunedMulti)
+	a := st.inner().m.(*AutoMulti)
+	if got := fmt.Sprint(a.views); got != "[0 0 0 1 1 1 0]" {
+		t.Fatalf("member views %s, want 3 FOGD members per view and linear on view 0", got)
+	}
+	p := make([]float64, 8)
+	for i := 0; i < n; i++ {
+		m.LearnClass(xs[i], cs[i], p)
+	}
+	std := st.t.st
+	var ss float64
+	for _, s := range std.s[:5] {
+		ss += s * s
+	}
+	c := math.Sqrt(ss / 5)
+	unit := func(x []float64) []float64 {
+		u := make([]float64, 5)
+		for j := range u {
+			u[j] = math.Max(-10, math.Min(10, (x[j]-std.m[j])/c))
+		}
+		return u
+	}
+	var d2 []float64
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			ui, uj := unit(xs[i]), unit(xs[j])
+			var s float64
+			for k := range ui {
+				s += (ui[k] - uj[k]) * (ui[k] - uj[k])
+			}
+			d2 = append(d2, s)
+		}
+	}
+	slices.Sort(d2)
+	sigma := math.Sqrt(d2[(len(d2)-1)/2])
+	for i := n; i < n+20; i++ {
+		z := st.t.input(xs[i])
+		u := unit(xs[i])
+		for j := range u {
+			if want := u[j] / sigma; math.Abs(z[5+j]-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Fatalf("event %d: view 2 coordinate %d is %v, want %v", i, j, z[5+j], want)
+			}
+		}
+		if z[4]*sigma == u[4] && u[4] != 0 {
+			t.Fatalf("event %d: the two views agree on the coarse feature", i)
+		}
+	}
+	raw, err := NewMulti("auto:scale=none", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra := raw.(*selfTunedMulti); ra.t.common != nil || slices.Contains(ra.inner().m.(*AutoMulti).views, 1) || !strings.Contains(raw.Info().Spec, "common=false") {
+		t.Fatalf("auto:scale=none has the common view: %s", raw.Info().Spec)
+	}
+	if _, err := NewMulti("auto:scale=none,common=true", 5); err == nil {
+		t.Fatal("auto:scale=none,common=true accepted")
+	}
+	// A common scale or width that is not positive and finite is refused.
+	for _, bad := range [][2]float64{{0, 1}, {1, 0}, {-1, 1}, {math.Inf(1), 1}, {1, math.NaN()}} {
+		e := state.NewEncoder(16)
+		e.F64(bad[0])
+		e.F64(bad[1])
+		d := state.NewDecoder(e.Bytes())
+		var cv commonView
+		cv.decode(d)
+		if d.Err() == nil {
+			t.Fatalf("c=%v 1/σ̂'=%v accepted", bad[0], bad[1])
 		}
 	}
 }

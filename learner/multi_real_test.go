@@ -142,10 +142,13 @@ func priorScore(s *multiStream) multiScore {
 // multinomial logistic regression (linear, standardised) and the class
 // prior in progressive accuracy and log loss. Margins, from the measured
 // gaps (docs/algorithms/multiclass.md): letter is strongly nonlinear (4,000
-// events: auto 68 %, linear 60 %), so auto must be 4 points ahead; on mnist
-// a linear model is strong early (5,000 events: auto 86.8 %, linear
-// 86.1 %, log loss 0.495 vs 0.554), so auto must be ahead in accuracy by
-// 0.2 points and 5 % lower in log loss. Both must be far above the prior
+// events: auto 72.2 %, linear 62.5 %, log loss 1.206 vs 1.531), so auto
+// must be 6 points ahead; on mnist a linear model is strong early (5,000
+// events: auto 88.0 %, linear 86.1 %, log loss 0.464 vs 0.554), so auto
+// must be ahead by 1 point; both 10 % lower in log loss. On mnist the
+// common-scale view is what puts auto ahead (auto:common=false, the
+// standardised view only: 86.6 %, log loss 0.499), so auto must also beat
+// that by 0.7 points and 3 % in log loss. Both must be far above the prior
 // (≈ 4 % and 11 %).
 func TestMultiLearnsRealData(t *testing.T) {
 	if testing.Short() {
@@ -155,7 +158,7 @@ func TestMultiLearnsRealData(t *testing.T) {
 		name   string
 		n      int
 		margin float64
-	}{{"letter", 4000, 0.04}, {"mnist", 5000, 0.002}} {
+	}{{"letter", 4000, 0.06}, {"mnist", 5000, 0.01}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := loadMultiShared(t, tc.name, tc.n, 1)
 			dim := len(s.x[0])
@@ -174,8 +177,15 @@ func TestMultiLearnsRealData(t *testing.T) {
 			if !(auto.acc > lin.acc+tc.margin) || !(auto.acc > prior.acc+0.3) {
 				t.Errorf("auto accuracy %.4f not ahead of linear %.4f by %.3f and of the prior %.4f by 0.3", auto.acc, lin.acc, tc.margin, prior.acc)
 			}
-			if !(auto.logLoss < 0.95*lin.logLoss) || !(auto.logLoss < 0.5*prior.logLoss) {
-				t.Errorf("auto log loss %.4f not 5 %% below linear's %.4f and half the prior's %.4f", auto.logLoss, lin.logLoss, prior.logLoss)
+			if !(auto.logLoss < 0.9*lin.logLoss) || !(auto.logLoss < 0.5*prior.logLoss) {
+				t.Errorf("auto log loss %.4f not 10 %% below linear's %.4f and half the prior's %.4f", auto.logLoss, lin.logLoss, prior.logLoss)
+			}
+			if tc.name == "mnist" {
+				one := run("auto:common=false")
+				t.Logf("mnist: auto:common=false %.2f %% (%.3f)", 100*one.acc, one.logLoss)
+				if !(auto.acc > one.acc+0.007) || !(auto.logLoss < 0.97*one.logLoss) {
+					t.Errorf("auto %.4f (log loss %.4f) not ahead of auto:common=false %.4f (%.4f) by 0.7 points and 3 %%", auto.acc, auto.logLoss, one.acc, one.logLoss)
+				}
 			}
 		})
 	}
@@ -207,7 +217,11 @@ func TestMultiMeasure(t *testing.T) {
 		t.Logf("%-40s acc %.2f %% log loss %.4f  (%s)", spec, 100*r.acc, r.logLoss, m.Info().Spec)
 		if st, ok := m.(*selfTunedMulti); ok {
 			if a, ok := st.inner().m.(*AutoMulti); ok {
-				t.Logf("   %v  σ̂ = %.4g", a, 1/st.t.inv)
+				if cv := st.t.common; cv != nil {
+					t.Logf("   %v  σ̂ = %.4g, common scale c = %.4g, σ̂' = %.4g", a, 1/st.t.inv, cv.c, 1/cv.inv)
+				} else {
+					t.Logf("   %v  σ̂ = %.4g", a, 1/st.t.inv)
+				}
 			}
 		}
 	}

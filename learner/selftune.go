@@ -136,6 +136,12 @@ type selfTuned struct {
 	// inv is 1/σ̂ (after warm-up) or 1/σ₀ (during warm-up); 1 without sigma=auto.
 	inv float64
 
+	// common: the second, common-scale view of multi-class auto
+	// (selftune_multi.go); nil for every other learner, binary ones
+	// included. With it the inner learner's input is [view 1; view 2]
+	// (2·dim entries).
+	common *commonView
+
 	// Warm-up only: buffered raw rows (x, y), stride dim+1.
 	buf []float64
 	// scratch
@@ -277,6 +283,9 @@ func (t *selfTuned) setWarmupWidth() {
 	if s0 := math.Sqrt(2 * ss); s0 > 0 && !math.IsInf(s0, 0) {
 		t.inv = 1 / s0
 	}
+	if t.common != nil {
+		t.common.warmupWidth(t.st, t.dim)
+	}
 }
 
 // input writes the inner learner's input for x into t.z.
@@ -287,6 +296,9 @@ func (t *selfTuned) input(x []float64) []float64 {
 			v = t.st.z(j, v)
 		}
 		t.z[j] = v * t.inv
+	}
+	if t.common != nil {
+		t.common.input(t.z[t.dim:], t.st, x)
 	}
 	return t.z
 }
@@ -357,6 +369,9 @@ func (t *selfTuned) finishWarmup() error {
 		}
 		t.inv = 1 / medianDistance(rows, t.dim, n)
 	}
+	if t.common != nil {
+		t.common.finishWarmup(t.st, t.buf, t.dim, n)
+	}
 	if err := t.replay(n); err != nil {
 		return err
 	}
@@ -421,6 +436,9 @@ func (t *selfTuned) MarshalBinary() ([]byte, error) {
 	if t.standard {
 		t.st.encode(e)
 	}
+	if t.common != nil {
+		t.common.encode(e)
+	}
 	in, err := t.inner.MarshalBinary()
 	if err != nil {
 		return nil, err
@@ -462,6 +480,9 @@ func (t *selfTuned) UnmarshalBinary(data []byte) error {
 		if t.standard {
 			fresh.st.decode(d)
 		}
+		if t.common != nil {
+			fresh.common.decode(d)
+		}
 		blob := d.Blob()
 		if err := d.Done(); err != nil {
 			return err
@@ -493,7 +514,10 @@ func (t *selfTuned) fresh() (*selfTuned, error) {
 	f.st = newStandardiser(t.dim+1, t.warmup)
 	f.inv = 1
 	f.buf = make([]float64, 0, t.warmup*(t.dim+1))
-	f.z = make([]float64, t.dim)
+	f.z = make([]float64, len(t.z))
+	if t.common != nil {
+		f.common = &commonView{}
+	}
 	f.setWarmupWidth()
 	return &f, nil
 }

@@ -106,12 +106,20 @@ func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 	}
 	D := f.nf
 	dst = dst[:2*D]
-	cs, sn := dst[:D], dst[D:]
+	sn := dst[D:]
 	// Passes of independent iterations (one pass that projects and
 	// evaluates frequency by frequency is bound by the latency of its
 	// dependency chains, and measured 2× slower): the projections into sn,
 	// then cos and sin, the scale, the score.
 	f.project(sn, x)
+	return f.evaluate(dst, w)
+}
+
+// evaluate turns the projections in dst[D:2D] into z in dst[:2D] (and
+// wᵀz with w non-nil): mapDot after its projection.
+func (f *Fourier) evaluate(dst, w []float64) ([]float64, float64) {
+	D := f.nf
+	cs, sn := dst[:D], dst[D:2*D]
 	for j, p := range sn {
 		sn[j], cs[j] = rng.FastSincos(p) // p was sn[j]
 	}
@@ -130,6 +138,35 @@ func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 		fs += float64(ws[j] * sn[j])
 	}
 	return dst, fc + fs
+}
+
+// Project writes the projections p_j = u_jᵀx into p (len ≥ D) and returns
+// p[:D]: the first step of Map, for callers that share it (MapProjected).
+func (f *Fourier) Project(p, x []float64) []float64 {
+	if len(x) != f.d {
+		panic(fmt.Sprintf("kernel: Fourier.Project with len(x)=%d, want %d", len(x), f.d))
+	}
+	f.project(p, x)
+	return p[:f.nf]
+}
+
+// MapProjected writes z into dst (len ≥ 2D) from given projections: the
+// projection of frequency j is taken as p_j·mult, the rest is Map's. With
+// p from Project of a map g of the same kind, d, D and seed at width σ_g,
+// and this map's width σ = σ_g/mult with mult a power of two, the result
+// has the bits of Map(dst, x): the frequencies are then g's times mult,
+// exactly, and so is every product and partial sum of the projection
+// (barring subnormal products). That lets several widths share one O(d·D)
+// projection (multi-class auto).
+func (f *Fourier) MapProjected(dst, p []float64, mult float64) []float64 {
+	D := f.nf
+	dst = dst[:2*D]
+	sn := dst[D:]
+	for j, v := range p[:D] {
+		sn[j] = float64(v * mult)
+	}
+	z, _ := f.evaluate(dst, nil)
+	return z
 }
 
 // project writes p_j = u_jᵀx into p[:D]: summed in coordinate order from 0
