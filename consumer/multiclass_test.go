@@ -440,7 +440,8 @@ func TestMultiClassForgedPayload(t *testing.T) {
 // leaves no trace), the reset is counted, and the model learns on from the
 // next events with a class map rebuilt in the order it meets the classes.
 func TestMultiClassNonFiniteGuard(t *testing.T) {
-	ms, err := newModelSetTask([]Model{{Name: "lin", Spec: "linear"}}, testDim, pendingLimits{}, label.MultiClass, "")
+	// scale=none: raw features, so ±1e308 reach the logits (standardised inputs are clipped at ±10).
+	ms, err := newModelSetTask([]Model{{Name: "lin", Spec: "linear:scale=none"}}, testDim, pendingLimits{}, label.MultiClass, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,8 +471,26 @@ func TestMultiClassNonFiniteGuard(t *testing.T) {
 	}
 	// The backstop before a checkpoint: a poisoned state is reset, never
 	// checkpointed.
+	// An input on which the trained model's logits overflow to +Inf: the
+	// sign pattern of 1e308s that one class's weights add up on.
+	var poison []float64
+	for mask := 0; mask < 1<<testDim && poison == nil; mask++ {
+		x := make([]float64, testDim)
+		for j := range x {
+			x[j] = 1e308
+			if mask>>j&1 == 1 {
+				x[j] = -1e308
+			}
+		}
+		if !m.finiteOn(x) {
+			poison = x
+		}
+	}
+	if poison == nil {
+		t.Fatal("no input of ±1e308 makes the trained model non-finite: the backstop is not exercised")
+	}
 	n := m.stats.Resets
-	ms.noteLearnt(huge.X, true)
+	ms.noteLearnt(poison, true)
 	ms.checkBeforeCheckpoint()
 	if m.stats.Resets != n+1 {
 		t.Fatalf("the check before a checkpoint did not reset the model (%d resets)", m.stats.Resets)

@@ -43,6 +43,10 @@ func (b *base) decoder(data []byte) (*state.Decoder, uint64) {
 
 func (b *base) lastNonFinite() int { return b.nonFinite }
 
+// setSpec replaces the canonical spec (selftune_multi.go: a key the
+// wrapper consumed that a rebuild needs).
+func (b *base) setSpec(spec string) { b.spec = spec }
+
 // MarshalChecked is MarshalBinary that also reports how many NaN or
 // infinite values the state holds, at no extra pass over it (the state
 // encoder counts them as it writes). A learner's state is all finite while

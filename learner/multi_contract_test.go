@@ -580,3 +580,35 @@ func TestAutoMultiCommonView(t *testing.T) {
 		}
 	}
 }
+
+// The canonical spec rebuilds the same learner: NewMulti(Info().Spec) run
+// on the same events gives the same state bytes (the runtime rebuilds a
+// model from its canonical spec when it resets it, and checkpoints name
+// it), also for the plain forms a spec asks for with scale=none.
+func TestMultiCanonicalSpecRebuilds(t *testing.T) {
+	specs := append(multiContractSpecs(), "linear:scale=none", "fogd:sigma=2", "fogd:scale=none", "auto:common=false", "bpas:budget=20")
+	xs, cs := multiContractStream(400, 250)
+	for _, spec := range specs {
+		a, err := NewMulti(spec, 5)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		b, err := NewMulti(a.Info().Spec, 5)
+		if err != nil {
+			t.Fatalf("%s: canonical %s: %v", spec, a.Info().Spec, err)
+		}
+		if b.Info().Spec != a.Info().Spec {
+			t.Fatalf("%s: canonical %s rebuilds as %s", spec, a.Info().Spec, b.Info().Spec)
+		}
+		p := make([]float64, 8)
+		for i := range xs {
+			a.LearnClass(xs[i], cs[i], p)
+			b.LearnClass(xs[i], cs[i], p)
+		}
+		sa, _ := a.MarshalBinary()
+		sb, _ := b.MarshalBinary()
+		if !bytes.Equal(sa, sb) {
+			t.Fatalf("%s: the learner rebuilt from its canonical spec %s ends in another state", spec, a.Info().Spec)
+		}
+	}
+}

@@ -212,6 +212,15 @@ func wrapSelfTuneMulti(name string, kv map[string]string, dim int) (m Multi, ok 
 		return nil, true, fmt.Errorf("learner %s: parameter scale: %q is not one of standard, none", name, scale)
 	}
 	if !hasWarm && !autoSigma && scale == "none" {
+		if hasScale && !hasSigma {
+			// A learner without σ is standardised by default, so its
+			// canonical spec must say scale=none to rebuild the same
+			// plain learner (the runtime rebuilds models from it).
+			if b, ok := probe.(interface{ setSpec(string) }); ok {
+				probeKV["scale"] = "none"
+				b.setSpec(canonicalSpec(name, probeKV))
+			}
+		}
 		return probe, true, nil // the plain learner: raw features, σ as given
 	}
 	w := defaultWarmup
