@@ -241,10 +241,30 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	a.l = make([]float64, n)
 	a.q = make([][]float64, n)
 	a.pdone = make([]bool, len(a.pbuf))
-	if n <= keep {
-		a.next = 0
+	if n-len(a.members)+a.fogdCount() <= keep {
+		a.next = 0 // nothing to prune: the FOGD members are already at keep
 	}
 	return a, nil
+}
+
+// setInputWidth (the self-tuning wrapper's tellWidth) sets the linear
+// member's step to linear's own default times σ̂: the member sees the
+// standardised inputs divided by σ̂, and a per-coordinate AdaGrad step on
+// inputs scaled by 1/σ̂ with step σ̂·η moves the logits exactly as step η on
+// the unscaled inputs (every gradient coordinate is divided by σ̂, and
+// AdaGrad's normalised step does not change), so the member is the
+// `linear` model (the baseline of every multi-class table) on the same
+// stream, not an approximation of it at σ̂ ≈ √(2d).
+func (a *AutoMulti) setInputWidth(w float64) {
+	if !(w > 0) || math.IsInf(w, 0) {
+		return
+	}
+	for i, m := range a.members {
+		if lm, ok := m.(*LinearMulti); ok && a.names[i] == "linear" {
+			eta := linearMultiEta(a.mdim)
+			lm.head.eta, lm.head.etaB = eta*w, eta // the bias's feature, 1, is not scaled
+		}
+	}
 }
 
 func (a *AutoMulti) add(name string, kv map[string]string, m Multi, view int) {
@@ -370,17 +390,48 @@ func (a *AutoMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 	}
 	a.updates++
 	if a.next != 0 && a.updates == a.next {
-		kept, dropped := halveSurvivors(a.alive, a.loss, a.keep)
-		for _, i := range dropped {
-			a.members[i], a.q[i] = nil, nil
-		}
-		a.alive = kept
-		a.next *= 2
-		if len(a.alive) <= a.keep {
-			a.next = 0
-		}
+		a.prune()
 	}
 	return p
+}
+
+// fogdCount is the number of FOGD members built (the linear one is never
+// pruned).
+func (a *AutoMulti) fogdCount() int {
+	n := 0
+	for _, name := range a.names {
+		if name != "linear" {
+			n++
+		}
+	}
+	return n
+}
+
+// prune drops the worse half of the FOGD survivors by cumulative loss
+// (halveSurvivors, never below keep); the linear member is never dropped,
+// so the regret bound holds against the linear model on every stream, also
+// one where it overtakes the kernel members only after they were pruned
+// (near-linear files: dna, wine quality).
+func (a *AutoMulti) prune() {
+	var cand []int
+	alive := a.alive[:0:0]
+	for _, i := range a.alive {
+		if a.names[i] == "linear" {
+			alive = append(alive, i)
+		} else {
+			cand = append(cand, i)
+		}
+	}
+	kept, dropped := halveSurvivors(cand, a.loss, a.keep)
+	for _, i := range dropped {
+		a.members[i], a.q[i] = nil, nil
+	}
+	a.alive = append(alive, kept...)
+	slices.Sort(a.alive)
+	a.next *= 2
+	if len(kept) <= a.keep {
+		a.next = 0
+	}
 }
 
 // MarshalBinary writes the schedule, K, Δ, survivors, loss sums and the

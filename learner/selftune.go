@@ -389,6 +389,7 @@ func (t *selfTuned) replay(n int) error {
 	if err != nil {
 		return err
 	}
+	tellWidth(inner, t.inv)
 	stride := t.dim + 1
 	for i := 0; i < n; i++ {
 		inner.Learn(t.input(t.buf[i*stride:i*stride+t.dim]), t.label(t.buf[i*stride+t.dim]))
@@ -491,6 +492,7 @@ func (t *selfTuned) UnmarshalBinary(data []byte) error {
 			return err
 		}
 		fresh.inv = inv
+		tellWidth(fresh.inner, inv)
 		fresh.buf = nil
 		if !t.standard {
 			fresh.st = nil
@@ -519,7 +521,18 @@ func (t *selfTuned) fresh() (*selfTuned, error) {
 		f.common = &commonView{}
 	}
 	f.setWarmupWidth()
+	tellWidth(f.inner, f.inv)
 	return &f, nil
+}
+
+// tellWidth gives an inner learner that asks for it the width σ̂ = 1/inv
+// its inputs are divided by, whenever the wrapper builds or restores it
+// (multi-class auto's linear member scales its step by it: auto_multi.go).
+// No binary learner asks: for them the wrapper is unchanged.
+func tellWidth(inner Learner, inv float64) {
+	if w, ok := inner.(interface{ setInputWidth(float64) }); ok {
+		w.setInputWidth(1 / inv)
+	}
 }
 
 // Info reports the inner learner's budget and use, under the wrapper's spec.

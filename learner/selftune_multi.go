@@ -85,6 +85,13 @@ func (a *multiAsLearner) Learn(x []float64, y float64) float64 {
 	return 0
 }
 
+// setInputWidth passes the wrapper's σ̂ on to a Multi that asks for it.
+func (a *multiAsLearner) setInputWidth(w float64) {
+	if m, ok := a.m.(interface{ setInputWidth(float64) }); ok {
+		m.setInputWidth(w)
+	}
+}
+
 func (a *multiAsLearner) MarshalBinary() ([]byte, error) { return a.m.MarshalBinary() }
 func (a *multiAsLearner) UnmarshalBinary(b []byte) error { return a.m.UnmarshalBinary(b) }
 func (a *multiAsLearner) Info() Info                     { return a.m.Info() }
@@ -264,6 +271,7 @@ func wrapSelfTuneMulti(name string, kv map[string]string, dim int) (m Multi, ok 
 		t.z = make([]float64, 2*dim)
 	}
 	t.setWarmupWidth()
+	tellWidth(t.inner, t.inv)
 	return &selfTunedMulti{t: t}, true, nil
 }
 

@@ -61,6 +61,7 @@ type softmaxHead struct {
 	d    int       // D: features (the bias is column D)
 	k    int       // K: classes
 	eta  float64   // AdaGrad η
+	etaB float64   // the bias's η (0: eta); auto's linear member, whose features are scaled by 1/σ̂ and its eta by σ̂, keeps the bias's step (auto_multi.go)
 	cols bool      // one accumulator per feature, shared by the classes
 	r    []float64 // scratch (cols): φ_j·cinv_j
 	w    []float64 // K×(D+1)
@@ -86,6 +87,14 @@ func (h *softmaxHead) g2Len() int {
 
 // row returns class k's weights (D+1).
 func (h *softmaxHead) row(k int) []float64 { n := h.d + 1; return h.w[k*n : (k+1)*n] }
+
+// biasEta is the bias column's step.
+func (h *softmaxHead) biasEta() float64 {
+	if h.etaB > 0 {
+		return h.etaB
+	}
+	return h.eta
+}
 
 // grow adds classes up to k (k ≤ MaxClasses).
 func (h *softmaxHead) grow(k int) {
@@ -175,7 +184,7 @@ func (h *softmaxHead) learn(phi, p []float64, c int) {
 			w[j] -= h.eta * gj / math.Sqrt(1e-8+g2[j])
 		}
 		g2[h.d] += float64(g * g)
-		w[h.d] -= h.eta * g / math.Sqrt(1e-8+g2[h.d])
+		w[h.d] -= h.biasEta() * g / math.Sqrt(1e-8+g2[h.d])
 	}
 }
 
@@ -214,7 +223,7 @@ func (h *softmaxHead) learnCols(phi, p []float64, c int) {
 	g2[h.d] = gj
 	if gj > float64(colsRefresh*ref[h.d]) {
 		ref[h.d] = gj
-		inv[h.d] = h.eta / math.Sqrt(1e-8+gj)
+		inv[h.d] = h.biasEta() / math.Sqrt(1e-8+gj)
 	}
 	r[h.d] = inv[h.d]
 	for k := range h.k {
