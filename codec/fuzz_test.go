@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecodeEvent checks that DecodeEvent never panics, that every error is a
@@ -14,6 +15,7 @@ import (
 // (and to canonical bytes that are a fixed point).
 // Run with: go test -run xxx -fuzz FuzzDecodeEvent -fuzztime 60s ./codec/
 func FuzzDecodeEvent(f *testing.F) {
+	rng0 := rand.New(rand.NewPCG(3, 9))
 	for _, tc := range goldenEvents {
 		f.Add(unhex(f, tc.hex), 0)
 	}
@@ -24,6 +26,15 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add(unhex(f, goldPyFloat32), 3)
 	f.Add(unhex(f, goldV2PyFeedback), 4)
 	f.Add(unhex(f, goldV1WithRef), 1)
+	for _, tc := range goldenEventsNamed {
+		f.Add(unhex(f, tc.hex), 0)
+	}
+	for i := 0; i < 8; i++ {
+		ev := randomNamedEvent(rng0, 1+rng0.IntN(12))
+		if b, _ := AppendEvent(nil, &ev); len(b) < 4096 {
+			f.Add(b, 0)
+		}
+	}
 	for _, tc := range reasonCases(f) {
 		if len(tc.in) < 4096 {
 			f.Add(tc.in, tc.lim.Dim)
@@ -72,16 +83,18 @@ func FuzzDecodeEvent(f *testing.F) {
 			return
 		}
 		switch {
-		case ev.Version != 1 && ev.Version != 2:
+		case ev.Version < 1 || ev.Version > 3:
 			t.Fatalf("decoded version %d", ev.Version)
 		case ev.IsFeedback():
-			if ev.Version != 2 || !ev.HasY || ev.X != nil || ev.XI != nil || ev.XV != nil {
+			if ev.Version < 2 || !ev.HasY || ev.X != nil || ev.XI != nil || ev.XV != nil || ev.F != nil {
 				t.Fatalf("feedback event of the wrong shape: %+v", ev)
 			}
 		case ev.Ref != "":
 			t.Fatal("unreachable")
-		case (ev.X != nil) == (ev.XI != nil) || (ev.XI != nil) != (ev.XV != nil):
-			t.Fatalf("event with features in no or both forms: %+v", ev)
+		case b2i(ev.X != nil)+b2i(ev.XI != nil)+b2i(ev.F != nil) != 1 || (ev.XI != nil) != (ev.XV != nil):
+			t.Fatalf("event with features in no or several forms: %+v", ev)
+		case ev.F != nil && ev.Version != 3:
+			t.Fatalf("named event of version %d", ev.Version)
 		}
 		checkEventValues(t, &ev, lim)
 		enc, err := AppendEvent(nil, &ev)
@@ -92,7 +105,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if err := d.DecodeEvent(enc, &ev2); err != nil {
 			t.Fatalf("re-encoded %x does not decode: %v", enc, err)
 		}
-		if !eventsEqual(&ev, &ev2) {
+		if !eventsEqualF(&ev, &ev2) {
 			t.Fatalf("round trip\n got %+v\nwant %+v", ev2, ev)
 		}
 		enc2, _ := AppendEvent(nil, &ev2)
@@ -100,10 +113,18 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("canonical bytes are not a fixed point:\n%x\n%x", enc, enc2)
 		}
 		// Decoding again into the same (now populated) Event gives the same result.
-		if err := d.DecodeEvent(b, &ev2); err != nil || !eventsEqual(&ev, &ev2) {
+		if err := d.DecodeEvent(b, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
 			t.Fatalf("decoding into a reused Event differs: %v", err)
 		}
-		if lim.Dim > 0 && !ev.IsFeedback() {
+		// The JSON encoding of a decoded event (when its strings are UTF-8)
+		// decodes to the same event.
+		if j, err := AppendEventJSON(nil, &ev); err == nil {
+			var evj Event
+			if err := d.DecodeEventJSON(j, &evj); err != nil || !eventsEqualF(&ev, &evj) {
+				t.Fatalf("JSON %s of a decoded event: %v\n got %+v\nwant %+v", j, err, evj, ev)
+			}
+		}
+		if lim.Dim > 0 && !ev.IsFeedback() && !ev.Named() {
 			_ = ev.Dense(nil, lim.Dim) // must not panic for an event decoded with Dim
 		}
 	})
@@ -128,6 +149,19 @@ func checkEventValues(t *testing.T, ev *Event, lim Limits) {
 	for _, v := range ev.X {
 		if !finite(v) {
 			t.Fatalf("decoded feature %v", v)
+		}
+	}
+	if len(ev.F) > lim.MaxFeatures {
+		t.Fatalf("%d named features, limit %d", len(ev.F), lim.MaxFeatures)
+	}
+	names := map[string]bool{}
+	for _, f := range ev.F {
+		if names[f.Name] || len(f.Name) > DefaultMaxNameBytes || len(f.Str) > DefaultMaxNameBytes || !utf8.ValidString(f.Name) || !utf8.ValidString(f.Str) {
+			t.Fatalf("named feature %+v (duplicate, too long or not UTF-8)", f)
+		}
+		names[f.Name] = true
+		if f.Kind == FieldNumber && !finite(f.Num) || f.Kind == FieldBool && f.Num != 0 && f.Num != 1 || f.Kind > FieldMissing {
+			t.Fatalf("named feature %+v", f)
 		}
 	}
 	for k, j := range ev.XI {
