@@ -2,8 +2,10 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -217,6 +219,74 @@ func FuzzDecodePrediction(f *testing.F) {
 		}
 		if !bytes.Equal(enc, AppendPrediction(nil, &p2)) {
 			t.Fatalf("canonical bytes are not a fixed point")
+		}
+	})
+}
+
+// FuzzDecodeEventJSON checks that DecodeEventJSON never panics, that every
+// error has a known reason, that not_json agrees with encoding/json (which
+// accepts lone surrogates, invalid UTF-8 and any nesting, and rejects NaN
+// and Infinity), and
+// that an accepted record re-encodes (JSON and msgpack) to events equal to it.
+// Run with: go test -run xxx -fuzz FuzzDecodeEventJSON -fuzztime 60s ./codec/
+func FuzzDecodeEventJSON(f *testing.F) {
+	for _, tc := range goldenEventsNamed {
+		f.Add([]byte(tc.json), 0)
+	}
+	for _, tc := range jsonReasonCases {
+		f.Add([]byte(tc.in), tc.lim.Dim)
+	}
+	for _, tc := range equivalenceCases() {
+		f.Add([]byte(toJSON(f, tc.rec)), tc.lim.Dim)
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for i := 0; i < 16; i++ {
+		ev := randomNamedEvent(rng, rng.IntN(12))
+		if b, err := AppendEventJSON(nil, &ev); err == nil && len(b) < 4096 {
+			f.Add(b, 0)
+		}
+	}
+	known := map[Reason]bool{}
+	for _, r := range Reasons() {
+		known[r] = true
+	}
+	f.Fuzz(func(t *testing.T, b []byte, dim int) {
+		dim %= 1 << 16
+		lim := Limits{Dim: max(dim, 0), MaxFeatures: 1 << 12}
+		d := NewDecoder(lim)
+		var ev Event
+		err := d.DecodeEventJSON(b, &ev)
+		if err != nil {
+			r := ReasonOf(err)
+			if !known[r] || r == ReasonNotMsgpack || r == ReasonLooksLikeJSON {
+				t.Fatalf("error %v has reason %q", err, r)
+			}
+			if r == ReasonNotJSON && json.Valid(b) {
+				msg := err.Error()
+				if !strings.Contains(msg, "surrogate") && !strings.Contains(msg, "nested deeper") && !strings.Contains(msg, "UTF-8") {
+					t.Fatalf("encoding/json accepts %q but: %v", b, err)
+				}
+			}
+			return
+		}
+		if !json.Valid(b) && !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+			t.Fatalf("accepted %q, which encoding/json refuses", b)
+		}
+		checkEventValues(t, &ev, lim)
+		j, err := AppendEventJSON(nil, &ev)
+		if err != nil {
+			t.Fatalf("decoded event %+v does not encode: %v", ev, err)
+		}
+		var ev2 Event
+		if err := d.DecodeEventJSON(j, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
+			t.Fatalf("JSON round trip %s: %v\n got %+v\nwant %+v", j, err, ev2, ev)
+		}
+		m, err := AppendEvent(nil, &ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.DecodeEvent(m, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
+			t.Fatalf("msgpack of a JSON event: %v\n got %+v\nwant %+v", err, ev2, ev)
 		}
 	})
 }
