@@ -189,8 +189,9 @@ type Decoder struct {
 	internStrs []string
 	internSeen []uint32
 	gen        uint32
-	posName    []int32
-	posVal     []int32
+	posName    []posEntry
+	posVal     []posEntry
+	posValid   int // posName[:posValid] are the last record's names, distinct (msgpack)
 
 	// json is the JSON scanner's state (json.go).
 	js jsonReader
@@ -342,6 +343,9 @@ func (d *Decoder) decodeEvent(b []byte, ev *Event, json bool) error {
 	}
 	*ev = Event{X: x, XI: xi, XV: xv, F: fs}
 	d.startNamed()
+	if json {
+		d.posValid = 0 // the JSON decoder checks every name
+	}
 	d.sawF = false
 
 	var e *Error

@@ -98,6 +98,7 @@ func (d *Decoder) startNamed() {
 		d.internSeen = d.internSeen[:0]
 		d.posName = d.posName[:0]
 		d.posVal = d.posVal[:0]
+		d.posValid = 0
 	}
 	d.gen++
 	if d.gen == 0 { // wrapped: forget the old marks
@@ -113,27 +114,33 @@ func (d *Decoder) fieldName(i int, b []byte) (string, *Error) {
 	if len(b) > d.maxName {
 		return "", newError(ReasonNameTooLong, "f", "feature name %q... is %d bytes, limit is %d", b[:min(32, len(b))], len(b), d.maxName)
 	}
-	var id int32 = -1
+	var pe posEntry
 	if i < len(d.posName) {
-		if c := d.posName[i]; c >= 0 && int(c) < len(d.internStrs) && d.internStrs[c] == string(b) {
-			id = c
-		}
+		pe = d.posName[i]
 	}
-	if id < 0 {
-		var e *Error
-		if _, id, e = d.intern(b, ""); e != nil {
+	if pe.id < 0 || pe.s != string(b) {
+		s, id, e := d.intern(b, "")
+		if e != nil {
 			return "", e
 		}
 		for len(d.posName) <= i {
-			d.posName = append(d.posName, -1)
+			d.posName = append(d.posName, posEntry{id: -1})
 		}
-		d.posName[i] = id
+		pe = posEntry{s, id}
+		d.posName[i] = pe
 	}
-	if d.internSeen[id] == d.gen {
+	if uint(pe.id) >= uint(len(d.internSeen)) || d.internSeen[pe.id] == d.gen {
 		return "", newError(ReasonDuplicateKey, "f", "feature %q appears twice", b)
 	}
-	d.internSeen[id] = d.gen
-	return d.internStrs[id], nil
+	d.internSeen[pe.id] = d.gen
+	return pe.s, nil
+}
+
+// posEntry is an interned string and its id, remembered for a position of
+// "f"; id -1: none.
+type posEntry struct {
+	s  string
+	id int32
 }
 
 // fieldString checks and interns the string value of the i-th field.
@@ -142,8 +149,8 @@ func (d *Decoder) fieldString(i int, name string, b []byte) (string, *Error) {
 		return "", newError(ReasonNameTooLong, "f", "feature %q: string value is %d bytes, limit is %d", name, len(b), d.maxName)
 	}
 	if i < len(d.posVal) {
-		if c := d.posVal[i]; c >= 0 && int(c) < len(d.internStrs) && d.internStrs[c] == string(b) {
-			return d.internStrs[c], nil
+		if pe := d.posVal[i]; pe.id >= 0 && pe.s == string(b) {
+			return pe.s, nil
 		}
 	}
 	s, id, e := d.intern(b, name)
@@ -151,9 +158,9 @@ func (d *Decoder) fieldString(i int, name string, b []byte) (string, *Error) {
 		return "", e
 	}
 	for len(d.posVal) <= i {
-		d.posVal = append(d.posVal, -1)
+		d.posVal = append(d.posVal, posEntry{id: -1})
 	}
-	d.posVal[i] = id
+	d.posVal[i] = posEntry{s, id}
 	return s, nil
 }
 
@@ -241,9 +248,23 @@ func (d *Decoder) named(ev *Event) *Error {
 	ev.F = fs[:0]
 	b := r.b
 	p := r.pos()
+	// The names the previous record had at positions 0..valid-1 are
+	// distinct: while this record's names equal them, position by
+	// position, they need no duplicate check (fast); from the first that
+	// differs on, every name is marked and checked (marking).
+	valid := d.posValid
+	d.posValid = 0
+	marking := false
+	pos := d.posName
 	for i := range fs {
 		f := &fs[i]
-		off, ln, size := fastStr(b, p)
+		var off, ln, size int
+		if p < len(b) && b[p]&0xe0 == 0xa0 && p+1+int(b[p]&0x1f) <= len(b) {
+			off, ln = p+1, int(b[p]&0x1f) // a fixstr, inline
+			size = 1 + ln
+		} else {
+			off, ln, size = fastStr(b, p)
+		}
 		if size == 0 {
 			r.seekTo(p)
 			if _, e := r.key("f", i); e != nil {
@@ -252,14 +273,43 @@ func (d *Decoder) named(ev *Event) *Error {
 			return newError(ReasonNotMsgpack, "f", "key %d: malformed string", i) // unreachable: key failed above
 		}
 		p += size
-		name, e := d.fieldName(i, b[off:off+ln])
-		if e != nil {
-			return e
+		var name string
+		if i < valid && !marking && i < len(pos) && pos[i].s == string(b[off:off+ln]) {
+			name = pos[i].s
+		} else {
+			if !marking {
+				marking = true
+				for k := 0; k < i; k++ {
+					d.internSeen[pos[k].id] = d.gen
+				}
+			}
+			var e *Error
+			if name, e = d.fieldName(i, b[off:off+ln]); e != nil {
+				return e
+			}
+			pos = d.posName
 		}
-		*f = Field{Name: name}
-		if v, sz := fastFloat(b, p); sz > 0 {
+		// Field by field, and the strings only when they change: F's
+		// array is on the heap, and each pointer written costs a write
+		// barrier while the garbage collector runs.
+		if f.Name != name {
+			f.Name = name
+		}
+		if f.Str != "" {
+			f.Str = ""
+		}
+		f.Kind, f.Num = FieldNumber, 0
+		v, sz := 0.0, 0
+		if p+9 <= len(b) && b[p] == 0xcb {
+			v, sz = math.Float64frombits(binary.BigEndian.Uint64(b[p+1:])), 9 // a float64, inline
+		} else {
+			v, sz = fastFloat(b, p)
+		}
+		if sz > 0 {
 			p += sz
-			if e := d.fieldNumber(f, v); e != nil {
+			if v-v == 0 && (d.lim.MaxAbsValue == 0 || math.Abs(v) <= d.lim.MaxAbsValue) {
+				f.Num = v // finite and in range: the common case, inline
+			} else if e := d.fieldNumber(f, v); e != nil {
 				return e
 			}
 			continue
@@ -306,6 +356,7 @@ func (d *Decoder) named(ev *Event) *Error {
 	}
 	r.seekTo(p)
 	ev.F = fs
+	d.posValid = n
 	return nil
 }
 

@@ -362,3 +362,54 @@ func TestAppendJSONAllocs(t *testing.T) {
 		t.Errorf("%v allocations", a)
 	}
 }
+
+// TestNamedDuplicatesWithCache: the decoder skips the duplicate check while a
+// record's names repeat the previous record's, position by position; every
+// way a duplicate can hide behind that is still found.
+func TestNamedDuplicatesWithCache(t *testing.T) {
+	rec := func(names ...string) []byte {
+		ev := Event{Version: 3, F: []Field{}}
+		var o om
+		for _, n := range names {
+			o = append(o, n, 1)
+		}
+		_ = ev
+		return mp(t, om{"v", 3, "f", o})
+	}
+	for _, seq := range [][][]string{
+		{{"a", "b"}, {"a", "a"}},
+		{{"a", "b"}, {"a", "b", "a"}},
+		{{"a", "b"}, {"b"}, {"b", "b"}},
+		{{"a", "b", "c"}, {"a", "c", "c"}},
+		{{"a", "b"}, {"x", "a", "b", "x"}},
+		{{"a", "b"}, {"a", "b", "a"}, {"a", "b", "a"}},
+	} {
+		d := NewDecoder(Limits{})
+		var ev Event
+		for k, names := range seq {
+			err := d.DecodeEvent(rec(names...), &ev)
+			last := k == len(seq)-1
+			if last && ReasonOf(err) != ReasonDuplicateKey || !last && k > 0 && err == nil && hasDup(names) {
+				t.Errorf("%v: record %d: %v", seq, k, err)
+			}
+			if !last && !hasDup(names) && err != nil {
+				t.Errorf("%v: record %d: %v", seq, k, err)
+			}
+		}
+		// A valid record after the error decodes.
+		if err := d.DecodeEvent(rec("a", "b"), &ev); err != nil || len(ev.F) != 2 {
+			t.Errorf("%v then [a b]: %v", seq, err)
+		}
+	}
+}
+
+func hasDup(names []string) bool {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+	}
+	return false
+}
