@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -146,6 +147,17 @@ func BenchmarkDecodeEvent30(b *testing.B) {
 	for i := 0; i < 30; i += 3 { // every third feature a categorical value
 		categorical.F[i] = Field{Name: categorical.F[i].Name, Kind: FieldString, Str: []string{"FR", "ios", "premium"}[i%3]}
 	}
+	// Values as services often write them (12.5, 3, 0.25): short decimals,
+	// which JSON parses on its exact fast path; the other events' values
+	// are random float64s of 17 significant digits.
+	short := benchNamedEvent(30)
+	for i := range short.F {
+		short.F[i].Num = math.Round(short.F[i].Num*100) / 100
+	}
+	shortDense := benchDenseEvent(30)
+	for i := range shortDense.X {
+		shortDense.X[i] = math.Round(shortDense.X[i]*100) / 100
+	}
 	for _, c := range []struct {
 		name string
 		ev   Event
@@ -153,6 +165,8 @@ func BenchmarkDecodeEvent30(b *testing.B) {
 		{"dense", benchDenseEvent(30)},
 		{"named", named},
 		{"named_categorical", categorical},
+		{"dense_short", shortDense},
+		{"named_short", short},
 	} {
 		b.Run(c.name+"/msgpack", func(b *testing.B) { benchDecode(b, c.ev, Limits{Dim: 30}) })
 		b.Run(c.name+"/json", func(b *testing.B) { benchDecodeJSON(b, c.ev, Limits{Dim: 30}) })

@@ -191,7 +191,7 @@ type Decoder struct {
 	gen        uint32
 	posName    []posEntry
 	posVal     []posEntry
-	posValid   int // posName[:posValid] are the last record's names, distinct (msgpack)
+	posValid   int // posName[:posValid] are the last record's names, distinct
 
 	// json is the JSON scanner's state (json.go).
 	js jsonReader
@@ -343,9 +343,6 @@ func (d *Decoder) decodeEvent(b []byte, ev *Event, json bool) error {
 	}
 	*ev = Event{X: x, XI: xi, XV: xv, F: fs}
 	d.startNamed()
-	if json {
-		d.posValid = 0 // the JSON decoder checks every name
-	}
 	d.sawF = false
 
 	var e *Error

@@ -36,6 +36,9 @@ func notJSON(field, format string, args ...any) *Error {
 
 // ws skips JSON whitespace.
 func (j *jsonReader) ws() {
+	if j.p < len(j.b) && j.b[j.p] > ' ' {
+		return // no whitespace: the common case in compact JSON
+	}
 	for j.p < len(j.b) {
 		switch j.b[j.p] {
 		case ' ', '\t', '\n', '\r':
@@ -130,6 +133,9 @@ func (j *jsonReader) str(field string, buf *[]byte) ([]byte, *Error) {
 	start := j.p + 1
 	p := start
 	for {
+		for p < len(b) && plainByte[b[p]] {
+			p++ // the common case: printable ASCII other than '"' and '\\'
+		}
 		if p >= len(b) {
 			return nil, notJSON(field, "string not terminated (truncated)")
 		}
@@ -154,6 +160,15 @@ func (j *jsonReader) str(field string, buf *[]byte) ([]byte, *Error) {
 		}
 	}
 }
+
+// plainByte marks the bytes that a string holds as they are, with no check:
+// printable ASCII other than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // strEscaped continues str from the first backslash, at p.
 func (j *jsonReader) strEscaped(field string, p int, buf *[]byte) ([]byte, *Error) {
@@ -920,6 +935,9 @@ func (d *Decoder) namedJSON(ev *Event, c byte) *Error {
 	fs := growFields(ev.F, 0)
 	ev.F = fs
 	var first *Error
+	valid := d.posValid // as in named
+	d.posValid = 0
+	marking := false
 	for i := 0; ; i++ {
 		c, e := j.peek("f")
 		if e != nil {
@@ -951,9 +969,32 @@ func (d *Decoder) namedJSON(ev *Event, c byte) *Error {
 		if e := j.expect("f", ':'); e != nil {
 			return e
 		}
-		var f Field
+		// The field is written in place, its strings only when they
+		// change (see named); after an error it is a scratch copy.
+		var scratch Field
+		f := &scratch
 		if first == nil {
-			f.Name, first = d.fieldName(i, nb)
+			var name string
+			if pos := d.posName; i < valid && !marking && i < len(pos) && pos[i].s == string(nb) {
+				name = pos[i].s
+			} else {
+				name, first = d.nameSlow(i, nb, &marking)
+			}
+			if first == nil {
+				if len(fs) < cap(fs) {
+					fs = fs[:len(fs)+1]
+				} else {
+					fs = append(fs, Field{})
+				}
+				f = &fs[len(fs)-1]
+				if f.Name != name {
+					f.Name = name
+				}
+				if f.Str != "" {
+					f.Str = ""
+				}
+				f.Kind, f.Num = FieldNumber, 0
+			}
 		}
 		c, e = j.peek("f")
 		if e != nil {
@@ -966,8 +1007,12 @@ func (d *Decoder) namedJSON(ev *Event, c byte) *Error {
 				return e
 			}
 			if first == nil {
+				var v string
+				v, first = d.fieldString(i, f.Name, s)
 				f.Kind = FieldString
-				f.Str, first = d.fieldString(i, f.Name, s)
+				if f.Str != v {
+					f.Str = v
+				}
 			}
 		case c == 't':
 			e = j.lit("f", "true")
@@ -982,7 +1027,11 @@ func (d *Decoder) namedJSON(ev *Event, c byte) *Error {
 			var v float64
 			v, _, _, _, e = j.number("f")
 			if e == nil && first == nil {
-				first = d.fieldNumber(&f, v)
+				if v-v == 0 && (d.lim.MaxAbsValue == 0 || math.Abs(v) <= d.lim.MaxAbsValue) {
+					f.Num = v
+				} else {
+					first = d.fieldNumber(f, v)
+				}
 			}
 		case c == '{' || c == '[':
 			if first == nil {
@@ -995,14 +1044,12 @@ func (d *Decoder) namedJSON(ev *Event, c byte) *Error {
 		if e != nil {
 			return e
 		}
-		if first == nil {
-			fs = append(fs, f)
-		}
 	}
 	if first != nil {
 		return first
 	}
 	ev.F = fs
+	d.posValid = len(fs)
 	return nil
 }
 

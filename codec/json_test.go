@@ -83,7 +83,7 @@ func equivalenceCases() []struct {
 	}
 	long := strings.Repeat("n", 300)
 	return []c{
-		{Limits{}, om{"v", 1, "x", []float64{1, 2.5, -0.0}}},
+		{Limits{}, om{"v", 1, "x", []float64{1, 2.5, math.Copysign(0, -1)}}},
 		{Limits{}, om{"v", 1, "id", "a", "ts", 17, "key", "k", "xi", []int{0, 5}, "xv", []float64{1, 2}, "y", -1}},
 		{Limits{}, om{"v", 2, "ref", "a", "y", true}},
 		{Limits{}, om{"v", 3, "f", om{"a", 1, "b", "x", "c", nil, "d", false, "e", nan}, "y", "yes"}},

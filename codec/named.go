@@ -136,6 +136,19 @@ func (d *Decoder) fieldName(i int, b []byte) (string, *Error) {
 	return pe.s, nil
 }
 
+// nameSlow is fieldName for the i-th name, nb, once it differs from the
+// previous record's name at i (or from that position on): the names before
+// it, which were the previous record's, are marked as seen first.
+func (d *Decoder) nameSlow(i int, nb []byte, marking *bool) (string, *Error) {
+	if !*marking {
+		*marking = true
+		for k := 0; k < i; k++ {
+			d.internSeen[d.posName[k].id] = d.gen
+		}
+	}
+	return d.fieldName(i, nb)
+}
+
 // posEntry is an interned string and its id, remembered for a position of
 // "f"; id -1: none.
 type posEntry struct {
@@ -277,14 +290,8 @@ func (d *Decoder) named(ev *Event) *Error {
 		if i < valid && !marking && i < len(pos) && pos[i].s == string(b[off:off+ln]) {
 			name = pos[i].s
 		} else {
-			if !marking {
-				marking = true
-				for k := 0; k < i; k++ {
-					d.internSeen[pos[k].id] = d.gen
-				}
-			}
 			var e *Error
-			if name, e = d.fieldName(i, b[off:off+ln]); e != nil {
+			if name, e = d.nameSlow(i, b[off:off+ln], &marking); e != nil {
 				return e
 			}
 			pos = d.posName
