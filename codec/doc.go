@@ -311,7 +311,8 @@
 // 8259; whitespace around it is allowed, anything else after it is
 // trailing_bytes), under the same Limits and with the same reasons, so that a
 // JSON stream and the same msgpack stream decode to equal Events (the tests
-// check it on every reason and on random events):
+// check it on random events, and that both refuse the same records with the
+// same reason and field, for every reason that is not about framing):
 //
 //	msgpack            JSON
 //	-----------------  -----------------------------------------------------------

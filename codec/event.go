@@ -125,7 +125,8 @@ func (e *Event) Dense(dst []float64, dim int) []float64 {
 type Limits struct {
 	// Dim is the expected feature dimension; 0 means any. When set, a dense
 	// event must have exactly Dim features and a sparse index must be < Dim.
-	// When 0, sparse indices must fit in a uint32.
+	// When 0, sparse indices must fit in a uint32. Named features (f) have
+	// no dimension: Dim does not apply to them.
 	Dim int
 	// MaxFeatures bounds len(x), len(xi)/len(xv) and the number of named
 	// features in "f". 0 means DefaultMaxFeatures, or Dim if that is larger.

@@ -579,3 +579,23 @@ func msgpackKeys(t *testing.T, b []byte) []string {
 	walk()
 	return keys
 }
+
+// TestJSONGoldenBytes pins the JSON encoders' bytes, written by hand from the
+// golden records' values.
+func TestJSONGoldenBytes(t *testing.T) {
+	want := `{"v":1,"id":"events/0/42","key":"user-7","t":"events","p":0,"o":42,"ts":1700000000123,"y":1,"m":[` +
+		`{"n":"fogd","s":0.731,"d":1,"u":41},{"n":"ridge","s":-0.2,"u":41},{"n":"forks","s":0,"d":0,"u":0},{"n":"nogd","s":-3,"d":-1,"u":300}]}`
+	if got := string(AppendPredictionJSON(nil, &goldenPredictions[0].p)); got != want {
+		t.Errorf("prediction\n got %s\nwant %s", got, want)
+	}
+	want = `{"v":3,"id":"evt-7","key":"user-7","f":{"amount":12.5,"country":"FR","device":"ios","age":null,"is_new":true,"n_items":3,"score":null},"y":1}`
+	got, err := AppendEventJSON(nil, &namedPythonEvent)
+	if err != nil || string(got) != want {
+		t.Errorf("event %v\n got %s\nwant %s", err, got, want)
+	}
+	ev := Event{Version: 1, ID: "q\"\\\n\x01\u00e9", XI: []uint32{0, 7}, XV: []float64{1e-7, 1e21}, HasY: true, YKind: LabelBool}
+	want = `{"v":1,"id":"q\"\\\n\u0001é","xi":[0,7],"xv":[1e-07,1e+21],"y":false}`
+	if got, err := AppendEventJSON(nil, &ev); err != nil || string(got) != want {
+		t.Errorf("event %v\n got %s\nwant %s", err, got, want)
+	}
+}

@@ -413,3 +413,50 @@ func hasDup(names []string) bool {
 	}
 	return false
 }
+
+// TestNamedDuplicatesRandom: random sequences of records over a few names,
+// some with duplicates, through one Decoder in msgpack and JSON alternately:
+// a record is refused exactly when it repeats a name (the oracle is a map),
+// whatever the records before it.
+func TestNamedDuplicatesRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 2))
+	d := NewDecoder(Limits{})
+	var ev Event
+	names := []string{"a", "b", "c", "d", "e"}
+	for i := 0; i < 5000; i++ {
+		n := rng.IntN(7)
+		rec := make([]string, n)
+		for k := range rec {
+			rec[k] = names[rng.IntN(len(names))]
+		}
+		if rng.IntN(3) > 0 && i > 0 { // often a permutation-free repeat of a distinct prefix
+			rec = rec[:0]
+			for k := 0; k < n && k < len(names); k++ {
+				rec = append(rec, names[k])
+			}
+			if n > 0 && rng.IntN(4) == 0 {
+				rec[rng.IntN(len(rec))] = names[rng.IntN(len(names))]
+			}
+		}
+		var o om
+		for _, name := range rec {
+			o = append(o, name, 1)
+		}
+		var err error
+		if i%2 == 0 {
+			err = d.DecodeEvent(mp(t, om{"v", 3, "f", o}), &ev)
+		} else {
+			err = d.DecodeEventJSON([]byte(toJSON(t, om{"v", 3, "f", o})), &ev)
+		}
+		if dup := hasDup(rec); dup != (err != nil) || dup && ReasonOf(err) != ReasonDuplicateKey {
+			t.Fatalf("record %d %v: %v", i, rec, err)
+		}
+		if err == nil {
+			for k, f := range ev.F {
+				if f.Name != rec[k] {
+					t.Fatalf("record %d %v: field %d is %q", i, rec, k, f.Name)
+				}
+			}
+		}
+	}
+}
