@@ -101,7 +101,7 @@
 // as at the top level. How names become a model's coordinates (a feature
 // dictionary or hashing, and what missing values become) is the consumer's
 // business: this package only decodes them, in record order, and Event.Dense
-// panics for a named event.
+// returns nil for a named event.
 //
 // "f" needs "v": 3, a new version, so that no okstream build drops named
 // features silently. A decoder of versions 1 and 2 — this package before

@@ -87,16 +87,19 @@ func (e *Event) IsFeedback() bool { return e.Ref != "" }
 // Limits.Dim == dim always fits. It also panics for a feedback event
 // (IsFeedback), which has no features: a learner must use the features of the
 // impression that e.Ref names, and a zero vector in their place would be
-// learned from silently. For the same reason it panics for a named event
-// (Named): names become coordinates only through a feature encoder that
-// keeps its dictionary (or hash) in the model state, which this package
-// does not have; check Named first.
+// learned from silently.
+//
+// For a named event (Named) Dense returns nil, whatever dst and dim: names
+// become coordinates only through a feature encoder that keeps its
+// dictionary (or hash) in the model state, which this package does not
+// have. Check Named before calling Dense; a nil result is never a valid
+// vector of dim > 0 values.
 func (e *Event) Dense(dst []float64, dim int) []float64 {
 	if e.Ref != "" {
 		panic(fmt.Sprintf("codec: Event.Dense: feedback event (ref %q) has no features; use those of the event it refers to", e.Ref))
 	}
 	if e.F != nil {
-		panic("codec: Event.Dense: named event (f) has no coordinates; encode its features with a feature encoder")
+		return nil
 	}
 	if cap(dst) >= dim {
 		dst = dst[:dim]
