@@ -197,7 +197,7 @@ type Decoder struct {
 	posVal     []posEntry
 	posValid   int // posName[:posValid] are the last record's names, distinct
 
-	// json is the JSON scanner's state (json.go).
+	// js is the JSON scanner's state (json.go).
 	js jsonReader
 
 	// labels are the last two distinct string labels decoded: a binary

@@ -114,7 +114,7 @@ func (d *Decoder) fieldName(i int, b []byte) (string, *Error) {
 	if len(b) > d.maxName {
 		return "", newError(ReasonNameTooLong, "f", "feature name %q... is %d bytes, limit is %d", b[:min(32, len(b))], len(b), d.maxName)
 	}
-	var pe posEntry
+	pe := posEntry{id: -1}
 	if i < len(d.posName) {
 		pe = d.posName[i]
 	}

@@ -380,6 +380,7 @@ func TestNamedDuplicatesWithCache(t *testing.T) {
 		{{"a", "b", "c"}, {"a", "c", "c"}},
 		{{"a", "b"}, {"x", "a", "b", "x"}},
 		{{"a", "b"}, {"a", "b", "a"}, {"a", "b", "a"}},
+		{{"a", ""}, {"", ""}},
 	} {
 		d := NewDecoder(Limits{})
 		var ev Event
@@ -419,7 +420,7 @@ func TestNamedDuplicatesRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 2))
 	d := NewDecoder(Limits{})
 	var ev Event
-	names := []string{"a", "b", "c", "d", "e"}
+	names := []string{"a", "b", "", "d", "e"}
 	for i := 0; i < 5000; i++ {
 		n := rng.IntN(7)
 		rec := make([]string, n)
@@ -454,6 +455,16 @@ func TestNamedDuplicatesRandom(t *testing.T) {
 					t.Fatalf("record %d %v: field %d is %q", i, rec, k, f.Name)
 				}
 			}
+		}
+	}
+}
+
+// TestNamedEmptyName: "" is a name like any other.
+func TestNamedEmptyName(t *testing.T) {
+	for _, rec := range []om{{"amount", 1, "", 2}, {"", 1}, {"", "x", "a", ""}} {
+		ev, err := DecodeEvent(mp(t, om{"v", 3, "f", rec}), Limits{})
+		if err != nil || len(ev.F) != len(rec)/2 {
+			t.Errorf("%v: %+v %v", rec, ev.F, err)
 		}
 	}
 }
