@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 )
@@ -542,9 +543,11 @@ func (d *Decoder) check(ev *Event) *Error {
 	return unknownVersion(int64(ev.Version), true)
 }
 
-// looksLikeJSON reports whether b, after JSON whitespace, starts with '{' or
-// '[': never a valid msgpack event (those bytes are positive fixints).
+// looksLikeJSON reports whether b, after a UTF-8 byte order mark and JSON
+// whitespace, starts with '{' or '[': never a valid msgpack event (those
+// bytes are positive fixints, and 0xef is a negative one).
 func looksLikeJSON(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	c := firstNonSpace(b)
 	return c == '{' || c == '['
 }

@@ -59,6 +59,7 @@ func namedReasonCases(t testing.TB) []reasonCase {
 		{"JSON object", Limits{}, []byte(`{"v": 1, "x": [1]}`), ReasonLooksLikeJSON, ""},
 		{"JSON array", Limits{}, []byte(`[1]`), ReasonLooksLikeJSON, ""},
 		{"JSON after whitespace", Limits{}, []byte(" \r\n\t{}"), ReasonLooksLikeJSON, ""},
+		{"JSON after a byte order mark", Limits{}, []byte("\ufeff {}"), ReasonLooksLikeJSON, ""},
 	}
 }
 
