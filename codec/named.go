@@ -324,6 +324,23 @@ func (d *Decoder) named(ev *Event) *Error {
 		if p >= len(b) {
 			return newError(ReasonNotMsgpack, "f", "record ends where the value of feature %q was expected (truncated)", name)
 		}
+		if c := b[p]; c&0xe0 == 0xa0 && p+1+int(c&0x1f) <= len(b) {
+			// A fixstr categorical value, inline; usually the one the
+			// previous record had at this position.
+			sb := b[p+1 : p+1+int(c&0x1f)]
+			p += 1 + len(sb)
+			var s string
+			if i < len(d.posVal) && d.posVal[i].id >= 0 && d.posVal[i].s == string(sb) {
+				s = d.posVal[i].s
+			} else if s, e = d.fieldString(i, name, sb); e != nil {
+				return e
+			}
+			f.Kind = FieldString
+			if f.Str != s {
+				f.Str = s
+			}
+			continue
+		}
 		switch c := b[p]; kindOf(c) {
 		case kNil:
 			p++
