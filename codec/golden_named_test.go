@@ -7,7 +7,7 @@ import (
 
 // Golden records of schema version 3 (named features), made by Python's
 // msgpack 1.2.4 and json with testdata/golden_named.py (its output is in
-// testdata/golden_named.out): packb(obj, use_bin_type=True) and json.dumps(obj)
+// testdata/golden_named.txt): packb(obj, use_bin_type=True) and json.dumps(obj)
 // of the dicts that script lists. CI does not run Python.
 const (
 	// {"v": 3, "id": "evt-7", "key": "user-7", "f": {"amount": 12.5, "country": "FR", "device": "ios",

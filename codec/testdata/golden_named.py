@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden bytes of schema version 3 (named features, "f") for golden_named_test.go.
 
-Run: python3 golden_named.py   (needs the msgpack package; tested with msgpack 1.x)
+Run: python3 golden_named.py > golden_named.txt   (needs the msgpack package; tested with msgpack 1.x)
 
 Prints, for each event, the msgpack bytes as hex (packb with use_bin_type=True,
 keys in the order written) and the JSON text Python's json.dumps writes for the
