@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -133,4 +135,115 @@ func BenchmarkDecodeEventLabel(b *testing.B) {
 			benchDecode(b, ev, Limits{Dim: 20})
 		})
 	}
+}
+
+// Named features against dense (the budget: named decoding costs at
+// most 1.5× the dense decoding of the same event), and JSON against
+// msgpack. Every event has the id and key of benchDenseEvent (two string
+// allocations each); benchNamedEvent's names are "feature_00".."feature_29".
+func BenchmarkDecodeEvent30(b *testing.B) {
+	named := benchNamedEvent(30)
+	categorical := benchNamedEvent(30)
+	for i := 0; i < 30; i += 3 { // every third feature a categorical value
+		categorical.F[i] = Field{Name: categorical.F[i].Name, Kind: FieldString, Str: []string{"FR", "ios", "premium"}[i%3]}
+	}
+	// Values as services often write them (12.5, 3, 0.25): short decimals,
+	// which JSON parses on its exact fast path; the other events' values
+	// are random float64s of 17 significant digits.
+	short := benchNamedEvent(30)
+	for i := range short.F {
+		short.F[i].Num = math.Round(short.F[i].Num*100) / 100
+	}
+	shortDense := benchDenseEvent(30)
+	for i := range shortDense.X {
+		shortDense.X[i] = math.Round(shortDense.X[i]*100) / 100
+	}
+	for _, c := range []struct {
+		name string
+		ev   Event
+	}{
+		{"dense", benchDenseEvent(30)},
+		{"named", named},
+		{"named_categorical", categorical},
+		{"dense_short", shortDense},
+		{"named_short", short},
+	} {
+		b.Run(c.name+"/msgpack", func(b *testing.B) { benchDecode(b, c.ev, Limits{Dim: 30}) })
+		b.Run(c.name+"/json", func(b *testing.B) { benchDecodeJSON(b, c.ev, Limits{Dim: 30}) })
+	}
+}
+
+func benchDecodeJSON(b *testing.B, ev Event, lim Limits) {
+	enc, err := AppendEventJSON(nil, &ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := NewDecoder(lim)
+	var out Event
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := d.DecodeEventJSON(enc, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The same JSON records through encoding/json into a generic map, for scale
+// (what a consumer built on the standard library would pay before checking
+// anything).
+func BenchmarkDecodeEvent30StdlibJSON(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		ev   Event
+	}{{"dense", benchDenseEvent(30)}, {"named", benchNamedEvent(30)}} {
+		b.Run(c.name, func(b *testing.B) {
+			enc, err := AppendEventJSON(nil, &c.ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(enc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m map[string]any
+				if err := json.Unmarshal(enc, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAppendNamed30(b *testing.B) {
+	ev := benchNamedEvent(30)
+	p := Prediction{Version: 3, ID: "events/0/123456", Key: "user-42", Topic: "events", Partition: 3, Offset: 123456,
+		TS: 1700000000123, HasTS: true, Y: 1, HasY: true, Class: "spam", Models: []ModelScore{
+			{Name: "forks", Score: 0.42, Classify: true, Decision: 1, Updates: 123000, Prob: 0.71, HasProb: true},
+			{Name: "fogd", Score: -0.1, Classify: true, Decision: -1, Updates: 123000, Prob: 0.46, HasProb: true},
+		}}
+	buf := make([]byte, 0, 4096)
+	b.Run("event/msgpack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf, _ = AppendEvent(buf[:0], &ev)
+		}
+	})
+	b.Run("event/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf, _ = AppendEventJSON(buf[:0], &ev)
+		}
+	})
+	b.Run("prediction/msgpack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = AppendPrediction(buf[:0], &p)
+		}
+	})
+	b.Run("prediction/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = AppendPredictionJSON(buf[:0], &p)
+		}
+	})
 }

@@ -1,16 +1,17 @@
 // Package codec defines okstream's wire formats: the Event that upstream
 // services publish to an input topic, and the Prediction record okstream
 // publishes for each event. Both are msgpack maps with short string keys, so
-// that any language with a msgpack library can produce and read them. This
-// comment is the schema reference.
+// that any language with a msgpack library can produce and read them; both
+// can also be JSON objects with the same keys (see JSON). This comment is the
+// schema reference.
 //
-// # Event (schema versions 1 and 2)
+// # Event (schema versions 1 to 3)
 //
 // One Kafka record value holds exactly one msgpack map (nothing after it):
 //
 //	key   msgpack type                 rule
 //	----  ---------------------------  --------------------------------------------------------
-//	v     int                          required; the schema version, 1 or 2
+//	v     int                          required; the schema version, 1, 2 or 3
 //	id    str (or bin)                 optional; event id. Absent or "": the runtime uses
 //	                                   "topic/partition/offset". An event that is to receive
 //	                                   feedback needs one
@@ -25,14 +26,17 @@
 //	xi    array of ints                sparse feature indices: 0-based, strictly increasing,
 //	                                   each < Limits.Dim (or < 2^32 with no dimension)
 //	xv    array of numbers             sparse feature values, one per index in xi
+//	f     map: str → number, bool,     version 3 only: named features (Event.F, in record
+//	      str or nil                   order); see Named features
 //	y     number, bool, str or bin     the label (Event.YKind): binary classes as −1/+1, 0/1,
 //	                                   true/false or two strings (at most Limits.MaxIDBytes
 //	                                   long), a real number for regression; package label
 //	                                   maps them. Optional (absent: predict only), except
 //	                                   in a feedback event, which must have it
 //
-// An event that is not a feedback event gives its features either dense (x)
-// or sparse (xi and xv together), never both; a feedback event gives none. A
+// An event that is not a feedback event gives its features in exactly one
+// form: dense (x), sparse (xi and xv together) or named (f); a feedback
+// event gives none. A
 // "number" is any msgpack int, uint, float32 or float64, so Python's
 // packb([1, 2.5]) (an int and a float) is fine; every feature value and y must
 // be finite (no NaN, no ±Inf). int values are converted to float64 exactly up
@@ -60,14 +64,58 @@
 //     above it is rejected (value_out_of_range); with Limits.MaxIDBytes set,
 //     an id, key or ref longer than that many bytes is rejected (id_too_long).
 //     Both are off in the zero Limits; the runtime turns them on by default.
-//   - Any "v" other than 1 and 2 is rejected as unknown_version.
+//   - Any "v" other than 1, 2 and 3 is rejected as unknown_version.
 //
 // AppendEvent writes the canonical encoding: keys in the order v, id, ts, key,
-// ref, x | xi, xv, y; absent fields omitted; "v" as the Event's Version (1 or
-// 2; Ref requires 2); integers (v, ts, xi) in their smallest msgpack form and
-// feature values and y always as float64; id, key and ref as str (as bin if
-// they are not valid UTF-8). The same Event always gives the same bytes, and
+// ref, x | xi, xv | f, y; absent fields omitted; "v" as the Event's Version
+// (1, 2 or 3; Ref requires 2 or 3, F requires 3); integers (v, ts, xi) in
+// their smallest msgpack form and feature values and y always as float64;
+// id, key and ref as str (as bin if they are not valid UTF-8); f's entries
+// in the order of F, numbers as float64, bools as bools, strings as str and
+// missing values as nil. The same Event always gives the same bytes, and
 // decoding canonical bytes and encoding again gives them back.
+//
+// # Named features (version 3)
+//
+// An upstream service publishes records with named fields, not a vector
+// whose length and order the consumer must be told:
+//
+//	{"v": 3, "id": "order-42", "f": {"amount": 12.5, "country": "FR", "device": "ios", "age": None}, "y": 1}
+//
+// "f" maps a feature name to its value:
+//   - a number (any msgpack int or float): a numeric feature (FieldNumber);
+//   - a bool: a numeric feature, 1 or 0 (FieldBool);
+//   - a str (bin accepted): a categorical value (FieldString), e.g. one
+//     indicator per name=value for the model;
+//   - nil, or a NaN float: a missing value (FieldMissing). NaN is missing
+//     here because pandas and numpy mark missing values with it; ±Inf is
+//     non_finite, as in x. A name that is absent from a record is missing
+//     too: records need not carry every name, and an empty map {} (every
+//     feature absent) is a valid event.
+//
+// Names and string values are valid UTF-8 (bad_field_type otherwise) of at
+// most Limits.MaxNameBytes bytes (default DefaultMaxNameBytes, 256;
+// name_too_long); a name appears once per record (duplicate_key, Field "f"); a
+// record has at most Limits.MaxFeatures names (too_many_features); a number
+// above Limits.MaxAbsValue is value_out_of_range. Map keys are str or bin,
+// as at the top level. How names become a model's coordinates (a feature
+// dictionary or hashing, and what missing values become) is the consumer's
+// business: this package only decodes them, in record order, and Event.Dense
+// returns nil for a named event.
+//
+// "f" needs "v": 3, a new version, so that no okstream build drops named
+// features silently. A decoder of versions 1 and 2 — this package before
+// version 3 — checks "v" first and refuses every version 3 record as
+// unknown_version ("version 3; this codec knows versions 1 and 2"); had "f"
+// been added to version 2, such a decoder would have skipped it as an
+// unknown key, refused a record with only "f" as missing_features ("neither
+// x nor xi/xv given", no hint why) and silently ignored "f" next to an "x".
+// In a version 1 or 2 record, "f" is still an unknown key, as it was: a
+// record with "f" and no other features is missing_features, with a detail
+// that says "f" needs "v": 3, and a version 2 record with x and a
+// producer's own "f" means what it meant. Everything else in version 3 is
+// version 2 (feedback events included): a producer may write "v": 3 for
+// every event once its consumers are on a build that reads version 3.
 //
 // # Feedback events (version 2)
 //
@@ -204,28 +252,38 @@
 //	                         float where an int is required, a map key not a string),
 //	                         or an int out of range (ts above 2^63-1)
 //	duplicate_key            a known key appears twice in the same map
-//	missing_features         neither x nor xi/xv, or only one of xi and xv (an event
-//	                         that is not a feedback event)
-//	dense_and_sparse         both x and xi/xv
+//	missing_features         none of x, xi/xv and f, or only one of xi and xv (an
+//	                         event that is not a feedback event)
+//	dense_and_sparse         features in two forms: x and xi/xv, or f with either
 //	empty_features           x, or xi and xv, are empty arrays
 //	too_many_features        more features than Limits.MaxFeatures
-//	non_finite               NaN or ±Inf in x, xv or y
+//	non_finite               NaN or ±Inf in x, xv or y; ±Inf in f
 //	sparse_length_mismatch   len(xi) != len(xv)
 //	sparse_unsorted          xi is not increasing
 //	sparse_duplicate         an index appears twice in xi
 //	sparse_out_of_range      an index is negative, >= Limits.Dim, or >= 2^32
 //	dimension_mismatch       len(x) != Limits.Dim
 //	missing_label            version 2: a feedback event without y (or with y nil)
-//	feedback_with_features   version 2: a feedback event with x, xi or xv (even
-//	                         empty); Field names the first of them present
+//	feedback_with_features   versions 2 and 3: a feedback event with x, xi, xv or f
+//	                         (even empty); Field names the first of them present
 //	value_out_of_range       a finite value of x, xv or y with magnitude above
 //	                         Limits.MaxAbsValue (only when that is set)
 //	id_too_long              id, key or ref longer than Limits.MaxIDBytes bytes (only
 //	                         when that is set)
+//	name_too_long            a name or string value in f longer than
+//	                         Limits.MaxNameBytes bytes (default 256)
+//	looks_like_json          DecodeEvent: the record starts (after JSON whitespace)
+//	                         with '{' or '[', so it is JSON, not msgpack; the detail
+//	                         says to read it with --input-format json
+//	not_json                 DecodeEventJSON: not valid JSON, not valid UTF-8,
+//	                         truncated, or nested deeper than MaxJSONDepth (64)
+//	looks_like_msgpack       DecodeEventJSON: the record starts with a msgpack map
+//	                         code (0x80-0x8f, 0xde, 0xdf); the detail says to read
+//	                         it with --input-format msgpack
 //
 // When an event has several problems, DecodeEvent reports the first that
-// applies in this order: oversized; not_msgpack, not_a_map, trailing_bytes
-// (the record's framing); missing_version, unknown_version, or a bad_field_type
+// applies in this order: oversized; looks_like_json, not_msgpack,
+// not_a_map, trailing_bytes (the record's framing); missing_version, unknown_version, or a bad_field_type
 // or duplicate_key on "v" (what the record claims to be); then the first
 // problem with a single field, in the order the bytes hold them (in a version
 // 2 record this includes a mistyped or duplicated ref; wherever "v" stands in
@@ -240,7 +298,52 @@
 // Limits.Dim is dimension_mismatch; a well-formed x is
 // feedback_with_features. DecodeEvent never panics and never allocates in
 // proportion to a length the record declares before checking it against the
-// record's size and the limits.
+// record's size and the limits. Within one array or "f", the first of
+// too_many_features, dimension_mismatch and the first bad element (in
+// order) is reported. In a version 3 record, "f" (like "ref") is a field
+// wherever "v" stands. DecodeEventJSON reports the same reasons in the same
+// order, with looks_like_msgpack and not_json in place of looks_like_json
+// and not_msgpack.
+//
+// # JSON
+//
+// Decoder.DecodeEventJSON reads the same schema from one JSON object (RFC
+// 8259; whitespace around it is allowed, anything else after it is
+// trailing_bytes), under the same Limits and with the same reasons, so that a
+// JSON stream and the same msgpack stream decode to equal Events (the tests
+// check it on random events, and that both refuse the same records with the
+// same reason and field, for every reason that is not about framing):
+//
+//	msgpack            JSON
+//	-----------------  -----------------------------------------------------------
+//	map                object; keys are strings (escapes allowed: "\u0076" is v)
+//	int (v, ts, xi)    a number without fraction or exponent, in the int64 range
+//	                   (1.0 and 1e3 are floats: bad_field_type, as a msgpack float)
+//	number             any number, parsed to the nearest float64 (exactly as
+//	                   strconv.ParseFloat; past the float64 range it is ±Inf:
+//	                   non_finite); also NaN, Infinity and -Infinity, which
+//	                   Python's json.dumps writes for non-finite floats, with the
+//	                   meaning they have in msgpack (NaN in f is missing)
+//	bool, nil          true, false, null (null counts as absent, as nil does)
+//	str, bin           a string: valid UTF-8 (escapes decoded, surrogate pairs
+//	                   joined; a lone surrogate is not_json)
+//	array              array (x, xi, xv)
+//
+// The decoder is strict: no comments, trailing commas, single quotes, leading
+// zeros, unescaped control characters or byte order mark; nesting (in an
+// unknown key's value) is bounded by MaxJSONDepth; the record's length by
+// Limits.MaxBytes. It is a hand-written scanner, not encoding/json: it reads
+// the record in place and allocates nothing in steady state beyond what
+// DecodeEvent allocates (encoding/json into a map allocates per value, and
+// the benchmark BenchmarkDecodeEvent30StdlibJSON measures it). Strings that
+// are not UTF-8, which msgpack's bin can carry, cannot be sent in JSON.
+//
+// AppendEventJSON writes an Event as JSON, with AppendEvent's keys, order and
+// omissions and numbers in the shortest form that parses back to the same
+// float64; AppendPredictionJSON writes a Prediction as a JSON object whose
+// keys are the msgpack keys below (same order, omissions and versions), a
+// non-finite score or probability as null, and invalid UTF-8 replaced by
+// U+FFFD. Both are deterministic.
 //
 // # Producing events from Python
 //
@@ -251,6 +354,14 @@
 //	from confluent_kafka import Producer
 //
 //	p = Producer({"bootstrap.servers": "localhost:9092"})
+//	# named features (version 3): a dict as the service has it
+//	named = {"v": 3, "id": "order-42", "key": "user-7",
+//	         "f": {"amount": 12.5, "country": "FR", "is_new": True, "age": None},
+//	         "y": 1}
+//	p.produce("events", key=b"user-7", value=msgpack.packb(named, use_bin_type=True))
+//	# or as JSON, for a consumer run with --input-format json:
+//	#   value=json.dumps(named).encode()
+//	# a dense vector instead (versions 1 and 2):
 //	event = {
 //	    "v": 1,
 //	    "id": "click-000042",

@@ -19,8 +19,8 @@ const (
 	ReasonUnknownVersion    Reason = "unknown_version"        // "v" is an integer this codec does not know
 	ReasonBadFieldType      Reason = "bad_field_type"         // e.g. "x" is a string, "id" is an array, a map key is not a string
 	ReasonDuplicateKey      Reason = "duplicate_key"          // a known key appears twice in one map
-	ReasonMissingFeatures   Reason = "missing_features"       // neither "x" nor "xi"/"xv" (or only one of "xi", "xv")
-	ReasonDenseAndSparse    Reason = "dense_and_sparse"       // both "x" and "xi"/"xv"
+	ReasonMissingFeatures   Reason = "missing_features"       // none of "x", "xi"/"xv", "f" (or only one of "xi", "xv")
+	ReasonDenseAndSparse    Reason = "dense_and_sparse"       // features in two forms: "x" and "xi"/"xv", or "f" with either
 	ReasonEmptyFeatures     Reason = "empty_features"         // zero features
 	ReasonTooManyFeatures   Reason = "too_many_features"      // more than Limits.MaxFeatures
 	ReasonNonFinite         Reason = "non_finite"             // NaN or ±Inf in a feature value or in "y"
@@ -34,11 +34,17 @@ const (
 
 	// Since schema version 2 (feedback events).
 	ReasonMissingLabel         Reason = "missing_label"          // a feedback event (non-empty "ref") without "y"
-	ReasonFeedbackWithFeatures Reason = "feedback_with_features" // a feedback event that also carries "x", "xi" or "xv"
+	ReasonFeedbackWithFeatures Reason = "feedback_with_features" // a feedback event that also carries "x", "xi", "xv" or "f"
 
 	// Limits on values and strings (both off in the zero Limits).
 	ReasonValueOutOfRange Reason = "value_out_of_range" // |a feature value| or |y| above Limits.MaxAbsValue
 	ReasonIDTooLong       Reason = "id_too_long"        // "id", "key" or "ref" longer than Limits.MaxIDBytes
+
+	// Since schema version 3 (named features) and JSON input.
+	ReasonNameTooLong      Reason = "name_too_long"      // a feature name or string value in "f" longer than Limits.MaxNameBytes
+	ReasonNotJSON          Reason = "not_json"           // DecodeEventJSON: not valid JSON (or UTF-8), truncated, or nested too deep
+	ReasonLooksLikeJSON    Reason = "looks_like_json"    // DecodeEvent: the record starts like JSON ('{' or '['); use --input-format json
+	ReasonLooksLikeMsgpack Reason = "looks_like_msgpack" // DecodeEventJSON: the record starts with a msgpack map code; use --input-format msgpack
 )
 
 var allReasons = [...]Reason{
@@ -64,6 +70,10 @@ var allReasons = [...]Reason{
 	ReasonFeedbackWithFeatures,
 	ReasonValueOutOfRange,
 	ReasonIDTooLong,
+	ReasonNameTooLong,
+	ReasonNotJSON,
+	ReasonLooksLikeJSON,
+	ReasonLooksLikeMsgpack,
 }
 
 // Reasons returns every Reason this package can report, in a fixed order, so that

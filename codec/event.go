@@ -1,26 +1,29 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 )
 
-// EventVersion is the newest Event schema version this package knows: 2,
-// which adds feedback events (Ref). DecodeEvent accepts versions 1 and 2.
-// AppendEvent writes the Version the caller set, 1 or 2: an event without Ref
-// means the same in both, so a producer whose events must stay readable by
-// okstream builds that predate version 2 keeps setting Version 1 for them.
+// EventVersion is the Event schema version to write for events without named
+// features: 2, which adds feedback events (Ref) to version 1. DecodeEvent
+// accepts versions 1 to 3 (NamedEventVersion, 3, adds named features: set it
+// for an event with F). AppendEvent writes the Version the caller set: an
+// event without Ref and F means the same in all three, so a producer whose
+// events must stay readable by okstream builds that predate version 2 keeps
+// setting Version 1 for them.
 const EventVersion = 2
 
 // DefaultMaxFeatures is the feature-count limit used when Limits.MaxFeatures is 0.
 const DefaultMaxFeatures = 1 << 20
 
 // Event is one decoded input event. An event with features (an impression,
-// labelled or not) uses exactly one of the dense (X) and sparse (XI, XV)
-// representations: after a successful decode, X is non-nil and XI, XV are
-// nil, or the other way round. A feedback event (IsFeedback: Ref is not "",
-// schema version 2 only) has no features at all: X, XI and XV are nil, and
-// HasY is true.
+// labelled or not) uses exactly one of the dense (X), sparse (XI, XV) and
+// named (F, schema version 3) representations: after a successful decode,
+// exactly one of X, XI (with XV) and F is non-nil. A feedback event
+// (IsFeedback: Ref is not "", schema version 2 or 3) has no features at all:
+// X, XI, XV and F are nil, and HasY is true.
 type Event struct {
 	Version int    // schema version ("v"): 1 or 2
 	ID      string // "id"; "" when absent (the runtime then uses topic/partition/offset)
@@ -31,8 +34,13 @@ type Event struct {
 	X       []float64 // "x", dense features; nil if sparse
 	XI      []uint32  // "xi", sparse feature indices (0-based, strictly increasing); nil if dense
 	XV      []float64 // "xv", sparse feature values, len(XV) == len(XI); nil if dense
-	Y       float64   // "y", the label: a number as it is, a bool as 1 (true) or 0 (false), 0 for a string; meaningful if HasY
-	HasY    bool
+	// F is "f" (version 3): the named features in record order, names
+	// distinct; non-nil (possibly empty) exactly when the event is named
+	// (Named). Its strings are ordinary Go strings that stay valid, but its
+	// backing array is reused by the next decode into the same Event.
+	F    []Field
+	Y    float64 // "y", the label: a number as it is, a bool as 1 (true) or 0 (false), 0 for a string; meaningful if HasY
+	HasY bool
 	// YKind is what "y" is in the record: a number (LabelNumber, the zero
 	// value), a bool (LabelBool) or a string (LabelString, in YStr).
 	// Package label maps every kind to what a model learns from.
@@ -81,9 +89,18 @@ func (e *Event) IsFeedback() bool { return e.Ref != "" }
 // (IsFeedback), which has no features: a learner must use the features of the
 // impression that e.Ref names, and a zero vector in their place would be
 // learned from silently.
+//
+// For a named event (Named) Dense returns nil, whatever dst and dim: names
+// become coordinates only through a feature encoder that keeps its
+// dictionary (or hash) in the model state, which this package does not
+// have. Check Named before calling Dense; a nil result is never a valid
+// vector of dim > 0 values.
 func (e *Event) Dense(dst []float64, dim int) []float64 {
 	if e.Ref != "" {
 		panic(fmt.Sprintf("codec: Event.Dense: feedback event (ref %q) has no features; use those of the event it refers to", e.Ref))
+	}
+	if e.F != nil {
+		return nil
 	}
 	if cap(dst) >= dim {
 		dst = dst[:dim]
@@ -112,10 +129,11 @@ func (e *Event) Dense(dst []float64, dim int) []float64 {
 type Limits struct {
 	// Dim is the expected feature dimension; 0 means any. When set, a dense
 	// event must have exactly Dim features and a sparse index must be < Dim.
-	// When 0, sparse indices must fit in a uint32.
+	// When 0, sparse indices must fit in a uint32. Named features (f) have
+	// no dimension: Dim does not apply to them.
 	Dim int
-	// MaxFeatures bounds len(x) and len(xi)/len(xv). 0 means DefaultMaxFeatures,
-	// or Dim if that is larger.
+	// MaxFeatures bounds len(x), len(xi)/len(xv) and the number of named
+	// features in "f". 0 means DefaultMaxFeatures, or Dim if that is larger.
 	MaxFeatures int
 	// MaxBytes bounds the encoded record's length; 0 means no limit.
 	MaxBytes int
@@ -130,6 +148,11 @@ type Limits struct {
 	// longer one is id_too_long. 0 means no limit. It is checked before the
 	// string is copied out of the record.
 	MaxIDBytes int
+	// MaxNameBytes bounds the length in bytes of a feature name in "f" and
+	// of a string feature value; a longer one is name_too_long. 0 means
+	// DefaultMaxNameBytes (256): unlike id and key, names and categorical
+	// values become entries of a model's feature dictionary.
+	MaxNameBytes int
 }
 
 // A Decoder decodes Events under fixed Limits. It is reusable and not safe for
@@ -137,7 +160,11 @@ type Limits struct {
 //
 // Decoding into a reused *Event reuses its slices, so that decoding dense or
 // sparse features allocates nothing once the slices have grown to size (the
-// id, key and ref strings are still allocated). The storage ev's slices
+// id, key and ref strings are still allocated). Named features (F) allocate
+// nothing either once their names and string values have been seen: the
+// Decoder interns them in a table of at most about 16384 strings (emptied
+// when it overflows, so memory stays bounded), and F's strings are ordinary
+// Go strings, valid forever. The storage ev's slices
 // pointed to before a DecodeEvent call belongs to the Decoder afterwards (it
 // keeps a buffer an event no longer needs, e.g. X when a sparse event or a
 // feedback event follows a dense one, for a later event): copy features you
@@ -153,6 +180,26 @@ type Decoder struct {
 	spareX  []float64
 	spareXI []uint32
 	spareXV []float64
+	spareF  []Field
+
+	maxName int
+	// sawF is set when a version 1 or 2 record has an "f" key (unknown
+	// there), for the hint in its missing_features error.
+	sawF bool
+	// The intern table of names and string values (see intern): id → string,
+	// string → id, and for each id the record (gen) that last used it as a
+	// name, to find duplicates; posName and posVal are the ids the previous
+	// records had at each position of "f".
+	internIDs  map[string]int32
+	internStrs []string
+	internSeen []uint32
+	gen        uint32
+	posName    []posEntry
+	posVal     []posEntry
+	posValid   int // posName[:posValid] are the last record's names, distinct
+
+	// js is the JSON scanner's state (json.go).
+	js jsonReader
 
 	// labels are the last two distinct string labels decoded: a binary
 	// stream's string labels then allocate nothing (labelString).
@@ -181,7 +228,11 @@ func NewDecoder(lim Limits) *Decoder {
 		lim.MaxAbsValue = 0
 	}
 	lim.MaxIDBytes = max(lim.MaxIDBytes, 0)
-	d := &Decoder{lim: lim, maxFeatures: lim.MaxFeatures}
+	lim.MaxNameBytes = max(lim.MaxNameBytes, 0)
+	d := &Decoder{lim: lim, maxFeatures: lim.MaxFeatures, maxName: lim.MaxNameBytes}
+	if d.maxName == 0 {
+		d.maxName = DefaultMaxNameBytes
+	}
 	if d.maxFeatures == 0 {
 		d.maxFeatures = max(DefaultMaxFeatures, lim.Dim)
 	}
@@ -209,7 +260,35 @@ const (
 	fXV
 	fY
 	fRef
+	fF
 )
+
+// name is the key of the field f.
+func (f fieldSet) name() string {
+	switch f {
+	case fV:
+		return "v"
+	case fID:
+		return "id"
+	case fTS:
+		return "ts"
+	case fKey:
+		return "key"
+	case fX:
+		return "x"
+	case fXI:
+		return "xi"
+	case fXV:
+		return "xv"
+	case fY:
+		return "y"
+	case fRef:
+		return "ref"
+	case fF:
+		return "f"
+	}
+	return ""
+}
 
 func eventField(key []byte) fieldSet {
 	switch string(key) {
@@ -231,6 +310,8 @@ func eventField(key []byte) fieldSet {
 		return fY
 	case "ref":
 		return fRef
+	case "f":
+		return fF
 	}
 	return 0
 }
@@ -241,12 +322,18 @@ func eventField(key []byte) fieldSet {
 // rules and for which Reason is reported when b has several problems.
 // DecodeEvent never panics, whatever b holds, and keeps no reference to b.
 func (d *Decoder) DecodeEvent(b []byte, ev *Event) error {
+	return d.decodeEvent(b, ev, false)
+}
+
+// decodeEvent is DecodeEvent (json false) and DecodeEventJSON (json true):
+// the same limits, buffer reuse and precedence of errors.
+func (d *Decoder) decodeEvent(b []byte, ev *Event, json bool) error {
 	if d.lim.MaxBytes > 0 && len(b) > d.lim.MaxBytes {
-		d.release(ev.X, ev.XI, ev.XV)
+		d.release(ev)
 		*ev = Event{}
 		return newError(ReasonOversized, "", "record is %d bytes, limit is %d", len(b), d.lim.MaxBytes)
 	}
-	x, xi, xv := ev.X[:0], ev.XI[:0], ev.XV[:0]
+	x, xi, xv, fs := ev.X[:0], ev.XI[:0], ev.XV[:0], ev.F[:0]
 	if cap(x) == 0 {
 		x, d.spareX = d.spareX, nil
 	}
@@ -256,37 +343,80 @@ func (d *Decoder) DecodeEvent(b []byte, ev *Event) error {
 	if cap(xv) == 0 {
 		xv, d.spareXV = d.spareXV, nil
 	}
-	*ev = Event{X: x, XI: xi, XV: xv}
+	if cap(fs) == 0 {
+		fs, d.spareF = d.spareF, nil
+	}
+	*ev = Event{X: x, XI: xi, XV: xv, F: fs}
+	d.startNamed()
+	d.sawF = false
 
-	e := d.decode(b, ev)
-	if e != nil && e.Reason != ReasonNotMsgpack {
-		// An earlier field error may hide a problem of higher precedence
-		// further on (truncation, trailing bytes, an unknown version).
-		if _, e2 := d.scan(b); e2 != nil {
-			e = e2
+	var e *Error
+	if json {
+		e = d.decodeJSON(b, ev)
+		if e != nil && e.Reason != ReasonNotJSON && e.Reason != ReasonLooksLikeMsgpack {
+			if _, e2 := d.scanJSON(b); e2 != nil {
+				e = e2
+			}
+		}
+	} else {
+		e = d.decode(b, ev)
+		if e != nil && e.Reason != ReasonNotMsgpack && e.Reason != ReasonLooksLikeJSON {
+			// An earlier field error may hide a problem of higher precedence
+			// further on (truncation, trailing bytes, an unknown version).
+			if _, e2 := d.scan(b); e2 != nil {
+				e = e2
+			}
 		}
 	}
 	if e != nil {
-		d.release(ev.X, ev.XI, ev.XV)
+		d.release(ev)
 		*ev = Event{}
 		return e
 	}
 	switch {
 	case ev.Ref != "": // feedback: no features
-		d.release(ev.X, ev.XI, ev.XV)
-		ev.X, ev.XI, ev.XV = nil, nil, nil
+		d.finish(ev, fRef)
 	case d.present&fX != 0:
-		d.release(nil, ev.XI, ev.XV)
-		ev.XI, ev.XV = nil, nil
+		d.finish(ev, fX)
+	case d.present&fF != 0:
+		d.finish(ev, fF)
 	default:
-		d.release(ev.X, nil, nil)
-		ev.X = nil
+		d.finish(ev, fXI)
 	}
 	return nil
 }
 
-// release keeps buffers an event no longer uses, for a later event.
-func (d *Decoder) release(x []float64, xi []uint32, xv []float64) {
+// finish sets to nil the feature slices of ev other than those of the form
+// keep (fX, fXI for sparse, fF; anything else: none), keeping their storage
+// for a later event.
+func (d *Decoder) finish(ev *Event, keep fieldSet) {
+	var x, xv []float64
+	var xi []uint32
+	var fs []Field
+	switch keep {
+	case fX:
+		xi, xv, fs = ev.XI, ev.XV, ev.F
+		ev.XI, ev.XV, ev.F = nil, nil, nil
+	case fXI:
+		x, fs = ev.X, ev.F
+		ev.X, ev.F = nil, nil
+	case fF:
+		x, xi, xv = ev.X, ev.XI, ev.XV
+		ev.X, ev.XI, ev.XV = nil, nil, nil
+	default:
+		x, xi, xv, fs = ev.X, ev.XI, ev.XV, ev.F
+		ev.X, ev.XI, ev.XV, ev.F = nil, nil, nil, nil
+	}
+	d.keep(x, xi, xv, fs)
+}
+
+// release keeps the buffers of ev, which is about to be zeroed.
+func (d *Decoder) release(ev *Event) {
+	d.keep(ev.X, ev.XI, ev.XV, ev.F)
+}
+
+// keep keeps buffers an event no longer uses, for a later event.
+func (d *Decoder) keep(x []float64, xi []uint32, xv []float64, fs []Field) {
 	if cap(x) > cap(d.spareX) {
 		d.spareX = x[:0]
 	}
@@ -295,6 +425,9 @@ func (d *Decoder) release(x []float64, xi []uint32, xv []float64) {
 	}
 	if cap(xv) > cap(d.spareXV) {
 		d.spareXV = xv[:0]
+	}
+	if cap(fs) > cap(d.spareF) {
+		d.spareF = fs[:0]
 	}
 }
 
@@ -329,6 +462,9 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 	r := &d.r
 	r.reset(b)
 	d.present = 0
+	if looksLikeJSON(b) {
+		return newError(ReasonLooksLikeJSON, "", "the record looks like JSON (it starts with %q), not msgpack; read JSON records with --input-format json (Decoder.DecodeEventJSON)", firstNonSpace(b))
+	}
 	n, e := r.topMap()
 	if e != nil {
 		return e
@@ -340,10 +476,11 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 			return e
 		}
 		f := eventField(key)
-		if f == fRef {
+		if f == fRef || f == fF {
 			// "ref" is a field from version 2 on and an unknown key in
-			// version 1, so it depends on "v". Producers write "v" first;
-			// if this one did not, find the version now.
+			// version 1, "f" one from version 3 on, so they depend on
+			// "v". Producers write "v" first; if this one did not, find
+			// the version now.
 			if ev.Version == 0 {
 				v, e := d.versionAhead(b)
 				if e != nil {
@@ -351,9 +488,8 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 				}
 				ev.Version = v // "v" is read again later, with the same value
 			}
-			if ev.Version == 1 {
-				f = 0
-			}
+			f = versionField(f, ev.Version)
+			d.sawF = d.sawF || f == 0 && key[0] == 'f'
 		}
 		if f == 0 {
 			// Unknown keys are ignored (forward compatibility), but must be
@@ -384,13 +520,48 @@ func (d *Decoder) decode(b []byte, ev *Event) *Error {
 	}
 	// The version was checked when "v" was read; a new version adds a case
 	// here (and its own keys to field/eventField if it has any).
+	return d.check(ev)
+}
+
+// versionField is f, a key that depends on the version, in a record of
+// version v: itself, or 0 (an unknown key) in a version that lacks it.
+func versionField(f fieldSet, v int) fieldSet {
+	if f == fRef && v < 2 || f == fF && v < NamedEventVersion {
+		return 0
+	}
+	return f
+}
+
+// check applies the record-level rules of the record's version.
+func (d *Decoder) check(ev *Event) *Error {
 	switch ev.Version {
 	case 1:
 		return d.checkV1(ev)
-	case 2:
+	case 2, 3:
 		return d.checkV2(ev)
 	}
 	return unknownVersion(int64(ev.Version), true)
+}
+
+// looksLikeJSON reports whether b, after a UTF-8 byte order mark and JSON
+// whitespace, starts with '{' or '[': never a valid msgpack event (those
+// bytes are positive fixints, and 0xef is a negative one).
+func looksLikeJSON(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	c := firstNonSpace(b)
+	return c == '{' || c == '['
+}
+
+// firstNonSpace is the first byte of b that is not JSON whitespace, or 0.
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
 }
 
 // versionAhead returns the version of the record b, which is being decoded,
@@ -406,13 +577,13 @@ func (d *Decoder) versionAhead(b []byte) (int, *Error) {
 
 func unknownVersion(v int64, ok bool) *Error {
 	if !ok {
-		return newError(ReasonUnknownVersion, "v", "version above 2^63-1; this codec knows versions 1 and 2")
+		return newError(ReasonUnknownVersion, "v", "version out of range; this codec knows versions 1 to 3")
 	}
-	return newError(ReasonUnknownVersion, "v", "version %d; this codec knows versions 1 and 2", v)
+	return newError(ReasonUnknownVersion, "v", "version %d; this codec knows versions 1 to 3", v)
 }
 
 func knownVersion(v int64, ok bool) bool {
-	return ok && (v == 1 || v == 2)
+	return ok && v >= 1 && v <= NamedEventVersion
 }
 
 // field decodes the value of the known key f into ev.
@@ -476,6 +647,8 @@ func (d *Decoder) field(f fieldSet, ev *Event) *Error {
 		xi, e := d.indices("xi", ev.XI)
 		ev.XI = xi
 		return e
+	case fF: // only reached in a version 3 record
+		return d.named(ev)
 	case fY:
 		c, e := r.peek("y")
 		if e != nil {
@@ -643,23 +816,29 @@ func (d *Decoder) indices(field string, dst []uint32) ([]uint32, *Error) {
 	return dst, nil
 }
 
-// checkV1 applies the record-level rules of schema version 1.
+// checkV1 applies the record-level rules of schema version 1 (and those of
+// an event that is not feedback in versions 2 and 3).
 func (d *Decoder) checkV1(ev *Event) *Error {
-	return checkFeatures(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, len(ev.X), len(ev.XI), len(ev.XV))
+	e := checkFeatures(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, d.present&fF != 0, len(ev.X), len(ev.XI), len(ev.XV))
+	if e != nil && e.Reason == ReasonMissingFeatures && e.Field == "" && d.sawF {
+		e.Detail += fmt.Sprintf(`; this record has "f" (named features), which needs "v": %d (it is %d)`, NamedEventVersion, ev.Version)
+	}
+	return e
 }
 
-// checkV2 applies the record-level rules of schema version 2: those of a
-// feedback event when "ref" is non-empty, and version 1's otherwise.
+// checkV2 applies the record-level rules of schema versions 2 and 3: those of
+// a feedback event when "ref" is non-empty, and version 1's otherwise.
 func (d *Decoder) checkV2(ev *Event) *Error {
 	if ev.Ref != "" {
-		return checkFeedback(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, ev.HasY)
+		return checkFeedback(d.present&fX != 0, d.present&fXI != 0, d.present&fXV != 0, d.present&fF != 0, ev.HasY)
 	}
 	return d.checkV1(ev)
 }
 
 // checkFeedback applies the record-level rules of a feedback event, shared by
-// decoding and encoding: no features (not even empty arrays), and a label.
-func checkFeedback(hasX, hasXI, hasXV, hasY bool) *Error {
+// decoding and encoding: no features (not even empty arrays or map), and a
+// label.
+func checkFeedback(hasX, hasXI, hasXV, hasF, hasY bool) *Error {
 	const why = "a feedback event (one with ref) carries only a label; the features are those of the event it refers to"
 	switch {
 	case hasX:
@@ -668,6 +847,8 @@ func checkFeedback(hasX, hasXI, hasXV, hasY bool) *Error {
 		return newError(ReasonFeedbackWithFeatures, "xi", why)
 	case hasXV:
 		return newError(ReasonFeedbackWithFeatures, "xv", why)
+	case hasF:
+		return newError(ReasonFeedbackWithFeatures, "f", why)
 	case !hasY:
 		return newError(ReasonMissingLabel, "y", "a feedback event (one with ref) must carry the label y")
 	}
@@ -675,13 +856,20 @@ func checkFeedback(hasX, hasXI, hasXV, hasY bool) *Error {
 }
 
 // checkFeatures applies the record-level feature rules shared by decoding and
-// encoding: exactly one representation, complete and non-empty.
-func checkFeatures(dense, hasXI, hasXV bool, nx, nxi, nxv int) *Error {
+// encoding: exactly one representation, complete, and non-empty unless
+// named (an empty "f" is an event whose every named feature is missing).
+func checkFeatures(dense, hasXI, hasXV, named bool, nx, nxi, nxv int) *Error {
 	switch {
+	case named && dense:
+		return newError(ReasonDenseAndSparse, "", "both named f and dense x given")
+	case named && (hasXI || hasXV):
+		return newError(ReasonDenseAndSparse, "", "both named f and sparse xi/xv given")
+	case named:
+		return nil
 	case dense && (hasXI || hasXV):
 		return newError(ReasonDenseAndSparse, "", "both dense x and sparse xi/xv given")
 	case !dense && !hasXI && !hasXV:
-		return newError(ReasonMissingFeatures, "", "neither x nor xi/xv given")
+		return newError(ReasonMissingFeatures, "", "none of x, xi/xv and f given")
 	case dense:
 		if nx == 0 {
 			return newError(ReasonEmptyFeatures, "x", "no features")
@@ -777,7 +965,7 @@ func (d *Decoder) scan(b []byte) (int, *Error) {
 
 // AppendEvent appends the msgpack encoding of ev to dst and returns the
 // extended slice. The encoding is deterministic: keys in the order v, id, ts,
-// key, ref, x | xi, xv, y; absent optional fields omitted (ID, Key and Ref
+// key, ref, x | xi, xv | f, y (the fields of f in the order of F); absent optional fields omitted (ID, Key and Ref
 // when "", TS when !HasTS, Y when !HasY, the features of a feedback event);
 // "v" is ev.Version, 1 or 2, as the caller set it; numbers in the smallest
 // msgpack integer form and features and a number y always as float64 (a
@@ -808,7 +996,7 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 		n++
 	}
 	switch {
-	case ev.X != nil:
+	case ev.X != nil, ev.F != nil:
 		n++
 	case ev.XI != nil:
 		n += 2 // xi and xv
@@ -847,6 +1035,9 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 		}
 		w.key("xv")
 		w.floats(ev.XV)
+	} else if ev.F != nil {
+		w.key("f")
+		w.named(ev.F)
 	}
 	if ev.HasY {
 		w.key("y")
@@ -866,21 +1057,30 @@ func AppendEvent(dst []byte, ev *Event) ([]byte, error) {
 func validateEvent(ev *Event) *Error {
 	switch {
 	case ev.Version == 0:
-		return newError(ReasonMissingVersion, "v", "Version is 0; set it to 1 or 2 (codec.EventVersion)")
+		return newError(ReasonMissingVersion, "v", "Version is 0; set it to 1 or 2 (codec.EventVersion), or 3 with named features")
 	case !knownVersion(int64(ev.Version), true):
 		return unknownVersion(int64(ev.Version), true)
+	}
+	if ev.F != nil && ev.Version < NamedEventVersion {
+		return newError(ReasonBadFieldType, "f", "F is set but Version is %d, which has no named features; set Version %d (codec.NamedEventVersion)", ev.Version, NamedEventVersion)
 	}
 	if ev.Ref != "" {
 		if ev.Version == 1 {
 			return newError(ReasonBadFieldType, "ref", "Ref is set but Version is 1, which has no feedback events; set Version 2 for feedback events")
 		}
-		if e := checkFeedback(ev.X != nil, ev.XI != nil, ev.XV != nil, ev.HasY); e != nil {
+		if e := checkFeedback(ev.X != nil, ev.XI != nil, ev.XV != nil, ev.F != nil, ev.HasY); e != nil {
 			return e
 		}
 		return validateLabel(ev)
 	}
-	if e := checkFeatures(ev.X != nil, ev.XI != nil, ev.XV != nil, len(ev.X), len(ev.XI), len(ev.XV)); e != nil {
+	if e := checkFeatures(ev.X != nil, ev.XI != nil, ev.XV != nil, ev.F != nil, len(ev.X), len(ev.XI), len(ev.XV)); e != nil {
 		return e
+	}
+	if ev.F != nil {
+		if e := validateNamed(ev.F); e != nil {
+			return e
+		}
+		return validateLabel(ev)
 	}
 	if max(len(ev.X), len(ev.XI)) > DefaultMaxFeatures {
 		field := "x"

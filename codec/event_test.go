@@ -23,7 +23,7 @@ type reasonCase struct {
 
 func reasonCases(t testing.TB) []reasonCase {
 	dense := mp(t, om{"v", 1, "x", []float64{1, 2}})
-	return []reasonCase{
+	return append([]reasonCase{
 		{"empty input", Limits{}, nil, ReasonNotMsgpack, ""},
 		{"truncated", Limits{}, dense[:len(dense)-1], ReasonNotMsgpack, "x"},
 		{"never-used code", Limits{}, []byte{0xc1}, ReasonNotMsgpack, ""},
@@ -39,7 +39,7 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"no v", Limits{}, mp(t, om{"x", []float64{1}}), ReasonMissingVersion, "v"},
 		{"v nil", Limits{}, mp(t, om{"v", nil, "x", []float64{1}}), ReasonMissingVersion, "v"},
 
-		{"v 3", Limits{}, mp(t, om{"v", 3, "x", []float64{1}}), ReasonUnknownVersion, "v"},
+		{"v 4", Limits{}, mp(t, om{"v", 4, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v 0", Limits{}, mp(t, om{"v", 0, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v -1", Limits{}, mp(t, om{"v", -1, "x", []float64{1}}), ReasonUnknownVersion, "v"},
 		{"v uint64 max", Limits{}, mp(t, om{"v", uint64(math.MaxUint64), "x", []float64{1}}), ReasonUnknownVersion, "v"},
@@ -129,7 +129,7 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"ref before v, trailing", Limits{}, cat(mp(t, om{"ref", "a", "y", 1, "v", 2}), []byte{0}), ReasonTrailingBytes, ""},
 		{"ref before missing v", Limits{}, mp(t, om{"ref", "a", "y", 1}), ReasonMissingVersion, "v"},
 		{"ref before v nil", Limits{}, mp(t, om{"ref", "a", "v", nil, "y", 1}), ReasonMissingVersion, "v"},
-		{"ref before v 3", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", 3}), ReasonUnknownVersion, "v"},
+		{"ref before v 4", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", 4}), ReasonUnknownVersion, "v"},
 		{"ref before v string", Limits{}, mp(t, om{"ref", "a", "y", 1, "v", "2"}), ReasonBadFieldType, "v"},
 		{"ref before two v", Limits{}, mp(t, om{"ref", "a", "v", 2, "y", 1, "v", 2}), ReasonDuplicateKey, "v"},
 		{"v1 ref is not feedback", Limits{}, mp(t, om{"v", 1, "ref", "a", "y", 1}), ReasonMissingFeatures, ""},
@@ -145,7 +145,7 @@ func reasonCases(t testing.TB) []reasonCase {
 		{"id too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 1, "id", "abcd", "x", []float64{1}}), ReasonIDTooLong, "id"},
 		{"key too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 1, "key", []byte("abcd"), "x", []float64{1}}), ReasonIDTooLong, "key"},
 		{"ref too long", Limits{MaxIDBytes: 3}, mp(t, om{"v", 2, "ref", "abcd", "y", 1}), ReasonIDTooLong, "ref"},
-	}
+	}, namedReasonCases(t)...)
 }
 
 // TestReasons decodes a minimal offending input for every Reason.
@@ -175,6 +175,9 @@ func TestReasons(t *testing.T) {
 		})
 	}
 	for _, r := range Reasons() {
+		if r == ReasonNotJSON || r == ReasonLooksLikeMsgpack {
+			continue // JSON only: TestReasonsJSON
+		}
 		if !covered[r] {
 			t.Errorf("no test case for reason %s", r)
 		}
@@ -189,14 +192,14 @@ func TestReasonPrecedence(t *testing.T) {
 		in   []byte
 		want Reason
 	}{
-		{"unknown version before field error", mp(t, om{"v", 3, "x", "str"}), ReasonUnknownVersion},
-		{"unknown version after field error", mp(t, om{"x", "str", "v", 3}), ReasonUnknownVersion},
+		{"unknown version before field error", mp(t, om{"v", 4, "x", "str"}), ReasonUnknownVersion},
+		{"unknown version after field error", mp(t, om{"x", "str", "v", 4}), ReasonUnknownVersion},
 		{"missing version beats field error", mp(t, om{"x", "str"}), ReasonMissingVersion},
 		{"bad v type beats field error", mp(t, om{"x", "str", "v", "1"}), ReasonBadFieldType},
 		{"truncation beats field error", mp(t, om(badX))[:len(mp(t, om(badX)))-1], ReasonNotMsgpack},
 		{"truncation after field error", truncated(mp(t, om{"v", 1, "x", "str", "y", 1.5})), ReasonNotMsgpack},
 		{"trailing beats field error", cat(mp(t, om{"v", 1, "x", []float64{nan}}), []byte{1}), ReasonTrailingBytes},
-		{"trailing beats unknown version", cat(mp(t, om{"v", 3, "x", []float64{1}}), []byte{1}), ReasonTrailingBytes},
+		{"trailing beats unknown version", cat(mp(t, om{"v", 4, "x", []float64{1}}), []byte{1}), ReasonTrailingBytes},
 		{"field error beats record rule", mp(t, om{"v", 1, "x", []float64{nan}, "xi", []int{1}}), ReasonNonFinite},
 		{"first field error in byte order", mp(t, om{"v", 1, "y", []any{"s"}, "x", []float64{nan}}), ReasonBadFieldType},
 		{"duplicate v beats field error", mp(t, om{"v", 1, "x", "s", "v", 1}), ReasonDuplicateKey},
@@ -247,8 +250,8 @@ func TestReasonsList(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 22 {
-		t.Errorf("%d reasons, want 22", len(seen))
+	if len(seen) != 26 {
+		t.Errorf("%d reasons, want 26", len(seen))
 	}
 	rs := Reasons()
 	rs[0] = "changed"
@@ -397,7 +400,7 @@ func TestAppendEventValidation(t *testing.T) {
 		field string
 	}{
 		{"version 0", Event{X: []float64{1}}, ReasonMissingVersion, "v"},
-		{"version 3", Event{Version: 3, X: []float64{1}}, ReasonUnknownVersion, "v"},
+		{"version 4", Event{Version: 4, X: []float64{1}}, ReasonUnknownVersion, "v"},
 		{"no features", Event{Version: 1}, ReasonMissingFeatures, ""},
 		{"both", Event{Version: 1, X: []float64{1}, XI: []uint32{0}, XV: []float64{1}}, ReasonDenseAndSparse, ""},
 		{"empty x", Event{Version: 1, X: []float64{}}, ReasonEmptyFeatures, "x"},

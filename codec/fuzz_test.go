@@ -2,9 +2,12 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecodeEvent checks that DecodeEvent never panics, that every error is a
@@ -14,6 +17,7 @@ import (
 // (and to canonical bytes that are a fixed point).
 // Run with: go test -run xxx -fuzz FuzzDecodeEvent -fuzztime 60s ./codec/
 func FuzzDecodeEvent(f *testing.F) {
+	rng0 := rand.New(rand.NewPCG(3, 9))
 	for _, tc := range goldenEvents {
 		f.Add(unhex(f, tc.hex), 0)
 	}
@@ -24,6 +28,15 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add(unhex(f, goldPyFloat32), 3)
 	f.Add(unhex(f, goldV2PyFeedback), 4)
 	f.Add(unhex(f, goldV1WithRef), 1)
+	for _, tc := range goldenEventsNamed {
+		f.Add(unhex(f, tc.hex), 0)
+	}
+	for i := 0; i < 8; i++ {
+		ev := randomNamedEvent(rng0, 1+rng0.IntN(12))
+		if b, _ := AppendEvent(nil, &ev); len(b) < 4096 {
+			f.Add(b, 0)
+		}
+	}
 	for _, tc := range reasonCases(f) {
 		if len(tc.in) < 4096 {
 			f.Add(tc.in, tc.lim.Dim)
@@ -72,16 +85,18 @@ func FuzzDecodeEvent(f *testing.F) {
 			return
 		}
 		switch {
-		case ev.Version != 1 && ev.Version != 2:
+		case ev.Version < 1 || ev.Version > 3:
 			t.Fatalf("decoded version %d", ev.Version)
 		case ev.IsFeedback():
-			if ev.Version != 2 || !ev.HasY || ev.X != nil || ev.XI != nil || ev.XV != nil {
+			if ev.Version < 2 || !ev.HasY || ev.X != nil || ev.XI != nil || ev.XV != nil || ev.F != nil {
 				t.Fatalf("feedback event of the wrong shape: %+v", ev)
 			}
 		case ev.Ref != "":
 			t.Fatal("unreachable")
-		case (ev.X != nil) == (ev.XI != nil) || (ev.XI != nil) != (ev.XV != nil):
-			t.Fatalf("event with features in no or both forms: %+v", ev)
+		case b2i(ev.X != nil)+b2i(ev.XI != nil)+b2i(ev.F != nil) != 1 || (ev.XI != nil) != (ev.XV != nil):
+			t.Fatalf("event with features in no or several forms: %+v", ev)
+		case ev.F != nil && ev.Version != 3:
+			t.Fatalf("named event of version %d", ev.Version)
 		}
 		checkEventValues(t, &ev, lim)
 		enc, err := AppendEvent(nil, &ev)
@@ -92,7 +107,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if err := d.DecodeEvent(enc, &ev2); err != nil {
 			t.Fatalf("re-encoded %x does not decode: %v", enc, err)
 		}
-		if !eventsEqual(&ev, &ev2) {
+		if !eventsEqualF(&ev, &ev2) {
 			t.Fatalf("round trip\n got %+v\nwant %+v", ev2, ev)
 		}
 		enc2, _ := AppendEvent(nil, &ev2)
@@ -100,10 +115,18 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("canonical bytes are not a fixed point:\n%x\n%x", enc, enc2)
 		}
 		// Decoding again into the same (now populated) Event gives the same result.
-		if err := d.DecodeEvent(b, &ev2); err != nil || !eventsEqual(&ev, &ev2) {
+		if err := d.DecodeEvent(b, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
 			t.Fatalf("decoding into a reused Event differs: %v", err)
 		}
-		if lim.Dim > 0 && !ev.IsFeedback() {
+		// The JSON encoding of a decoded event (when its strings are UTF-8)
+		// decodes to the same event.
+		if j, err := AppendEventJSON(nil, &ev); err == nil {
+			var evj Event
+			if err := d.DecodeEventJSON(j, &evj); err != nil || !eventsEqualF(&ev, &evj) {
+				t.Fatalf("JSON %s of a decoded event: %v\n got %+v\nwant %+v", j, err, evj, ev)
+			}
+		}
+		if lim.Dim > 0 && !ev.IsFeedback() && !ev.Named() {
 			_ = ev.Dense(nil, lim.Dim) // must not panic for an event decoded with Dim
 		}
 	})
@@ -128,6 +151,19 @@ func checkEventValues(t *testing.T, ev *Event, lim Limits) {
 	for _, v := range ev.X {
 		if !finite(v) {
 			t.Fatalf("decoded feature %v", v)
+		}
+	}
+	if len(ev.F) > lim.MaxFeatures {
+		t.Fatalf("%d named features, limit %d", len(ev.F), lim.MaxFeatures)
+	}
+	names := map[string]bool{}
+	for _, f := range ev.F {
+		if names[f.Name] || len(f.Name) > DefaultMaxNameBytes || len(f.Str) > DefaultMaxNameBytes || !utf8.ValidString(f.Name) || !utf8.ValidString(f.Str) {
+			t.Fatalf("named feature %+v (duplicate, too long or not UTF-8)", f)
+		}
+		names[f.Name] = true
+		if f.Kind == FieldNumber && !finite(f.Num) || f.Kind == FieldBool && f.Num != 0 && f.Num != 1 || f.Kind > FieldMissing {
+			t.Fatalf("named feature %+v", f)
 		}
 	}
 	for k, j := range ev.XI {
@@ -183,6 +219,74 @@ func FuzzDecodePrediction(f *testing.F) {
 		}
 		if !bytes.Equal(enc, AppendPrediction(nil, &p2)) {
 			t.Fatalf("canonical bytes are not a fixed point")
+		}
+	})
+}
+
+// FuzzDecodeEventJSON checks that DecodeEventJSON never panics, that every
+// error has a known reason, that not_json agrees with encoding/json (which
+// accepts lone surrogates, invalid UTF-8 and any nesting, and rejects NaN
+// and Infinity), and
+// that an accepted record re-encodes (JSON and msgpack) to events equal to it.
+// Run with: go test -run xxx -fuzz FuzzDecodeEventJSON -fuzztime 60s ./codec/
+func FuzzDecodeEventJSON(f *testing.F) {
+	for _, tc := range goldenEventsNamed {
+		f.Add([]byte(tc.json), 0)
+	}
+	for _, tc := range jsonReasonCases {
+		f.Add([]byte(tc.in), tc.lim.Dim)
+	}
+	for _, tc := range equivalenceCases() {
+		f.Add([]byte(toJSON(f, tc.rec)), tc.lim.Dim)
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for i := 0; i < 16; i++ {
+		ev := randomNamedEvent(rng, rng.IntN(12))
+		if b, err := AppendEventJSON(nil, &ev); err == nil && len(b) < 4096 {
+			f.Add(b, 0)
+		}
+	}
+	known := map[Reason]bool{}
+	for _, r := range Reasons() {
+		known[r] = true
+	}
+	f.Fuzz(func(t *testing.T, b []byte, dim int) {
+		dim %= 1 << 16
+		lim := Limits{Dim: max(dim, 0), MaxFeatures: 1 << 12}
+		d := NewDecoder(lim)
+		var ev Event
+		err := d.DecodeEventJSON(b, &ev)
+		if err != nil {
+			r := ReasonOf(err)
+			if !known[r] || r == ReasonNotMsgpack || r == ReasonLooksLikeJSON {
+				t.Fatalf("error %v has reason %q", err, r)
+			}
+			if r == ReasonNotJSON && json.Valid(b) {
+				msg := err.Error()
+				if !strings.Contains(msg, "surrogate") && !strings.Contains(msg, "nested deeper") && !strings.Contains(msg, "UTF-8") {
+					t.Fatalf("encoding/json accepts %q but: %v", b, err)
+				}
+			}
+			return
+		}
+		if !json.Valid(b) && !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+			t.Fatalf("accepted %q, which encoding/json refuses", b)
+		}
+		checkEventValues(t, &ev, lim)
+		j, err := AppendEventJSON(nil, &ev)
+		if err != nil {
+			t.Fatalf("decoded event %+v does not encode: %v", ev, err)
+		}
+		var ev2 Event
+		if err := d.DecodeEventJSON(j, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
+			t.Fatalf("JSON round trip %s: %v\n got %+v\nwant %+v", j, err, ev2, ev)
+		}
+		m, err := AppendEvent(nil, &ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.DecodeEvent(m, &ev2); err != nil || !eventsEqualF(&ev, &ev2) {
+			t.Fatalf("msgpack of a JSON event: %v\n got %+v\nwant %+v", err, ev2, ev)
 		}
 	})
 }
