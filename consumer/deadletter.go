@@ -50,6 +50,10 @@ const (
 	// good (e.g. the output topic's max.message.bytes was lowered while
 	// running); the dead letter carries the prediction record.
 	reasonPredictionRefused = "prediction_refused"
+	// reasonNamedFeatures: a version 3 event with named features ("f");
+	// the codec reads them, the models do not yet (they learn from x or
+	// xi/xv).
+	reasonNamedFeatures = "named_features_unsupported"
 )
 
 // Dead-letter headers of a truncated or reference-only dead letter.

@@ -252,6 +252,11 @@ func TestPoisonEventsGoToDeadLetter(t *testing.T) {
 	nanEvent, _ := msgpack.Marshal(map[string]any{"v": 1, "x": []float64{1, 2, nan(), 4, 5}, "y": 1})
 	shortEvent, _ := codec.AppendEvent(nil, &codec.Event{Version: 1, X: []float64{1, 2, 3}, Y: 1, HasY: true})
 	badLabel, _ := codec.AppendEvent(nil, &codec.Event{Version: 1, X: []float64{1, 2, 3, 4, 5}, Y: 0.5, HasY: true})
+	named, err := codec.AppendEvent(nil, &codec.Event{Version: codec.NamedEventVersion, F: []codec.Field{{Name: "amount", Kind: codec.FieldNumber, Num: 12.5}}, Y: 1, HasY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	json := []byte(`{"v": 1, "x": [1, 2, 3, 4, 5], "y": 1}`)
 	poison := []struct {
 		value  []byte
 		reason string
@@ -261,12 +266,14 @@ func TestPoisonEventsGoToDeadLetter(t *testing.T) {
 		{shortEvent, string(codec.ReasonDimensionMismatch)},
 		{badLabel, reasonBadLabel},
 		{nil, string(codec.ReasonNotMsgpack)},
+		{named, reasonNamedFeatures},
+		{json, string(codec.ReasonLooksLikeJSON)},
 	}
 	var msgs []kafka.Message
 	for i, g := range good {
 		msgs = append(msgs, g)
-		if i%60 == 30 {
-			p := poison[(i/60)%len(poison)]
+		if i%40 == 20 && i/40 < len(poison) {
+			p := poison[i/40]
 			msgs = append(msgs, kafka.Message{Key: []byte(fmt.Sprintf("poison-%d", i)), Value: p.value})
 		}
 	}
@@ -282,8 +289,8 @@ func TestPoisonEventsGoToDeadLetter(t *testing.T) {
 		t.Fatalf("%d predictions, want %d (one per valid event)", n, len(good))
 	}
 	dl := e.ReadAll(t, cfg.DeadLetter)
-	if len(dl) != 5 {
-		t.Fatalf("%d dead letters, want 5", len(dl))
+	if len(dl) != len(poison) {
+		t.Fatalf("%d dead letters, want %d", len(dl), len(poison))
 	}
 	for i, d := range dl {
 		h := dlqHeaders(d)

@@ -794,6 +794,10 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reason, err.Error())
 		return
 	}
+	if w.ev.Named() {
+		w.deadLetter(u, r, reasonNamedFeatures, "named features (\"f\", event version 3) are read but not learnt by this build: send the features as x (dense) or xi/xv (sparse)")
+		return
+	}
 	if w.ev.HasY {
 		// The label as the models learn it (package label): −1/+1 on a
 		// binary stream whatever its encoding, the number on a regression

@@ -90,6 +90,10 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 	scores := make([]float64, len(events))
 	for i := range events {
 		ev := &events[i]
+		if ev.Named() {
+			scores[i] = math.NaN() // dead-lettered (named_features_unsupported), as the runtime does
+			continue
+		}
 		y, raw := ev.Y, ev.Y
 		if ev.HasY {
 			var err error
