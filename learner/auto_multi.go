@@ -20,9 +20,9 @@ package learner
 // (the wrapper's default) the same grid again on the wrapper's
 // common-scale view (centred features divided by one common scale and by
 // their own median-heuristic σ̂', selftune_multi.go), and one linear multi
-// member on the standardised view (multinomial logistic regression, with
-// the step of linear multi on standardised inputs, rescaled for the 1/σ̂
-// the wrapper applies: linearMultiEta(d)·√(2d), σ̂ ≈ √(2d)). Defaults: 2
+// member on the standardised view (multinomial logistic regression: the
+// `linear` baseline exactly, its step rescaled for the 1/σ̂ the wrapper
+// applies: setInputWidth). Defaults: 2
 // views × 5 σ × 2 η + linear = 21 members. Other keys (budget, features,
 // kernel, seed, ...) are passed to every FOGD member.
 //
@@ -88,8 +88,9 @@ package learner
 //
 // Cost: deterministic successive halving as binary auto (auto.go's
 // halveSurvivors): at events n0, 2n0, 4n0, … (halving, default 1000) the
-// worse half of the survivors by L_i is dropped, never below keep (default
-// 2): 21 → 11 → 6 → 3 → 2 members from event 8000 on. Per event: one
+// worse half of the FOGD survivors by L_i is dropped, never below keep
+// (default 2), and the linear member is never dropped (prune): 21 → 10+1 →
+// 5+1 → 3+1 → 2+1 members from event 8000 on. Per event: one
 // projection O(d·D) per view that has a FOGD survivor, and per FOGD
 // survivor O(D) sin/cos and its head O(K·(2D + d)); plus O(N·K) for the
 // mixture. Nothing is allocated per event (each member writes into its own
