@@ -144,10 +144,12 @@ type entry struct {
 	other int32            // "name=<other>" coordinate
 	vals  map[string]int32 // string value → indicator coordinate
 	order []string         // the values in order of allocation (for the state)
-	n     uint64           // numeric values seen
-	mean  float64          // their running mean (Welford)
-	m2    float64          // their sum of squared deviations (Welford)
-	seen  uint64           // gen of the last event that had this name (not state)
+	last  string           // the last value encoded and its coordinate (a cache, not state)
+	lastC int32
+	n     uint64  // numeric values seen
+	mean  float64 // their running mean (Welford)
+	m2    float64 // their sum of squared deviations (Welford)
+	seen  uint64  // gen of the last event that had this name (not state)
 }
 
 // Encoder maps named fields to a dense vector of dimension Config.Dim. It is
@@ -164,6 +166,12 @@ type Encoder struct {
 	used    int
 	gen     uint64
 	stats   Stats
+	// pos[f] is the entry the f-th field had in the previous event: records
+	// of one producer carry their names in the same order, so a string
+	// comparison (pointer-equal for the codec's interned names) usually
+	// replaces the map lookup. Not state: a cache.
+	pos  []int32
+	prev int32 // the entry of the previous field (−1 at the start of a record)
 }
 
 // New returns an empty Encoder. It panics on a Config outside its documented
@@ -235,18 +243,33 @@ func (e *Encoder) alloc(i int32, k Kind) int32 {
 	return j
 }
 
-// lookup returns the entry of name, creating it if there is a coordinate
-// left for it (an entry always owns at least one coordinate, so the
-// dictionary holds at most Dim names); nil and the index −1 if not.
-func (e *Encoder) lookup(name string, k Kind) (*entry, int32) {
+// lookup returns the entry of name, the f-th field, creating it if there is
+// a coordinate left for it (an entry always owns at least one coordinate,
+// so the dictionary holds at most Dim names); nil and the index −1 if not.
+func (e *Encoder) lookup(f int, name string, k Kind) (*entry, int32) {
+	if f < len(e.pos) {
+		if i := e.pos[f]; i >= 0 && e.entries[i].name == name {
+			e.prev = i
+			return e.entries[i], i
+		}
+	}
+	// The names after the previous field's, in dictionary order (a record
+	// that leaves a name or two out).
+	for i := e.prev + 1; i <= e.prev+2 && int(i) < len(e.entries); i++ {
+		if i >= 0 && e.entries[i].name == name {
+			e.cache(f, i)
+			return e.entries[i], i
+		}
+	}
 	if i, ok := e.index[name]; ok {
+		e.cache(f, i)
 		return e.entries[i], i
 	}
 	if e.used >= e.cfg.Dim {
 		return nil, -1
 	}
 	i := int32(len(e.entries))
-	en := &entry{name: name, num: -1, miss: -1, other: -1}
+	en := &entry{name: name, num: -1, miss: -1, other: -1, lastC: -1}
 	switch k {
 	case KindNumeric:
 		en.num = e.alloc(i, k)
@@ -255,7 +278,21 @@ func (e *Encoder) lookup(name string, k Kind) (*entry, int32) {
 	} // KindIndicator: the caller allocates the value's coordinate.
 	e.entries = append(e.entries, en)
 	e.index[name] = i
+	e.cache(f, i)
 	return en, i
+}
+
+// cache remembers entry i at field position f (positions beyond Dim fields
+// are not cached, so the cache stays within O(Dim)).
+func (e *Encoder) cache(f int, i int32) {
+	e.prev = i
+	if f >= e.cfg.Dim {
+		return
+	}
+	for len(e.pos) <= f {
+		e.pos = append(e.pos, -1)
+	}
+	e.pos[f] = i
 }
 
 // Encode writes the vector of one event's named fields into dst (resized to
@@ -295,7 +332,7 @@ func (e *Encoder) Encode(fields []codec.Field, dst []float64) ([]float64, error)
 		fl := &fields[f]
 		switch fl.Kind {
 		case codec.FieldNumber, codec.FieldBool:
-			en, i := e.lookup(fl.Name, KindNumeric)
+			en, i := e.lookup(f, fl.Name, KindNumeric)
 			if en == nil {
 				e.stats.Dropped++
 				continue
@@ -321,7 +358,7 @@ func (e *Encoder) Encode(fields []codec.Field, dst []float64) ([]float64, error)
 			en.mean += d / float64(en.n)
 			en.m2 += d * (v - en.mean)
 		case codec.FieldString:
-			en, i := e.lookup(fl.Name, KindIndicator)
+			en, i := e.lookup(f, fl.Name, KindIndicator)
 			if en == nil {
 				e.stats.Dropped++
 				continue
@@ -333,8 +370,13 @@ func (e *Encoder) Encode(fields []codec.Field, dst []float64) ([]float64, error)
 			if en.num >= 0 { // a numeric name with a string value: missing as a number
 				e.imputeNum(en, dst)
 			}
-			c, ok := en.vals[fl.Str]
+			c, ok := en.lastC, en.lastC >= 0 && en.last == fl.Str
 			if !ok {
+				c, ok = en.vals[fl.Str]
+			}
+			if ok {
+				en.last, en.lastC = fl.Str, c
+			} else {
 				c = -1
 				if len(en.order) < e.cfg.MaxValuesPerName {
 					if c = e.alloc(i, KindIndicator); c >= 0 {
@@ -358,7 +400,7 @@ func (e *Encoder) Encode(fields []codec.Field, dst []float64) ([]float64, error)
 			}
 			dst[c] = 1
 		default: // FieldMissing (and unknown kinds)
-			en, _ := e.lookup(fl.Name, KindMissing)
+			en, _ := e.lookup(f, fl.Name, KindMissing)
 			if en == nil {
 				e.stats.Dropped++
 				continue
@@ -581,7 +623,7 @@ func (e *Encoder) UnmarshalBinary(b []byte) error {
 	}
 	n.entries = make([]*entry, 0, names)
 	for i := int32(0); int(i) < names && d.Err() == nil; i++ {
-		en := &entry{name: d.String()}
+		en := &entry{name: d.String(), lastC: -1}
 		if _, dup := n.index[en.name]; dup && d.Err() == nil {
 			d.Fail("feature name %q given twice", en.name)
 		}
