@@ -1,9 +1,20 @@
 package features
 
 // The named-feature encoder: a feature dictionary learned online in order of
-// first appearance, capped at Dim coordinates (see doc.go for the choice
-// against feature hashing, the missing-value policy, the scaling of
-// indicators and the state format).
+// first appearance, capped at Dim coordinates; one-hot indicators for string
+// values; mean imputation with a missing indicator.
+//
+// References: one-hot ("dummy") coding of categorical values and the
+// missing-indicator method with mean imputation — Little & Rubin,
+// Statistical Analysis with Missing Data (3rd ed., Wiley 2019), §3.4.2 and
+// §3.4.3 (unconditional mean imputation; indicator method); the running mean
+// and sum of squares — Welford, Technometrics 4(3), 1962. The alternative
+// not taken, feature hashing — Weinberger et al., "Feature Hashing for Large
+// Scale Multitask Learning", ICML 2009, §2 — is discussed in doc.go.
+// Deviations from the textbook: the mean is the running mean of the values
+// seen before the event (an online method has no complete column to average
+// over), and the dictionary, the value lists and the missing indicators are
+// allocated online in order of first appearance, capped (doc.go).
 
 import (
 	"errors"
