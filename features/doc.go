@@ -134,5 +134,12 @@
 // new name or value allocates once); a 30-field event (20 numeric, 10
 // string) takes about 0.5 µs on the development machine (BenchmarkEncode30;
 // decoding the same named event costs about as much in package codec).
-// Memory is O(D) plus the names and values, at most D of them.
+// Memory is O(D) plus the names and values, at most D of them. Measured
+// (BenchmarkDecodeEncode30, 2 shared cores): decoding the dense 30-value
+// event 360 ns; decoding the named one (10 string values) 630–730 ns;
+// decoding and encoding it 1.0–1.26 µs. The learners pay for D, not for
+// the coordinates in use (an unused coordinate is a 0 in every kernel
+// evaluation), so D should be set near the expected count (numeric names
+// + the values of the string names + missing indicators, with headroom
+// for drift), not at a large round number.
 package features

@@ -385,3 +385,38 @@ func BenchmarkEncode30(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkDecodeEncode30: the runtime's front end for a 30-field event —
+// codec decoding plus Encode for a named event (10 string values), against
+// decoding the dense event of the same 30 values (which needs no encoder).
+func BenchmarkDecodeEncode30(b *testing.B) {
+	r := rng(2)
+	named := codec.Event{Version: codec.NamedEventVersion, ID: "events/0/123456", Key: "user-42", Y: 1, HasY: true}
+	named.F = event(&r, 0, nil)
+	dense := codec.Event{Version: 1, ID: "events/0/123456", Key: "user-42", Y: 1, HasY: true, X: make([]float64, 30)}
+	for i := range dense.X {
+		dense.X[i] = r.float()
+	}
+	run := func(b *testing.B, ev codec.Event, encode bool) {
+		buf, err := codec.AppendEvent(nil, &ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := codec.NewDecoder(codec.Limits{Dim: 30})
+		e := New(Config{Dim: 256})
+		var out codec.Event
+		x := make([]float64, 256)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := d.DecodeEvent(buf, &out); err != nil {
+				b.Fatal(err)
+			}
+			if encode {
+				x, _ = e.Encode(out.F, x)
+			}
+		}
+	}
+	b.Run("dense/decode", func(b *testing.B) { run(b, dense, false) })
+	b.Run("named/decode", func(b *testing.B) { run(b, named, false) })
+	b.Run("named/decode+encode", func(b *testing.B) { run(b, named, true) })
+}
