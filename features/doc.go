@@ -53,7 +53,9 @@
 //     (Little & Rubin §3.4.3). The standardiser's centre itself is not
 //     available to the encoder (it lives in the learner, frozen after its
 //     warm-up), and a running mean needs no warm-up. A feature missing
-//     before any value was seen takes 0. A categorical feature has all its
+//     before any value was seen takes 0; a name first seen missing (its
+//     kind unknown yet) gets its missing indicator then. A categorical
+//     feature has all its
 //     indicators 0; with Config.MissingCategory it also gets a
 //     "name=<missing>" indicator (for a linear model with a bias it is
 //     redundant; for a kernel it moves missing away from every value).
