@@ -188,6 +188,30 @@ func TestEncodeRules(t *testing.T) {
 	if x[8] != 1 || x[9] != 5 {
 		t.Errorf("IT not folded into <other> or new not at 9: %v", x)
 	}
+	// amount's values so far: 12.5, 7.5, 1, 1 (missing in the third and fifth events).
+	vals := []float64{12.5, 7.5, 1, 1}
+	var sum, ss float64
+	for _, v := range vals {
+		sum += v
+	}
+	mean := sum / 4
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	if n, m, sd, ok := e.NumStats(0); !ok || n != 4 || math.Abs(m-mean) > 1e-12 || math.Abs(sd-math.Sqrt(ss/4)) > 1e-12 {
+		t.Errorf("NumStats(amount) = %d %v %v %v, want 4 %v %v", n, m, sd, ok, mean, math.Sqrt(ss/4))
+	}
+	if _, _, _, ok := e.NumStats(1); ok {
+		t.Error("NumStats of an indicator reports ok")
+	}
+	// Groups: country's coordinates 1, 6, 8 share one; amount's 0 and 7.
+	if g := e.Group(1); g != e.Group(6) || g != e.Group(8) || e.Group(0) != e.Group(7) || g == e.Group(0) || e.Group(10) != -1 {
+		t.Errorf("groups %v %v %v / %v %v", e.Group(1), e.Group(6), e.Group(8), e.Group(0), e.Group(7))
+	}
+	k := e.Kinds()
+	if k[7] != KindMissing || k[8] != KindIndicator || k[9] != KindNumeric || len(k) != 10 {
+		t.Errorf("kinds %v", k)
+	}
 }
 
 // MissingRefuse: a nil, a NaN or a known name left out is refused with a
