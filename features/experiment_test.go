@@ -20,6 +20,7 @@ package features
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -294,4 +295,64 @@ func handOrdinal(xs [][]float64, holes bool) [][]float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// TestIndicatorScalingExperiment measures what the standardiser does to a
+// many-valued categorical field (doc.go "Scaling of indicators"). A
+// synthetic stream: the label is a nonlinear function of 4 standard normal
+// numeric features (sign of x0·x1 + sin(2·x2) + x3²/2 − 0.5, 5 % flipped);
+// a "user" field with 200 values (Zipf-like: value k with weight 1/(k+1))
+// carries no signal. Standardised, the user indicators add ≈ 2·199 to the
+// squared distance, the numerics 8; with scale=none (the numerics are
+// already unit-scale, so this stands for "standardise only the numerics")
+// the field adds at most 2. Run with FEATURES_EXPERIMENT=1.
+func TestIndicatorScalingExperiment(t *testing.T) {
+	if os.Getenv("FEATURES_EXPERIMENT") == "" {
+		t.Skip("set FEATURES_EXPERIMENT=1 to run the indicator-scaling experiment")
+	}
+	const n, users, dim = 6000, 200, 256
+	r := rng(11)
+	var zsum float64
+	weights := make([]float64, users)
+	for k := range weights {
+		weights[k] = 1 / float64(k+1)
+		zsum += weights[k]
+	}
+	normal := func() float64 { // Box–Muller
+		u1, u2 := r.float(), r.float()
+		return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+	}
+	withUser, without := New(Config{Dim: dim, MaxValuesPerName: users}), New(Config{Dim: dim})
+	xsU, xsN, ys := make([][]float64, n), make([][]float64, n), make([]float64, n)
+	pos := 0
+	for i := 0; i < n; i++ {
+		x := [4]float64{normal(), normal(), normal(), normal()}
+		y := 1.0
+		if x[0]*x[1]+math.Sin(2*x[2])+x[3]*x[3]/2-0.5 < 0 {
+			y = -1
+		}
+		if r.float() < 0.05 {
+			y = -y
+		}
+		if y > 0 {
+			pos++
+		}
+		u, k := r.float()*zsum, 0
+		for ; k < users-1 && u >= weights[k]; k++ {
+			u -= weights[k]
+		}
+		f := []codec.Field{}
+		for j, v := range x {
+			f = append(f, codec.Field{Name: fmt.Sprintf("x%d", j), Kind: codec.FieldNumber, Num: v})
+		}
+		xsN[i], _ = without.Encode(f, nil)
+		f = append(f, codec.Field{Name: "user", Kind: codec.FieldString, Str: fmt.Sprintf("u%d", k)})
+		xsU[i], _ = withUser.Encode(f, nil)
+		ys[i] = y
+	}
+	t.Logf("%d events, majority rate %.2f %%, user field: %d coordinates", n, 100*float64(min(pos, n-pos))/n, withUser.Stats().Coords-4)
+	for _, spec := range []string{"linear", "auto", "auto:scale=none"} {
+		a, b := progressiveMistakes(t, spec, xsN, ys, 0), progressiveMistakes(t, spec, xsU, ys, 0)
+		t.Logf("%-16s numerics only %.2f %%, with the 200-value user field %.2f %%", spec, a, b)
+	}
 }
