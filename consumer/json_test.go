@@ -373,3 +373,57 @@ func TestFormatValidation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkPipelineFormats: the pipeline's throughput with msgpack and with
+// JSON records (events in, predictions out) for a 30-float dense event,
+// with no model (pass-through: the infrastructure and codec cost alone)
+// and with FOGD (B = 100). It reports events per second of the processing
+// window and per CPU-second of the whole process (embedded broker
+// included), the one that other work disturbs least. Run with
+//
+//	go test -run xxx -bench PipelineFormats -benchtime 1x ./consumer/
+//
+// OKSTREAM_BENCH_EVENTS sets the number of events (default 100,000).
+func BenchmarkPipelineFormats(b *testing.B) {
+	const dim = 30
+	msgs := benchEvents(100000, dim)
+	jsonMsgs := asJSON(b, msgs)
+	for _, m := range []struct {
+		name   string
+		models []Model
+	}{{"passthrough", nil}, {"fogd", []Model{{Name: "fogd", Spec: "fogd:sigma=4,budget=100"}}}} {
+		for _, format := range []string{FormatMsgpack, FormatJSON} {
+			b.Run(m.name+"/"+format, func(b *testing.B) {
+				in := msgs
+				if format == FormatJSON {
+					in = jsonMsgs
+				}
+				var sum benchRate
+				for i := 0; i < b.N; i++ {
+					_, cfg, ends := benchSetup(b, in, dim, m.models)
+					cfg.InputFormat, cfg.OutputFormat = format, format
+					p := mustNew(b, cfg)
+					r := startPipeline(b, p)
+					for !allReady(p, len(ends)) {
+						time.Sleep(time.Millisecond)
+					}
+					cpu0, start, first := cpuTime(), time.Now(), processed(p)
+					for !caughtUp(ends, r) {
+						time.Sleep(5 * time.Millisecond)
+					}
+					end, cpu := time.Now(), cpuTime()-cpu0
+					if err := r.shutdown(b); err != nil {
+						b.Fatal(err)
+					}
+					n := float64(int64(len(in)) - first)
+					sum.steady += n / end.Sub(start).Seconds()
+					sum.perCPU += n / cpu.Seconds()
+				}
+				b.ReportMetric(sum.steady/float64(b.N), "events/s")
+				b.ReportMetric(sum.perCPU/float64(b.N), "events/cpu-s")
+				b.ReportMetric(float64(len(in[0].Value)), "bytes/event")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
