@@ -268,6 +268,20 @@ type Config struct {
 	// (output partitioned by key hash; the output since the last checkpoint
 	// is published again after a crash, byte-identical).
 	Delivery string
+	// InputFormat is the encoding of the input topic's event records:
+	// FormatMsgpack (default) or FormatJSON (the same schema as one JSON
+	// object per record; codec.Decoder.DecodeEventJSON). A record of the
+	// other format is dead-lettered with a hint (looks_like_json on a
+	// msgpack consumer, looks_like_msgpack on a JSON one); the dead letter
+	// keeps the record's bytes as they were.
+	InputFormat string
+	// OutputFormat is the encoding of the prediction records:
+	// FormatMsgpack (default, codec.AppendPrediction) or FormatJSON
+	// (codec.AppendPredictionJSON: the same keys as a JSON object). The
+	// models' outputs are the same either way. Effectively-once delivery
+	// reads the output's tail in both formats (codec.DecodePredictionAny),
+	// so a restart with another OutputFormat stays effectively-once.
+	OutputFormat string
 	// Share names the models shared across partitions (see docs/sharing.md
 	// and package share): each partition's copy of such a model learns from
 	// every partition's events through deltas exchanged on ShareTopic at
@@ -387,6 +401,12 @@ func NewConfig() Config {
 	return c
 }
 
+// Record formats (Config.InputFormat, Config.OutputFormat).
+const (
+	FormatMsgpack = "msgpack" // codec.DecodeEvent, codec.AppendPrediction
+	FormatJSON    = "json"    // codec.Decoder.DecodeEventJSON, codec.AppendPredictionJSON
+)
+
 func (c *Config) defaults() {
 	if c.Group == "" {
 		c.Group = "okstream"
@@ -444,6 +464,12 @@ func (c *Config) defaults() {
 	}
 	if c.Delivery == "" {
 		c.Delivery = DeliveryEffectivelyOnce
+	}
+	if c.InputFormat == "" {
+		c.InputFormat = FormatMsgpack
+	}
+	if c.OutputFormat == "" {
+		c.OutputFormat = FormatMsgpack
 	}
 	setDur(&c.SessionTimeout, 10*time.Second)
 	setDur(&c.HeartbeatInterval, min(time.Second, c.SessionTimeout/3))
@@ -529,6 +555,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Delivery != DeliveryEffectivelyOnce && c.Delivery != DeliveryAtLeastOnce {
 		bad("delivery %q: use %s or %s", c.Delivery, DeliveryEffectivelyOnce, DeliveryAtLeastOnce)
+	}
+	if c.InputFormat != FormatMsgpack && c.InputFormat != FormatJSON {
+		bad("input format %q: use %s or %s (the encoding of the input topic's event records)", c.InputFormat, FormatMsgpack, FormatJSON)
+	}
+	if c.OutputFormat != FormatMsgpack && c.OutputFormat != FormatJSON {
+		bad("output format %q: use %s or %s (the encoding of the prediction records)", c.OutputFormat, FormatMsgpack, FormatJSON)
 	}
 	if c.FeedbackBufferBytes < 0 {
 		bad("feedback buffer bytes %d: must be positive (0 takes the default, 64 MiB)", c.FeedbackBufferBytes)

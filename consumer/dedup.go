@@ -491,7 +491,7 @@ func (w *worker) sourceOf(r *kafkautil.Record) (offset, unit int64, ok bool) {
 		o, err := strconv.ParseInt(source[len(prefix):], 10, 64)
 		return o, unit, err == nil
 	}
-	pr, err := codec.DecodePrediction(r.Value)
+	pr, err := codec.DecodePredictionAny(r.Value) // either --output-format: a restart may change it
 	if err != nil || pr.Topic != w.p.cfg.Input || int(pr.Partition) != w.part {
 		return 0, 0, false
 	}
@@ -513,7 +513,7 @@ func (w *worker) legacy(r *kafkautil.Record) bool {
 	if source != "" {
 		return strings.HasPrefix(source, w.p.cfg.Input+"/"+w.label+"/")
 	}
-	pr, err := codec.DecodePrediction(r.Value)
+	pr, err := codec.DecodePredictionAny(r.Value) // either --output-format: a restart may change it
 	return err == nil && pr.Topic == w.p.cfg.Input && int(pr.Partition) == w.part
 }
 

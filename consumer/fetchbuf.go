@@ -60,7 +60,8 @@ func (w *worker) sampledObs() []prometheus.Observer {
 
 // defaultID is the id of an event that has none: topic/partition/offset.
 // The string shares the worker's buffer and is valid until the next call:
-// emit only encodes it into the record (codec.AppendPrediction copies it).
+// emit only encodes it into the record (codec.AppendPrediction and
+// AppendPredictionJSON copy it).
 func (w *worker) defaultID(offset int64) string {
 	b := append(w.idBuf[:0], w.p.cfg.Input...)
 	b = append(b, '/')

@@ -107,11 +107,14 @@ type worker struct {
 	// already in the output topics (effectively-once mode; dedup.go).
 	published *offsetSet
 
-	dec    *codec.Decoder
-	ev     codec.Event
-	x      []float64
-	scores []codec.ModelScore
-	obs    []prometheus.Observer
+	dec *codec.Decoder
+	ev  codec.Event
+	// jsonIn and jsonOut: the input's events and the predictions are JSON
+	// (Config.InputFormat, Config.OutputFormat), else msgpack.
+	jsonIn, jsonOut bool
+	x               []float64
+	scores          []codec.ModelScore
+	obs             []prometheus.Observer
 
 	// spent returns processed fetches' record slices to the fetcher;
 	// fetchLen is the longest fetch so far (the fetcher's only).
@@ -205,6 +208,8 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		ms:      ms,
 		durable: -1,
 		dec:     codec.NewDecoder(p.cfg.eventLimits()),
+		jsonIn:  p.cfg.InputFormat == FormatJSON,
+		jsonOut: p.cfg.OutputFormat == FormatJSON,
 		x:       make([]float64, p.cfg.Dim),
 		writeCh: make(chan *unit, 2),
 		free:    make(chan *unit, 4),
@@ -786,10 +791,21 @@ func (w *worker) batch(ctx context.Context, recs []kafkautil.Record) bool {
 
 func (w *worker) process(u *unit, r *kafkautil.Record) {
 	w.next = r.Offset + 1
-	if err := w.dec.DecodeEvent(r.Value, &w.ev); err != nil {
+	var err error
+	if w.jsonIn {
+		err = w.dec.DecodeEventJSON(r.Value, &w.ev)
+	} else {
+		err = w.dec.DecodeEvent(r.Value, &w.ev)
+	}
+	if err != nil {
+		// The dead letter keeps the record's bytes as they are (JSON
+		// stays JSON); the reason says what the decoder found.
 		reason := string(codec.ReasonOf(err))
 		if reason == "" {
 			reason = string(codec.ReasonNotMsgpack)
+			if w.jsonIn {
+				reason = string(codec.ReasonNotJSON)
+			}
 		}
 		w.deadLetter(u, r, reason, err.Error())
 		return
@@ -927,7 +943,11 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 		pred.Ref, pred.RefOffset, pred.HasRef = im.id, im.offset, true
 	}
 	n := len(u.arena)
-	u.arena = codec.AppendPrediction(u.arena, &pred)
+	if w.jsonOut {
+		u.arena = codec.AppendPredictionJSON(u.arena, &pred)
+	} else {
+		u.arena = codec.AppendPrediction(u.arena, &pred)
+	}
 	if size := len(key) + len(u.arena) - n; size > w.p.predMax {
 		u.arena = u.arena[:n]
 		w.deadLetter(u, r, reasonPredictionTooLarge, fmt.Sprintf(

@@ -234,3 +234,68 @@ func counterSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	return sum
 }
+
+// TestPythonExamplesJSON runs the Python producer and consumer with JSON
+// records (producer.py --format json into a pipeline with InputFormat and
+// OutputFormat json; consumer.py --format json) and, on another topic, the
+// same events as msgpack: the consumer reads every prediction, nothing is
+// dead-lettered, and the models' mistake counts are the same in both
+// formats (the same events in the same partitions give the same models).
+func TestPythonExamplesJSON(t *testing.T) {
+	py := python(t)
+	e := kafkatest.New(t)
+	brokers := strings.Join(e.Brokers, ",")
+	const events = 500
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pyRun := func(script string, args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, py, append([]string{filepath.Join("python", script)}, args...)...).CombinedOutput()
+		t.Logf("%s %s:\n%s", script, strings.Join(args, " "), out)
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		return string(out)
+	}
+	mistakes := regexp.MustCompile(`model (\w+): (\d+) mistakes in (\d+) labelled events`)
+	lines := map[string][][]string{}
+	for _, format := range []string{consumer.FormatMsgpack, consumer.FormatJSON} {
+		in := e.Name("py-" + format)
+		e.CreateTopic(t, in, 2, nil)
+		reg := prometheus.NewRegistry()
+		cfg := consumer.NewConfig()
+		cfg.Brokers, cfg.Input, cfg.Group, cfg.Dim = e.Brokers, in, e.Name("py-group-"+format), 8
+		cfg.Checkpoints, cfg.CheckpointPartitions = e.Name("py-ckpt-"+format), 1
+		cfg.Models = []consumer.Model{{Name: "champion", Spec: "fogd:sigma=1,budget=100"}, {Name: "challenger", Spec: "nogd:sigma=1,budget=100"}}
+		cfg.InputFormat, cfg.OutputFormat = format, format
+		cfg.Registerer, cfg.SessionTimeout, cfg.HeartbeatInterval = reg, time.Second, 100*time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		p, err := consumer.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- p.Run(runCtx) }()
+		pyRun("producer.py", "--brokers", brokers, "--topic", in, "--count", strconv.Itoa(events), "--dim", "8", "--format", format)
+		out := pyRun("consumer.py", "--brokers", brokers, "--topic", in+".predictions", "--count", strconv.Itoa(events), "--timeout", "60", "--format", format)
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("pipeline: %v", err)
+		}
+		if dl := counterSum(t, reg, "okstream_dead_letters_total"); dl != 0 {
+			t.Errorf("%s: %v events dead-lettered", format, dl)
+		}
+		if !strings.Contains(out, "read "+strconv.Itoa(events)+" predictions") {
+			t.Fatalf("%s: consumer output lacks the count", format)
+		}
+		if lines[format] = mistakes.FindAllStringSubmatch(out, -1); len(lines[format]) != 2 {
+			t.Fatalf("%s: %d model lines, want 2", format, len(lines[format]))
+		}
+	}
+	for i, m := range lines[consumer.FormatMsgpack] {
+		if j := lines[consumer.FormatJSON][i]; j[0] != m[0] {
+			t.Errorf("msgpack %q, JSON %q: the same events should give the same models", m[0], j[0])
+		}
+	}
+}

@@ -122,6 +122,10 @@ type Config struct {
 
 	// Sparse sends xi/xv (the non-zero entries) instead of dense x.
 	Sparse bool
+	// JSON writes each event as a JSON object (codec.AppendEventJSON: the
+	// same schema, for a consumer run with --input-format json) instead
+	// of msgpack (codec.AppendEvent). The events are the same either way.
+	JSON bool
 	// Unlabelled is the fraction of events sent without y, in [0, 1]:
 	// 0 labels every event, 1 none; in between, event i is unlabelled when
 	// a uniform number hashed from (Seed, i) falls below it.

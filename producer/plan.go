@@ -188,7 +188,7 @@ func (p *Plan) event(i int64, nowMS int64) codec.Event {
 }
 
 // Message returns event i as the Kafka record Replay writes: key, value
-// (codec.AppendEvent) and record time (zero under TimeNone).
+// (codec.AppendEvent, or codec.AppendEventJSON with Config.JSON) and record time (zero under TimeNone).
 func (p *Plan) Message(i int64, now time.Time) (kafka.Message, error) {
 	var b []byte
 	b, ks, ve, ts, err := p.appendRecord(b, i, now.UnixMilli())
@@ -204,7 +204,7 @@ func (p *Plan) appendRecord(b []byte, i int64, nowMS int64) (_ []byte, ks, ve in
 	ev := p.event(i, nowMS)
 	b = append(b, ev.Key...)
 	ks = len(b)
-	b, err = codec.AppendEvent(b, &ev)
+	b, err = appendEvent(b, &ev, p.cfg.JSON)
 	if err != nil {
 		pass, row := p.Row(i)
 		return b, 0, 0, time.Time{}, fmt.Errorf("producer: event %d (pass %d, row %d): %w", i, pass, row, err)
@@ -224,4 +224,13 @@ func Partition(key string, partitions int) int {
 		ps[i] = i
 	}
 	return kafka.Murmur2Balancer{}.Balance(kafka.Message{Key: []byte(key)}, ps...)
+}
+
+// appendEvent appends ev's record value: JSON (codec.AppendEventJSON) or
+// msgpack (codec.AppendEvent).
+func appendEvent(b []byte, ev *codec.Event, json bool) ([]byte, error) {
+	if json {
+		return codec.AppendEventJSON(b, ev)
+	}
+	return codec.AppendEvent(b, ev)
 }

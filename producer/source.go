@@ -48,6 +48,9 @@ type StreamConfig struct {
 	Speedup float64
 	// Limit stops after this many events (0: the whole source).
 	Limit int64
+	// JSON writes each event as a JSON object (codec.AppendEventJSON)
+	// instead of msgpack (codec.AppendEvent), as Config.JSON.
+	JSON bool
 
 	// Headers are added to every record, e.g. the feature schema version
 	// and whether the data are synthetic.
@@ -133,7 +136,7 @@ func (p *eventPacer) due(ms int64, hasTS bool, now time.Time) time.Time {
 // ts (the event time, not the send time: old event times may fall to the
 // topic's time-based retention at once — create the topic with
 // retention.ms=-1, as replay --create-topic does for event-time replays),
-// value = codec.AppendEvent. Records are partitioned by key with the
+// value = codec.AppendEvent (codec.AppendEventJSON with JSON). Records are partitioned by key with the
 // murmur2 balancer, so within a partition they keep the source order. With
 // Speedup > 0 the events are paced by event time (see StreamConfig).
 //
@@ -183,7 +186,7 @@ func ReplaySource(ctx context.Context, src Source, cfg StreamConfig) (Stats, err
 		}
 		carry = append(carry[:0], ev.Key...)
 		ks := len(carry)
-		carry, err = codec.AppendEvent(carry, &ev)
+		carry, err = appendEvent(carry, &ev, c.JSON)
 		if err != nil {
 			return fmt.Errorf("producer: source event %d: %w", i, err)
 		}

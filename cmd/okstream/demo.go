@@ -102,6 +102,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic stream and the replay")
 	brokers := fs.String("brokers", "", "use these brokers instead of the embedded one")
 	verbose := fs.Bool("v", false, "log the runtime's messages")
+	inFormat := fs.String("input-format", consumer.FormatMsgpack, "encoding of the events the demo produces and the consumer reads (as okstream run --input-format): msgpack or json")
+	outFormat := fs.String("output-format", consumer.FormatMsgpack, "encoding of the prediction records (as okstream run --output-format): msgpack or json")
 	feedback := fs.Bool("feedback", false, "delayed feedback (needs --data kuairec:DIR): each interaction becomes an impression (no label) and, play_duration later in event time, a label-only feedback event")
 	feedbackBuffer := fs.Int("feedback-buffer", 100000, "with --feedback: impressions kept per partition awaiting their feedback")
 	feedbackMaxAge := fs.Duration("feedback-max-age", 24*time.Hour, "with --feedback: evict impressions older than this, in event time")
@@ -130,6 +132,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if sec.Enabled() && *brokers == "" {
 		return usageErr("the --tls-* and --sasl-* flags apply to --brokers; the embedded broker is plaintext on 127.0.0.1")
 	}
+	for _, f := range []struct{ name, v string }{{"input-format", *inFormat}, {"output-format", *outFormat}} {
+		if f.v != consumer.FormatMsgpack && f.v != consumer.FormatJSON {
+			return usageErr("--%s %q: use msgpack or json", f.name, f.v)
+		}
+	}
+	asJSON := *inFormat == consumer.FormatJSON
 	if len(models) == 0 {
 		models = slices.Clone(demoDefaultModels)
 	}
@@ -159,7 +167,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		case *feedbackMaxAge <= 0:
 			return usageErr("--feedback-max-age %s: give a duration > 0 of event time, e.g. 24h", *feedbackMaxAge)
 		}
-		if src, err = feedbackDemoSource(&df); err != nil {
+		if src, err = feedbackDemoSource(&df, asJSON); err != nil {
 			return usageErr("%v", err)
 		}
 	} else {
@@ -168,7 +176,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 				return usageErr("--%s applies only with --feedback (and --data kuairec:DIR): add --feedback, or drop --%s", name, name)
 			}
 		}
-		if src, err = plainDemoSource(&df, *events, *seed, *rate); err != nil {
+		if src, err = plainDemoSource(&df, *events, *seed, *rate, asJSON); err != nil {
 			return fail("%v", err)
 		}
 	}
@@ -184,7 +192,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		defer c.Close()
 		addrs = c.ListenAddrs()
 	}
-	fmt.Fprintf(stdout, "okstream demo: broker %s; %d events (%s, d = %d) into %d partitions; models:", strings.Join(addrs, ","), total, src.describe, src.dim, *partitions)
+	fmt.Fprintf(stdout, "okstream demo: broker %s; %d events (%s, d = %d) into %d partitions", strings.Join(addrs, ","), total, src.describe, src.dim, *partitions)
+	if asJSON || *outFormat == consumer.FormatJSON {
+		fmt.Fprintf(stdout, "; events as %s, predictions as %s", *inFormat, *outFormat)
+	}
+	fmt.Fprint(stdout, "; models:")
 	for _, m := range ms {
 		fmt.Fprintf(stdout, " %s=%s", m.Name, m.Spec)
 	}
@@ -210,6 +222,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		Checkpoints: "demo-checkpoints-" + suffix, CheckpointEvery: max(1000, int(total)/(20**partitions)),
 		CheckpointInterval: 2 * time.Second, CreateTopics: true, Logger: log,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, FetchMaxWait: 100 * time.Millisecond,
+		InputFormat: *inFormat, OutputFormat: *outFormat,
 	}
 	if *feedback {
 		cfg.FeedbackBuffer, cfg.FeedbackMaxAge = *feedbackBuffer, *feedbackMaxAge
@@ -304,7 +317,7 @@ type demoSource struct {
 
 // plainDemoSource is the built-in synthetic stream, or --data, replayed as
 // labelled events with random keys.
-func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*demoSource, error) {
+func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64, asJSON bool) (*demoSource, error) {
 	var ds *dataset.Dataset
 	if df.data != "" {
 		var err error
@@ -326,7 +339,7 @@ func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*dem
 			// A file is replayed in a seeded random order (a new one per
 			// pass), as okstream replay does: many are sorted by class.
 			permute := df.data != "" && !df.ordered
-			return producer.Replay(ctx, ds, producer.Config{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom, Permute: permute})
+			return producer.Replay(ctx, ds, producer.Config{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Seed: seed, Rate: rate, Loop: loop, Limit: total, Keys: producer.KeyRandom, Permute: permute, JSON: asJSON})
 		},
 		summary: producer.Stats.String,
 	}, nil
@@ -335,7 +348,7 @@ func plainDemoSource(df *dataFlags, events int, seed uint64, rate float64) (*dem
 // feedbackDemoSource is --data kuairec:DIR replayed with delayed feedback:
 // an impression per interaction and, play_duration later in event time, its
 // feedback event, keyed by user, as fast as possible.
-func feedbackDemoSource(df *dataFlags) (*demoSource, error) {
+func feedbackDemoSource(df *dataFlags, asJSON bool) (*demoSource, error) {
 	dir, opts, _, err := kuairec.ParseDataArg(df.data)
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
@@ -358,7 +371,7 @@ func feedbackDemoSource(df *dataFlags) (*demoSource, error) {
 		// retention, or the broker may delete them at once.
 		topicConfigs: map[string]string{"retention.ms": "-1"},
 		replay: func(ctx context.Context, conn producer.Admin, topic string) (producer.Stats, error) {
-			return producer.ReplaySource(ctx, src, producer.StreamConfig{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Headers: src.Headers()})
+			return producer.ReplaySource(ctx, src, producer.StreamConfig{Brokers: conn.Brokers, TLS: conn.TLS, SASL: conn.SASL, Topic: topic, Headers: src.Headers(), JSON: asJSON})
 		},
 		summary: func(st producer.Stats) string {
 			return fmt.Sprintf("%s: %d impressions, %d feedback events (play_duration later in event time)", st, src.Impressions, src.Feedback)
@@ -532,8 +545,15 @@ func verifyExact(ctx context.Context, client *kafka.Client, cfg consumer.Config,
 			return false, err.Error()
 		}
 		var evs []codec.Event
+		jdec := codec.NewDecoder(codec.Limits{Dim: dim})
 		for _, r := range recs {
-			ev, err := codec.DecodeEvent(r.Value, codec.Limits{Dim: dim})
+			var ev codec.Event // fresh: evs keeps it (the decoder reuses only storage ev does not hold)
+			var err error
+			if codec.IsJSONRecord(r.Value) { // --format json
+				err = jdec.DecodeEventJSON(r.Value, &ev)
+			} else {
+				ev, err = codec.DecodeEvent(r.Value, codec.Limits{Dim: dim})
+			}
 			if err != nil {
 				continue
 			}

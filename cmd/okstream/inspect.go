@@ -29,24 +29,29 @@ func init() {
 
 const inspectSynopsis = `inspect predictions|checkpoints|dead-letters|events --brokers HOST:PORT --topic TOPIC [flags]
 
-  predictions    prediction records (multi-class models: the class and the top
-                 of the distribution), and each model's progressive mistake
-                 rate (or MSE) computed from them (re-emitted duplicates
-                 counted once)
+  predictions    prediction records, msgpack or JSON (--format; by default
+                 each record's first byte tells; multi-class models: the
+                 class and the top of the distribution), and each model's
+                 progressive mistake rate (or MSE) computed from them
+                 (re-emitted duplicates counted once)
   checkpoints    every (group, topic, partition) in a checkpoint topic: both
                  slots, the newest complete checkpoint, and with --models the
                  models inside (spec, updates, progressive statistics)
   dead-letters   dead-lettered records: reason, detail, source, original bytes
-  events         input events as decoded by the runtime, or why run would
-                 dead-letter them (labels too, mapped per partition as run
-                 maps them: --task auto, the default, decides by each
-                 partition's labels, as run without --model; binary takes
-                 -1/+1, 0/1, true/false or two strings, as run with
-                 classifiers; see --positive; multiclass takes class names),
-                 then each partition's task and classes`
+                 (and a JSON record's text)
+  events         input events, msgpack or JSON (--format; by default each
+                 record's first byte tells), as decoded by the runtime, or
+                 why run would dead-letter them (labels too, mapped per
+                 partition as run maps them: --task auto, the default,
+                 decides by each partition's labels, as run without
+                 --model; binary takes -1/+1, 0/1, true/false or two
+                 strings, as run with classifiers; see --positive;
+                 multiclass takes class names), then each partition's task
+                 and classes`
 
 const inspectExamples = `  okstream inspect events --brokers localhost:9092 --topic events --dim 8 --limit 5
   okstream inspect predictions --brokers localhost:9092 --topic events.predictions --limit 20
+  okstream inspect events --brokers localhost:9092 --topic events --format json   # as run --input-format json reads them
   okstream inspect checkpoints --brokers localhost:9092 --topic okstream.checkpoints --models
   okstream inspect dead-letters --brokers localhost:9092 --topic events.dlq`
 
@@ -68,6 +73,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	maxAbs := fs.Float64("max-abs-value", consumer.DefaultMaxAbsValue, "events: a feature or label of larger magnitude would be dead-lettered (as okstream run --max-abs-value; 0: off)")
 	maxID := fs.Int("max-id-bytes", consumer.DefaultMaxIDBytes, "events: a longer id, key or ref would be dead-lettered (as okstream run --max-id-bytes; 0: off)")
 	maxBytes := fs.Int("max-event-bytes", consumer.NewConfig().MaxEventBytes, "events: a larger record would be dead-lettered (as okstream run --max-event-bytes)")
+	format := fs.String("format", formatAuto, "events and predictions: the records' encoding: auto (each record by its first byte: '{' is JSON, anything else msgpack), msgpack or json; events with msgpack or json show what okstream run --input-format FORMAT would make of them (a record of the other format: looks_like_json or looks_like_msgpack)")
 	var sf secFlags
 	sf.register(fs)
 	maxState := fs.Int64("max-state-bytes", checkpoint.DefaultMaxStateBytes, "checkpoints: reject (and report) checkpoints declaring a larger payload, as okstream run --checkpoint-max-state-bytes does")
@@ -89,6 +95,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	brokerList, client := conn.brokers, conn.client
+	if *format != formatAuto && *format != consumer.FormatMsgpack && *format != consumer.FormatJSON {
+		return fail("--format %q: use auto, msgpack or json", *format)
+	}
 	switch what {
 	case "checkpoints":
 		if err := inspectCheckpoints(ctx, stdout, checkpoint.Config{Brokers: brokerList, Topic: *topic, Client: client, MaxStateBytes: *maxState}, *models); err != nil {
@@ -109,12 +118,12 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	switch what {
 	case "predictions":
-		err = inspectPredictions(stdout, recs, *limit)
+		err = inspectPredictions(stdout, recs, *limit, *format)
 	case "dead-letters":
 		inspectDeadLetters(stdout, recs, *limit)
 	case "events":
 		t, _ := label.ParseTask(*task)
-		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive, *maxClasses)
+		inspectEvents(stdout, recs, *limit, codec.Limits{Dim: *dim, MaxAbsValue: *maxAbs, MaxIDBytes: *maxID, MaxBytes: *maxBytes}, t, *positive, *maxClasses, *format)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -154,15 +163,37 @@ type modelMetrics struct {
 	sqerr    float64
 }
 
-// predictionMetrics deduplicates prediction records by source offset and
-// computes every model's progressive statistics.
+// formatAuto: inspect tells each record's format by its first byte
+// (codec.IsJSONRecord).
+const formatAuto = "auto"
+
+// decodePrediction decodes a prediction record in format (auto, msgpack
+// or json).
+func decodePrediction(b []byte, format string) (codec.Prediction, error) {
+	switch format {
+	case consumer.FormatMsgpack:
+		return codec.DecodePrediction(b)
+	case consumer.FormatJSON:
+		return codec.DecodePredictionJSON(b)
+	}
+	return codec.DecodePredictionAny(b)
+}
+
+// predictionMetrics deduplicates prediction records (msgpack or JSON, told
+// apart by their first byte) by source offset and computes every model's
+// progressive statistics.
 func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, error) {
+	return predictionMetricsFormat(recs, formatAuto)
+}
+
+// predictionMetricsFormat is predictionMetrics for records in format.
+func predictionMetricsFormat(recs []kafkautil.Record, format string) ([]*modelMetrics, int, int, error) {
 	seen := map[string]bool{}
 	var order []*modelMetrics
 	byName := map[string]*modelMetrics{}
 	dups := 0
 	for _, r := range recs {
-		p, err := codec.DecodePrediction(r.Value)
+		p, err := decodePrediction(r.Value, format)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("partition %d offset %d: not a prediction record: %v", r.Partition, r.Offset, err)
 		}
@@ -199,7 +230,7 @@ func predictionMetrics(recs []kafkautil.Record) ([]*modelMetrics, int, int, erro
 	return order, len(seen), dups, nil
 }
 
-func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
+func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int, format string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if limit != 0 {
 		fmt.Fprintln(tw, "partition\toffset\tsource\tid\tkey\ty\tclass\tscores (model: score decision P(y=+1) updates; multi-class: class P(class) [top classes] updates)")
@@ -208,7 +239,7 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		if !shown(limit, i) {
 			break
 		}
-		p, err := codec.DecodePrediction(r.Value)
+		p, err := decodePrediction(r.Value, format)
 		if err != nil {
 			fmt.Fprintf(tw, "%d\t%d\tBAD RECORD: %v\n", r.Partition, r.Offset, err)
 			continue
@@ -239,7 +270,7 @@ func inspectPredictions(w io.Writer, recs []kafkautil.Record, limit int) error {
 		fmt.Fprintf(tw, "%d\t%d\t%s/%d/%d\t%s\t%s\t%s\t%s\t%s\n", r.Partition, r.Offset, p.Topic, p.Partition, p.Offset, p.ID, p.Key, y, class, strings.Join(ms, "; "))
 	}
 	tw.Flush()
-	mm, n, dups, err := predictionMetrics(recs)
+	mm, n, dups, err := predictionMetricsFormat(recs, format)
 	if err != nil {
 		return err
 	}
@@ -373,6 +404,15 @@ func inspectDeadLetters(w io.Writer, recs []kafkautil.Record, limit int) {
 			more += fmt.Sprintf("  (truncated: the record's key was %s bytes, its value %s)", h[consumer.HeaderKeyBytes], h[consumer.HeaderValueBytes])
 		}
 		fmt.Fprintf(w, "%d/%d  %s  from %s  key %q\n    %s\n    bytes (%d): %s%s\n", r.Partition, r.Offset, h[consumer.HeaderReason], h[consumer.HeaderSource], key, h[consumer.HeaderDetail], len(r.Value), hex.EncodeToString(v), more)
+		if codec.IsJSONRecord(v) { // a JSON record: its text too, on one line
+			text := strings.Map(func(c rune) rune {
+				if c < 0x20 || c == 0x7f {
+					return ' '
+				}
+				return c
+			}, strings.ToValidUTF8(string(v), "\ufffd"))
+			fmt.Fprintf(w, "    text: %s%s\n", text, more)
+		}
 	}
 	fmt.Fprintf(w, "\n%d dead letters", len(recs))
 	writeReasonCounts(w, counts)
@@ -392,14 +432,22 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 	fmt.Fprintln(w)
 }
 
-func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string, maxClasses int) {
+// inspectEvents decodes the events as okstream run would, in format (auto:
+// each record by its first byte).
+func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string, maxClasses int, format string) {
 	dec := codec.NewDecoder(lim)
 	var ev codec.Event
 	maps := map[int]*label.Map{} // per partition, as run keeps them
 	bad := 0
 	reasons := map[string]int{}
 	for i, r := range recs {
-		err := dec.DecodeEvent(r.Value, &ev)
+		isJSON := format == consumer.FormatJSON || format == formatAuto && codec.IsJSONRecord(r.Value)
+		var err error
+		if isJSON {
+			err = dec.DecodeEventJSON(r.Value, &ev)
+		} else {
+			err = dec.DecodeEvent(r.Value, &ev)
+		}
 		reason := ""
 		if err != nil {
 			if reason = string(codec.ReasonOf(err)); reason == "" {

@@ -114,6 +114,7 @@ type runFlags struct {
 	fetchMaxWait                                           time.Duration
 	startOffset, onModelChange, memberFile                 string
 	delivery                                               string
+	inputFormat, outputFormat                              string
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
 	maxStateBytes                                          int64
@@ -146,7 +147,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	d := consumer.NewConfig()
 	fs.StringVar(&f.brokers, "brokers", "", "Kafka bootstrap brokers, comma-separated (required)")
 	fs.StringVar(&f.group, "group", d.Group, "consumer group id; instances with the same group share the partitions")
-	fs.StringVar(&f.input, "input", "", "input topic of msgpack events (required)")
+	fs.StringVar(&f.input, "input", "", "input topic of events, msgpack or JSON (see --input-format) (required)")
 	fs.StringVar(&f.output, "output", "", "predictions topic (default INPUT.predictions)")
 	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
@@ -170,6 +171,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.progressInterval, "progress-interval", d.ProgressInterval, "period of the info-level progress log line (events/s, lag, checkpoint age, dead letters by reason); 0: off")
 	fs.StringVar(&f.startOffset, "start-offset", d.StartOffset, "where a partition without a checkpoint starts: earliest or latest")
 	fs.StringVar(&f.onModelChange, "on-model-change", d.OnModelChange, "a checkpointed model whose spec changed: fail (refuse to start) or reset (start it fresh)")
+	fs.StringVar(&f.inputFormat, "input-format", consumer.FormatMsgpack, "encoding of the input's events: msgpack or json (the same schema as one JSON object per record: {\"v\": 1, \"x\": [0.5, 1.25], \"y\": 1}); a record of the other format is dead-lettered as looks_like_json or looks_like_msgpack, malformed JSON as not_json")
+	fs.StringVar(&f.outputFormat, "output-format", consumer.FormatMsgpack, "encoding of the prediction records: msgpack or json (the same keys as a JSON object; a non-finite score is null); the effectively-once scan reads both, so this can change across restarts")
 	fs.StringVar(&f.delivery, "delivery", consumer.DeliveryEffectivelyOnce, "output delivery: effectively-once (output partition = input partition; a recovering worker does not publish again what the output has) or at-least-once (output partitioned by key hash; duplicates after a crash)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", d.SessionTimeout, "consumer-group session timeout: a crashed (SIGKILLed) instance's partitions move to other instances, or to its restarted self, only after this; within the broker's group.min/max.session.timeout.ms (Kafka's defaults 6s and 30m; checked at start)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 0, "consumer-group heartbeat interval; 0: a third of --session-timeout, at most 1s")
@@ -249,6 +252,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		DeadLetterMaxBytes: f.deadLetterMaxBytes, StuckAfter: f.stuckAfter,
 		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
+		InputFormat: f.inputFormat, OutputFormat: f.outputFormat,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout, MemberFile: f.memberFile,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,

@@ -2,7 +2,8 @@
 """Read okstream's prediction records back (an example consumer).
 
 okstream run writes one prediction record per event to INPUT.predictions:
-a msgpack map with the event's id, key and label y (if it had one), and m,
+a msgpack map (with --output-format json, a JSON object with the same keys,
+a non-finite score as null) with the event's id, key and label y (if it had one), and m,
 one entry per model: n (name), s (score, computed before the model learned
 from the event), d (decision +1/-1 for classifiers; 0 counts as a mistake),
 u (labelled events the model had learned from before); a multi-class model
@@ -24,9 +25,13 @@ baseline has
 learnt nothing. It exits 1 if the records do not arrive within --timeout
 seconds.
 
-Usage: python3 consumer.py --brokers localhost:9092 --topic events.predictions --count 2000
+--format auto (the default) reads either encoding, each record by its first
+byte ('{' is JSON); msgpack or json reads only that one.
+
+Usage: python3 consumer.py --brokers localhost:9092 --topic events.predictions --count 2000 [--format json]
 """
 import argparse
+import json
 import sys
 import time
 import uuid
@@ -43,7 +48,19 @@ def main() -> int:
     ap.add_argument("--id-prefix", default="py", help="only events whose id starts with PREFIX-")
     ap.add_argument("--timeout", type=float, default=120, help="seconds to wait for --count records")
     ap.add_argument("--show", type=int, default=3, help="records to print")
+    ap.add_argument("--format", default="auto", choices=["auto", "msgpack", "json"],
+                    help="prediction record encoding: auto (by each record's first byte), msgpack or json "
+                         "(okstream run --output-format json)")
     args = ap.parse_args()
+
+    def decode(value):
+        if args.format == "json" or args.format == "auto" and value.lstrip()[:1] == b"{":
+            return json.loads(value)
+        return msgpack.unpackb(value, raw=False)
+
+    def score(m):  # JSON carries a non-finite score as null
+        s = m.get("s")
+        return float("nan") if s is None else s
 
     c = Consumer({
         "bootstrap.servers": args.brokers,
@@ -71,13 +88,13 @@ def main() -> int:
                     continue  # the topic appears when okstream writes its first prediction
                 print(f"consumer: {msg.error()}", file=sys.stderr)
                 return 1
-            rec = msgpack.unpackb(msg.value(), raw=False)
+            rec = decode(msg.value())
             rid = rec.get("id", "")
             if not rid.startswith(args.id_prefix + "-") or rid in seen:
                 continue
             seen[rid] = rec
             if len(seen) <= args.show:
-                models = ", ".join(f"{m['n']}: class {m['c']!r} top {m['pd']}" if "ci" in m else f"{m['n']}: score {m['s']:+.4f}"
+                models = ", ".join(f"{m['n']}: class {m['c']!r} top {m['pd']}" if "ci" in m else f"{m['n']}: score {score(m):+.4f}"
                                    for m in rec["m"])
                 print(f"consumer: {rid} key={rec.get('key')} y={rec.get('y')} {models}")
             y = rec.get("y")
@@ -105,7 +122,7 @@ def main() -> int:
                         mistakes[name] = mistakes.get(name, 0) + 1
                 else:
                     reg_n[name] = reg_n.get(name, 0) + 1
-                    reg_sq[name] = reg_sq.get(name, 0.0) + (m["s"] - y) ** 2
+                    reg_sq[name] = reg_sq.get(name, 0.0) + (score(m) - y) ** 2
             # The baselines predict from the labels before this one (records
             # of a partition arrive in offset order).
             st = prior.setdefault(rec.get("p", 0), [0, 0, 0.0])

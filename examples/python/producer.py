@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Send okstream events to a Kafka topic (an example producer).
 
-Each event is one msgpack map (see the README's "Event schema", or
-`go doc okstream/codec`): schema version v=1, an id, an entity key, dense
+Each event is one msgpack map, or with --format json one JSON object with
+the same keys (json.dumps; okstream run --input-format json reads it; see
+the README's "Event schema", or `go doc okstream/codec`): schema version v=1, an id, an entity key, dense
 features x of length --dim and, for most events, a label y. The features
 are drawn from a seeded generator; the target is a fixed random direction
 plus noise, so a kernel model can learn it. --labels says how y is sent:
@@ -25,9 +26,10 @@ was not acknowledged. Create the topics with
 
     okstream topics create --brokers localhost:9092 --input events --partitions 4
 
-Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8 [--labels 01]
+Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8 [--labels 01] [--format json]
 """
 import argparse
+import json
 import math
 import random
 import sys
@@ -66,7 +68,11 @@ def main() -> int:
                     help="how the label y is sent: pm1 (-1/+1), 01 (0/1), bool (false/true), "
                          "strings (two class names, \"ham\"/\"spam\"), classes (three class names, "
                          "\"red\"/\"green\"/\"blue\": multi-class) or regression (a real number)")
+    ap.add_argument("--format", default="msgpack", choices=["msgpack", "json"],
+                    help="record encoding: msgpack (okstream run's default) or json (okstream run --input-format json); "
+                         "the events are the same either way")
     args = ap.parse_args()
+    encode = (lambda ev: json.dumps(ev).encode()) if args.format == "json" else msgpack.packb
 
     p = Producer({
         "bootstrap.servers": args.brokers,
@@ -111,7 +117,7 @@ def main() -> int:
             ev["y"] = label if ws is not None else LABELS[args.labels](margin)
         while True:
             try:
-                p.produce(args.topic, key=ev["key"].encode(), value=msgpack.packb(ev), on_delivery=report)
+                p.produce(args.topic, key=ev["key"].encode(), value=encode(ev), on_delivery=report)
                 break
             except BufferError:  # the local queue is full: let it drain
                 p.poll(0.1)
@@ -121,7 +127,7 @@ def main() -> int:
         print(f"producer: {len(failed)} events refused ({failed[0] if failed else ''}), {left} unacknowledged",
               file=sys.stderr)
         return 1
-    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim}, labels {args.labels})")
+    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim}, labels {args.labels}, {args.format})")
     return 0
 
 
