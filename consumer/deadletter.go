@@ -266,7 +266,7 @@ func indexOf(msgs []kafka.Message, m kafka.Message) int {
 func (w *worker) settle(u *unit, preds, dlq []refusal) {
 	for _, r := range preds {
 		source := "?"
-		if pr, err := codec.DecodePrediction(r.msg.Value); err == nil {
+		if pr, err := codec.DecodePredictionAny(r.msg.Value); err == nil {
 			source = pr.Topic + "/" + strconv.Itoa(int(pr.Partition)) + "/" + strconv.FormatInt(pr.Offset, 10)
 		}
 		w.log.Warn("the broker refused a prediction record for good: dead-lettering it", "source", source, "bytes", len(r.msg.Key)+len(r.msg.Value), "err", r.err)

@@ -63,7 +63,7 @@ func outputPerOffset(t *testing.T, e *kafkatest.Env, cfg Config) (count map[[2]i
 		count[k]++
 	}
 	for _, r := range e.ReadAll(t, cfg.Output) {
-		pr, _ := codec.DecodePrediction(r.Value)
+		pr, _ := codec.DecodePredictionAny(r.Value)
 		if int(pr.Partition) != r.Partition {
 			t.Fatalf("prediction of input partition %d in output partition %d", pr.Partition, r.Partition)
 		}
@@ -413,7 +413,7 @@ func TestEffectivelyOnceAfterAtLeastOnce(t *testing.T) {
 		if header(kafka.Message{Headers: rec.Headers}, HeaderGroup) == "" {
 			continue // the at-least-once era
 		}
-		pr, _ := codec.DecodePrediction(rec.Value)
+		pr, _ := codec.DecodePredictionAny(rec.Value)
 		if count[pr.Offset]++; count[pr.Offset] > 1 {
 			t.Fatalf("offset %d published twice in effectively-once mode", pr.Offset)
 		}

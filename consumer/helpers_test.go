@@ -203,7 +203,7 @@ func predictionsByOffset(t *testing.T, e *kafkatest.Env, output string) map[[2]i
 	recs := e.ReadAll(t, output)
 	out := map[[2]int64][]byte{}
 	for _, r := range recs {
-		pr, err := codec.DecodePrediction(r.Value)
+		pr, err := codec.DecodePredictionAny(r.Value)
 		if err != nil {
 			t.Fatalf("undecodable prediction: %v", err)
 		}
