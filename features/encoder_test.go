@@ -154,8 +154,7 @@ func TestEncodeRules(t *testing.T) {
 	// (indicators 0), two new countries (cap 2: DE gets a coordinate, then
 	// US goes to <other>), age numeric now.
 	x, _ = e.Encode([]codec.Field{{Name: "amount", Kind: codec.FieldNumber, Num: 7.5}, {Name: "age", Kind: codec.FieldNumber, Num: 40}}, x)
-	// amount 7.5, country none, is_new missing → mean 1 + is_new=<missing>, age 40 (new numeric coordinate)
-	want = []float64{7.5, 0, 1, 0, 1, 40, 0, 0, 0, 0}
+	// amount 7.5, country none, is_new missing → mean 1 + is_new=<missing>, age 40 (new numeric coordinate);
 	// allocation order: fields first (age's numeric coordinate: 4), then absent names (is_new's missing indicator: 5)
 	want = []float64{7.5, 0, 1, 0, 40, 1, 0, 0, 0, 0}
 	if fmt.Sprint(x) != fmt.Sprint(want) {
