@@ -111,6 +111,7 @@ type replayFlags struct {
 	timeMode             producer.TimeMode
 	msPerUnit            float64
 	kuairec              kuairecReplayFlags
+	eventFormat          string
 	sec                  secFlags
 	security             kafkasec.Security // built from sec
 }
@@ -126,6 +127,7 @@ func (f *replayFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.createTopic, "create-topic", false, "create the topic if it does not exist (with --partitions)")
 	fs.IntVar(&f.partitions, "partitions", 1, "partitions of a topic created by --create-topic (1 keeps one total order: a consumer then sees okstream eval's order)")
 	fs.BoolVar(&f.sparse, "sparse", false, "send the non-zero features as xi/xv instead of dense x")
+	fs.StringVar(&f.eventFormat, "event-format", "msgpack", "encoding of the events: msgpack or json (read by okstream run --input-format json)")
 	fs.BoolVar(&f.noLabels, "no-labels", false, "send no labels (predict-only events)")
 	fs.Float64Var(&f.labelFraction, "label-fraction", 1, "fraction of events that carry their label; the others are drawn by --seed")
 	fs.StringVar(&f.keys, "keys", "row", "event keys: row (the row index, \"17\"), column (a CSV column, --key-column) or random (\"k-123\", --key-space keys drawn by --seed)")
@@ -154,6 +156,9 @@ func (f *replayFlags) register(fs *flag.FlagSet) {
 
 // check validates the flags; the errors say how to fix them.
 func (f *replayFlags) check(df *dataFlags) error {
+	if f.eventFormat != "msgpack" && f.eventFormat != "json" {
+		return fmt.Errorf("--event-format %q: use msgpack or json", f.eventFormat)
+	}
 	if f.brokers == "" {
 		f.brokers = os.Getenv("OKSTREAM_BROKERS")
 	}
@@ -312,7 +317,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Seed: f.seed, Permute: f.permute,
 		Rate: f.rate, Loop: f.loop, Limit: f.eventLimit,
 		IDPrefix: f.idPrefix, Time: f.timeMode,
-		BatchSize: f.batchSize,
+		BatchSize: f.batchSize, JSON: f.eventFormat == "json",
 	}
 	if f.keyColumn != "" || f.tsColumn != "" {
 		path, opts, err := df.options()
@@ -549,7 +554,7 @@ func kuairecReplay(ctx context.Context, df *dataFlags, f *replayFlags, stdout, s
 		}
 	}
 	cfg := producer.StreamConfig{Brokers: f.brokerList, Topic: f.topic, TLS: f.security.TLS, SASL: f.security.SASL, Speedup: k.speedup,
-		BatchSize: f.batchSize, Headers: src.Headers()}
+		BatchSize: f.batchSize, Headers: src.Headers(), JSON: f.eventFormat == "json"}
 	if !f.quiet {
 		name := "replay " + strings.TrimSuffix(stream.Name(), "]") + "," + mode.String() + "] -> " + f.topic
 		cfg.Progress = progress.New(stderr, name, src.Len(), "events")

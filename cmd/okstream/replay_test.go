@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,41 @@ func TestReplayCommand(t *testing.T) {
 	e := kafkatest.New(t)
 	path := writeReplayCSV(t, 50)
 	brokers := strings.Join(e.Brokers, ",")
+
+	t.Run("json", func(t *testing.T) {
+		// --event-format json: the same events as JSON objects (what okstream
+		// run --input-format json reads), equal to the msgpack replay's.
+		var recs [2][]kafkatest.Record
+		for i, format := range []string{"msgpack", "json"} {
+			topic := e.Name("fmt-" + format)
+			var out, errb bytes.Buffer
+			if code := run([]string{"replay", "--data", path, "--label", "label", "--drop", "user", "--seed", "3",
+				"--event-format", format, "--brokers", brokers, "--topic", topic, "--create-topic", "--quiet"}, &out, &errb); code != 0 {
+				t.Fatalf("%s: exit %d: %s", format, code, errb.String())
+			}
+			recs[i] = e.ReadAll(t, topic)
+		}
+		if len(recs[0]) != 50 || len(recs[1]) != 50 {
+			t.Fatalf("%d and %d records", len(recs[0]), len(recs[1]))
+		}
+		dec := codec.NewDecoder(codec.Limits{Dim: 3})
+		for i := range recs[0] {
+			if !codec.IsJSONRecord(recs[1][i].Value) {
+				t.Fatalf("record %d is not JSON: %q", i, recs[1][i].Value)
+			}
+			var a, b codec.Event
+			if err := dec.DecodeEvent(recs[0][i].Value, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := dec.DecodeEventJSON(recs[1][i].Value, &b); err != nil {
+				t.Fatal(err)
+			}
+			a.TS, b.TS = 0, 0 // the send time (--ts now)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("record %d: msgpack %+v, JSON %+v", i, a, b)
+			}
+		}
+	})
 
 	t.Run("column-keys", func(t *testing.T) {
 		topic := e.Name("cli")
@@ -175,6 +211,7 @@ func TestReplayCommandBadFlags(t *testing.T) {
 		{append(base[:len(base):len(base)], "--rate", "-5"), "--rate -5"},
 		{append(base[:len(base):len(base)], "--partitions", "3"), "add --create-topic"},
 		{append(base[:len(base):len(base)], "--batch-size", "0"), "--batch-size 0"},
+		{append(base[:len(base):len(base)], "--event-format", "avro"), "use msgpack or json"},
 		{append(base[:len(base):len(base)], "--task", "ranking"), "use classification or regression"},
 		{append(base[:len(base):len(base)], "--scale", "y01"), "add --task regression"},
 		{append(base[:len(base):len(base)], "--ts", "column"), "--ts column needs --ts-column"},
