@@ -447,7 +447,14 @@ func decodePrediction(r *reader, p *Prediction) *Error {
 	if e := r.trailing(); e != nil {
 		return e
 	}
-	if seen&pV == 0 || p.Version == 0 {
+	return finishPrediction(p, seen&pV != 0, sv)
+}
+
+// finishPrediction checks a decoded record's version and sets the version
+// a record with "sv" reads as (4 when a model is multi-class); both wire
+// formats' decoders end with it.
+func finishPrediction(p *Prediction, haveV bool, sv int64) *Error {
+	if !haveV || p.Version == 0 {
 		return newError(ReasonMissingVersion, "v", "no schema version")
 	}
 	if sv != 0 {

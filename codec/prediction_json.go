@@ -249,19 +249,7 @@ func decodePredictionJSON(j *jsonReader, p *Prediction) *Error {
 	if e := j.trailing(); e != nil {
 		return e
 	}
-	if seen&pV == 0 || p.Version == 0 {
-		return newError(ReasonMissingVersion, "v", "no schema version")
-	}
-	if sv != 0 {
-		p.Version = int(sv)
-		for i := range p.Models {
-			if p.Models[i].Multi {
-				p.Version = PredictionVersionMulti
-				break
-			}
-		}
-	}
-	return nil
+	return finishPrediction(p, seen&pV != 0, sv)
 }
 
 // predictionVersionAheadJSON is predictionVersionAhead for JSON: the integer
