@@ -154,9 +154,17 @@ func (d *Dataset) loadLIBSVM(src *lineSource, lim limits) error {
 }
 
 func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
-	lay, line, lineNo, err := setupCSV(src, opts, lim)
+	// A set Dim is checked against the columns after the rows are read:
+	// for a named file (errNeedNamed) it is the encoder's dimension.
+	o := opts
+	o.Dim = 0
+	lay, line, lineNo, err := setupCSV(src, o, lim)
 	if err != nil {
 		return err
+	}
+	var dimErr error
+	if opts.Dim != 0 && opts.Dim != len(lay.features) {
+		dimErr = fmt.Errorf("dataset: %s: Options.Dim is %d but the file has %d feature columns", src.path, opts.Dim, len(lay.features))
 	}
 	dim := len(lay.features)
 	var (
@@ -196,6 +204,9 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 	}
 	if err := src.err(); err != nil {
 		return err
+	}
+	if dimErr != nil {
+		return dimErr
 	}
 	d.Y = ys.flatten()
 	d.Classes = classes.fix(d.Y)

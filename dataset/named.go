@@ -112,6 +112,11 @@ func (d *Dataset) loadNamedCSV(src *lineSource, opts Options, lim limits) error 
 		return err
 	}
 	names := lay.featureNames()
+	for k, n := range names {
+		if len(n) > codec.DefaultMaxNameBytes {
+			return &ParseError{File: lay.path, Column: lay.colName(lay.features[k]), Msg: fmt.Sprintf("feature name longer than %d bytes (the runtime dead-letters it: name_too_long)", codec.DefaultMaxNameBytes)}
+		}
+	}
 	if names == nil {
 		names = make([]string, len(lay.features))
 		for k, j := range lay.features {
@@ -159,6 +164,9 @@ func (d *Dataset) loadNamedCSV(src *lineSource, opts Options, lim limits) error 
 		rec := make([]codec.Field, len(lay.features))
 		for k, j := range lay.features {
 			rec[k] = cellField(names[k], fields[j], interns[k])
+			if rec[k].Kind == codec.FieldString && len(rec[k].Str) > codec.DefaultMaxNameBytes {
+				return &ParseError{File: lay.path, Line: lineNo, Column: lay.colName(j), Msg: fmt.Sprintf("categorical value %s longer than %d bytes (the runtime dead-letters it: name_too_long)", clip(fields[j]), codec.DefaultMaxNameBytes)}
+			}
 		}
 		recs = append(recs, rec)
 		ys = append(ys, y)
