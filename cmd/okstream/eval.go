@@ -42,8 +42,8 @@ run encodes its presented order with a fresh feature encoder, as okstream
 run encodes a stream (a numeric value as is, one 0/1 indicator per
 categorical value, the running mean plus a missing indicator for a missing
 number); the dimension is what the file needs (--dim overrides it). No row
-is refused for a string or a missing cell. Run 'okstream help' for the
-details (package dataset, "Named features").
+is refused for a string or a missing cell (the rules: docs of package
+dataset, "Named features").
 
 Task (--task auto, the default, infers it from the file): labels that are
 class names (a CSV column of strings) with more than 2 classes are
