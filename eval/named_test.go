@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"okstream/codec"
 	"okstream/dataset"
 	"okstream/learner/rng"
 )
@@ -129,6 +130,35 @@ func TestNamedEncodedPerRun(t *testing.T) {
 		}
 		if got, w := res.Models[0].PerRun[0], want.Models[0].PerRun[0]; got != w || res.Models[0].Measures[MeasureLogLoss] != want.Models[0].Measures[MeasureLogLoss] {
 			t.Errorf("%s: eval of the named file %v %%, of its permutation encoded in order %v %%", spec, got, w)
+		}
+	}
+}
+
+// ReplayEvents encodes named events with a default encoder in event order:
+// its scores are those of the plain replay of the file-order encoding
+// (dataset X), bit for bit, and no event is dead-lettered (NaN).
+func TestReplayNamedEvents(t *testing.T) {
+	csvPath, _ := writeNamed(t, 500)
+	ds := loadBinary(t, csvPath, dataset.Options{Label: "label"})
+	events := make([]codec.Event, ds.Len())
+	for i, rec := range ds.Named.Records {
+		events[i] = codec.Event{Version: codec.NamedEventVersion, F: rec, Y: ds.Y[i], HasY: i%5 != 0}
+	}
+	got, _, err := ReplayEvents("linear", ds.Dim, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := make([]bool, ds.Len())
+	for i := range labelled {
+		labelled[i] = events[i].HasY
+	}
+	want, _, err := Replay("linear", ds.Dim, ds.X, ds.Y, labelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if math.IsNaN(got[i]) || math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("event %d: replay %v, plain %v", i, got[i], want[i])
 		}
 	}
 }
