@@ -112,7 +112,12 @@ func (d *Dataset) loadNamedCSV(src *lineSource, opts Options, lim limits) error 
 		return err
 	}
 	names := lay.featureNames()
+	seen := make(map[string]int, len(names))
 	for k, n := range names {
+		if j, dup := seen[n]; dup {
+			return &ParseError{File: lay.path, Column: lay.colName(lay.features[k]), Msg: fmt.Sprintf("feature name %s is also column %d's: named features need distinct names (drop one, Options.Drop)", clip([]byte(n)), lay.features[j])}
+		}
+		seen[n] = k
 		if len(n) > codec.DefaultMaxNameBytes {
 			return &ParseError{File: lay.path, Column: lay.colName(lay.features[k]), Msg: fmt.Sprintf("feature name longer than %d bytes (the runtime dead-letters it: name_too_long)", codec.DefaultMaxNameBytes)}
 		}

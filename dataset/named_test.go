@@ -197,6 +197,10 @@ func TestNamedCSVLimits(t *testing.T) {
 	lp := writeFile(t, "long.csv", "a,y\n"+long+",1\n")
 	_, err := Load(lp, Options{Label: "y"})
 	wantParseError(t, err, lp, 2, "longer than 256 bytes")
+	dp := writeFile(t, "dup.csv", "a,a,y\nx,1,1\n")
+	if _, err := Load(dp, Options{Label: "y"}); err == nil || !strings.Contains(err.Error(), "distinct names") {
+		t.Fatalf("duplicate names: %v", err)
+	}
 	path := writeFile(t, "big.csv", "a,b,y\nx,1,1\ny,2,1\nz,3,1\n")
 	_, err = Load(path, Options{Label: "y", MaxDenseBytes: 100})
 	if err == nil || !strings.Contains(err.Error(), "MaxDenseBytes") {
