@@ -100,6 +100,23 @@ func (l *csvLayout) labelName() string {
 	return l.header[l.label]
 }
 
+// named reports whether the row that parseRow refused (fields, as it split
+// them) has a feature cell that makes the file a named one (isNamedCell),
+// with every other cell of the row well formed: Load then reads the file
+// as named features. Only Load's numeric pass asks (Reader refuses such
+// a row).
+func (l *csvLayout) named(fields [][]byte) bool {
+	if len(fields) != l.nfields {
+		return false
+	}
+	for _, j := range l.features {
+		if isNamedCell(fields[j]) {
+			return true
+		}
+	}
+	return false
+}
+
 // parseRow parses one data row into x (len(l.features)) and returns the
 // label. fields is scratch space, returned for reuse. classes, if not nil,
 // takes labels that are not numbers as class names (classDict); nil refuses

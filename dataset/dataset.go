@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"okstream/codec"
 )
 
 // Dataset is a whole file in memory.
@@ -27,6 +29,12 @@ type Dataset struct {
 	// Classes are the class names of a CSV label column of names (Y is
 	// then each row's class number: see classDict); nil for numbers.
 	Classes []string
+	// Named is set for a file read as named features (a CSV file with
+	// string or missing cells, named JSON lines): the rows' fields and the
+	// encoder configuration. X is then the records encoded in file order by
+	// one fresh encoder; an evaluation that presents the rows in another
+	// order encodes them again in that order (Named.NewEncoder).
+	Named *Named
 }
 
 // Load reads a whole file. See the package documentation for the formats and
@@ -49,10 +57,24 @@ func load(path string, open opener, opts Options) (*Dataset, error) {
 	}
 	defer src.close()
 	d := &Dataset{Name: filepath.Base(path), Path: path}
-	if format == FormatLIBSVM {
+	switch {
+	case format == FormatLIBSVM:
 		err = d.loadLIBSVM(src, lim)
-	} else {
+	case format == FormatJSONL:
+		err = d.loadJSONL(src, opts, lim)
+	case opts.Named:
+		err = d.loadNamedCSV(src, opts, lim)
+	default:
 		err = d.loadCSV(src, opts, lim)
+		if err == errNeedNamed { // a string or missing feature cell: read again, named
+			src.close()
+			if src, err = openSource(path, open, lim.maxLine); err != nil {
+				return nil, err
+			}
+			defer src.close()
+			d = &Dataset{Name: filepath.Base(path), Path: path}
+			err = d.loadNamedCSV(src, opts, lim)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -132,9 +154,17 @@ func (d *Dataset) loadLIBSVM(src *lineSource, lim limits) error {
 }
 
 func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
-	lay, line, lineNo, err := setupCSV(src, opts, lim)
+	// A set Dim is checked against the columns after the rows are read:
+	// for a named file (errNeedNamed) it is the encoder's dimension.
+	o := opts
+	o.Dim = 0
+	lay, line, lineNo, err := setupCSV(src, o, lim)
 	if err != nil {
 		return err
+	}
+	var dimErr error
+	if opts.Dim != 0 && opts.Dim != len(lay.features) {
+		dimErr = fmt.Errorf("dataset: %s: Options.Dim is %d but the file has %d feature columns", src.path, opts.Dim, len(lay.features))
 	}
 	dim := len(lay.features)
 	var (
@@ -160,6 +190,9 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 		}
 		var y float64
 		if y, fields, err = lay.parseRow(line, lineNo, x, fields, classes); err != nil {
+			if lay.named(fields) {
+				return errNeedNamed
+			}
 			return err
 		}
 		rows.add(x...)
@@ -171,6 +204,9 @@ func (d *Dataset) loadCSV(src *lineSource, opts Options, lim limits) error {
 	}
 	if err := src.err(); err != nil {
 		return err
+	}
+	if dimErr != nil {
+		return dimErr
 	}
 	d.Y = ys.flatten()
 	d.Classes = classes.fix(d.Y)
@@ -198,6 +234,14 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 		s.X[k] = d.X[i]
 		s.Y[k] = d.Y[i]
 	}
+	if d.Named != nil {
+		n := *d.Named
+		n.Records = make([][]codec.Field, len(idx))
+		for k, i := range idx {
+			n.Records[k] = d.Named.Records[i]
+		}
+		s.Named = &n
+	}
 	return &s
 }
 
@@ -224,6 +268,14 @@ func (d *Dataset) Clone() *Dataset {
 	c.X = copyRows(d.X, d.Dim)
 	c.Y = slices.Clone(d.Y)
 	c.FeatureNames = slices.Clone(d.FeatureNames)
+	if d.Named != nil {
+		n := *d.Named
+		n.Records = make([][]codec.Field, len(d.Named.Records))
+		for i, r := range d.Named.Records {
+			n.Records[i] = slices.Clone(r)
+		}
+		c.Named = &n
+	}
 	return &c
 }
 

@@ -1,5 +1,6 @@
 // Package dataset reads the public datasets okstream evaluates learners on
-// (LIBSVM sparse text and numeric CSV), scales them, and draws the seeded
+// (LIBSVM sparse text, CSV, and JSON lines of runtime events; CSV with
+// categorical and missing cells as named features), scales them, and draws the seeded
 // permutations of the online-learning protocol.
 //
 // Two ways to read a file:
@@ -73,8 +74,55 @@
 //   - Options.Drop lists columns (names or indices) to ignore.
 //   - Every row must have as many fields as the header (or the first row).
 //   - Values are parsed with strconv.ParseFloat, so 7.168048E-05 and
-//     3.38e-005 work. An empty field, "?", a non-number, NaN or ±Inf is a
-//     *ParseError naming the file, line, column (index and name) and text.
+//     3.38e-005 work. In a numeric file an empty field, "?", a non-number,
+//     NaN or ±Inf is a *ParseError naming the file, line, column (index
+//     and name) and text — for the streaming Reader always; Load instead
+//     reads such a file as named features (next section) when the row is
+//     otherwise well formed.
+//
+// # Named features (CSV with strings or missing cells; JSON lines)
+//
+// Load reads a CSV file as named features when a feature cell is not a
+// number (a categorical value, e.g. "Paris") or is missing, or when
+// Options.Named asks: it reads the file again, and every row becomes
+// []codec.Field named by the header (by the column index without one):
+//
+//   - a cell that parses as a finite number is a number (FieldNumber);
+//   - an empty cell, "?", "NA", "N/A", "NaN", "null" or "None" (any case),
+//     and a number that is ±Inf or out of float64 range, is missing
+//     (FieldMissing: the encoder imputes it, with a missing indicator);
+//   - any other text is a categorical value (FieldString), at most 256
+//     bytes (codec.DefaultMaxNameBytes, as the runtime: a longer one is a
+//     *ParseError), as are names.
+//
+// A numeric file without such cells is read exactly as before (same rows,
+// Named nil). The label column is read as in a numeric file (numbers, or
+// class names with Options.ClassNames); a missing label is an error.
+//
+// JSON lines (FormatJSONL: extension .jsonl or .ndjson, or a first data
+// line that is a JSON object) hold one event per line in the runtime's
+// schema (codec.Decoder.DecodeEventJSON): named ("v": 3, "f"), dense ("x")
+// or sparse ("xi"/"xv") features, and a label "y" on every line (a string
+// label needs Options.ClassNames; bools are 1/0). Named events make a named
+// dataset, as the same rows in a CSV file do (equal records, equal rows);
+// dense and sparse ones a numeric dataset of dimension Options.Dim or the
+// longest x / largest index + 1. A file mixing named and unnamed events, or
+// holding a feedback event or an unlabelled one, is refused.
+//
+// A named dataset keeps the records (Dataset.Named) and the configuration
+// of the features.Encoder that turns them into the models' vectors:
+// features.Config{Dim: D, MaxValuesPerName: Options.MaxValuesPerName}, the
+// runtime's default policy (impute, no missing category). D is Options.Dim
+// if set, else NamedDim: per name one coordinate for numbers, one per
+// distinct string value up to the cap (64 by default, plus "<other>"
+// beyond), and one missing indicator if the name is ever missing or absent
+// — an upper bound of what an encoder allocates in any order, so no field
+// is dropped whatever the permutation. X holds the records encoded in file
+// order by one fresh encoder (what a stream of the file in order gives);
+// package eval encodes each presented permutation again with a fresh
+// encoder, as the runtime encodes a stream. The records count against
+// MaxDenseBytes (about 48 bytes a field) besides the dense rows. Named
+// files are read whole (Load); Open refuses them.
 //
 // # Limits
 //

@@ -302,23 +302,30 @@ func TestCSVErrors(t *testing.T) {
 		opts          Options
 		line          int
 		parts         []string
+		named         bool // Load reads it as named features (Dataset.Named); only Open refuses it
 	}{
-		{"bad number", "a,b,y\n1,2,3\n1,x1,3\n", Options{Label: "y"}, 3, []string{`column 1 "b"`, `bad number "x1"`}},
-		{"missing ?", "1,2,3\n1,?,3\n", Options{Label: "-1"}, 2, []string{"column 1:", `missing value "?"`}},
-		{"empty field", "1,2,3\r\n1,,3\r\n", Options{Label: "-1"}, 2, []string{"column 1:", "empty value"}},
-		{"bad label", "a,y\n1,abc\n", Options{Label: "y"}, 2, []string{`column 1 "y"`, "label", `"abc"`}},
-		{"inf", "1,2\n1,inf\n", Options{Label: "0"}, 2, []string{"not a finite number"}},
-		{"field count", "1,2,3\n1,2\n", Options{Label: "0"}, 2, []string{"2 fields, want 3"}},
-		{"trailing comma", "a,b\n1,2,\n", Options{Label: "a"}, 2, []string{"3 fields, want 2"}},
-		{"unterminated quote", "1,2\n1,\"2\n", Options{Label: "0"}, 2, []string{"unterminated"}},
-		{"after quote", "1,2\n1,\"2\"x\n", Options{Label: "0"}, 2, []string{"after the closing quote"}},
-		{"ambiguous header", "1,abc,3\n1,2,3\n", Options{Label: "0"}, 1, []string{"cannot tell", `"abc"`}},
+		{"bad number", "a,b,y\n1,2,3\n1,x1,3\n", Options{Label: "y"}, 3, []string{`column 1 "b"`, `bad number "x1"`}, true},
+		{"missing ?", "1,2,3\n1,?,3\n", Options{Label: "-1"}, 2, []string{"column 1:", `missing value "?"`}, true},
+		{"empty field", "1,2,3\r\n1,,3\r\n", Options{Label: "-1"}, 2, []string{"column 1:", "empty value"}, true},
+		{"bad label", "a,y\n1,abc\n", Options{Label: "y"}, 2, []string{`column 1 "y"`, "label", `"abc"`}, false},
+		{"inf", "1,2\n1,inf\n", Options{Label: "0"}, 2, []string{"not a finite number"}, true},
+		{"field count", "1,2,3\n1,2\n", Options{Label: "0"}, 2, []string{"2 fields, want 3"}, false},
+		{"trailing comma", "a,b\n1,2,\n", Options{Label: "a"}, 2, []string{"3 fields, want 2"}, false},
+		{"unterminated quote", "1,2\n1,\"2\n", Options{Label: "0"}, 2, []string{"unterminated"}, false},
+		{"after quote", "1,2\n1,\"2\"x\n", Options{Label: "0"}, 2, []string{"after the closing quote"}, false},
+		{"ambiguous header", "1,abc,3\n1,2,3\n", Options{Label: "0"}, 1, []string{"cannot tell", `"abc"`}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeFile(t, "bad.csv", c.content)
-			_, err := Load(path, c.opts)
-			wantParseError(t, err, path, c.line, c.parts...)
+			d, err := Load(path, c.opts)
+			if c.named {
+				if err != nil || d.Named == nil {
+					t.Fatalf("Load: %v, named %v; want a named dataset", err, d != nil && d.Named != nil)
+				}
+			} else {
+				wantParseError(t, err, path, c.line, c.parts...)
+			}
 			r, err := Open(path, c.opts)
 			if err == nil {
 				for err == nil {

@@ -21,9 +21,12 @@ const (
 	FormatAuto Format = iota
 	FormatLIBSVM
 	FormatCSV
+	// FormatJSONL is JSON lines: one event per line in the runtime's
+	// schema (codec.Decoder.DecodeEventJSON). Load only.
+	FormatJSONL
 )
 
-// String returns "auto", "libsvm" or "csv".
+// String returns "auto", "libsvm", "csv" or "jsonl".
 func (f Format) String() string {
 	switch f {
 	case FormatAuto:
@@ -32,6 +35,8 @@ func (f Format) String() string {
 		return "libsvm"
 	case FormatCSV:
 		return "csv"
+	case FormatJSONL:
+		return "jsonl"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -74,6 +79,17 @@ type Options struct {
 	// Comma is the CSV field delimiter; 0 detects it (',', ';', tab, or runs
 	// of blanks); ' ' means runs of blanks.
 	Comma rune
+
+	// Named reads a CSV file as named features (Dataset.Named) even when
+	// every cell is a number; Load does so anyway for a file with a string
+	// or missing feature cell. See "Named features" in the package
+	// documentation. For a named file, Dim is the encoder's dimension (0:
+	// NamedDim), not the number of columns.
+	Named bool
+	// MaxValuesPerName is the named encoder's cap on the indicator
+	// coordinates of one name's string values (features.Config; 0: its
+	// default, 64).
+	MaxValuesPerName int
 
 	// Limits on what a file can make the readers allocate (see "Limits" in
 	// the package documentation). 0 means the default; negative is an error.
@@ -225,6 +241,8 @@ func detectFormat(path string, open opener, maxLine int) (Format, error) {
 		return FormatCSV, nil
 	case ".libsvm", ".svm", ".svmlight":
 		return FormatLIBSVM, nil
+	case ".jsonl", ".ndjson":
+		return FormatJSONL, nil
 	case ".arff":
 		return 0, fmt.Errorf("dataset: %s: ARFF is not read directly; use the CSV derived from it", path)
 	}
@@ -250,6 +268,9 @@ func sniff(path string, open opener, maxLine int) (Format, error) {
 			continue
 		}
 		n++
+		if sniffJSON(t) {
+			return FormatJSONL, nil
+		}
 		switch libsvmShape(t) {
 		case shapeSparse:
 			return FormatLIBSVM, nil

@@ -212,9 +212,20 @@ func readBoth(t *testing.T, name string, data []byte, opts Options) {
 			}
 			t.Fatalf("Load: %v (%T), not a *ParseError", loadErr, loadErr)
 		}
-		if !errors.As(streamErr, &se) || se.Line != le.Line {
+		if !errors.As(streamErr, &se) {
 			t.Fatalf("Load: %v\nstream: %v", loadErr, streamErr)
 		}
+		if se.Line != le.Line && !namedCellError(se) {
+			t.Fatalf("Load: %v\nstream: %v", loadErr, streamErr)
+		}
+		return
+	}
+	if d.Named != nil { // a string or missing cell: Load reads it named, the Reader refuses it
+		var se *ParseError
+		if streamErr == nil || (!errors.As(streamErr, &se) && !strings.Contains(streamErr.Error(), "named")) {
+			t.Fatalf("named Load, stream: %v", streamErr)
+		}
+		checkNamed(t, d)
 		return
 	}
 	if streamErr != nil {
@@ -304,4 +315,16 @@ func TestFuzzCorporaPresent(t *testing.T) {
 			t.Errorf("%s: no committed seed corpus (%v)", dir, err)
 		}
 	}
+}
+
+// namedCellError reports whether the Reader refused a feature cell that
+// makes Load read the file as named features (where Load may then fail
+// elsewhere, e.g. on a name or a value the named reader refuses).
+func namedCellError(e *ParseError) bool {
+	for _, m := range []string{"bad number", "missing value", "empty value", "not a finite number", "out of float64 range"} {
+		if strings.Contains(e.Msg, m) && !strings.HasPrefix(e.Msg, "label") {
+			return true
+		}
+	}
+	return false
 }

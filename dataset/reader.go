@@ -49,6 +49,9 @@ func open(path string, op opener, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if format == FormatJSONL || opts.Named {
+		return nil, fmt.Errorf("dataset: %s: named features and JSON lines are read whole (Load), not streamed", path)
+	}
 	r := &Reader{format: format, lim: lim}
 	switch format {
 	case FormatLIBSVM:
@@ -88,7 +91,7 @@ func resolveFormat(path string, open opener, opts Options) (Format, limits, erro
 	case FormatAuto:
 		f, err := detectFormat(path, open, lim.maxLine)
 		return f, lim, err
-	case FormatLIBSVM, FormatCSV:
+	case FormatLIBSVM, FormatCSV, FormatJSONL:
 		return opts.Format, lim, nil
 	}
 	return 0, lim, fmt.Errorf("dataset: %s: unknown Format %d", path, opts.Format)

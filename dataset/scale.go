@@ -201,9 +201,14 @@ type Fitted struct {
 
 // ApplyScale fits s on d and applies it (features via ScaleFeatures,
 // targets via ScaleTargets).
+//
+// On a named dataset (Dataset.Named) feature scaling scales X, the records
+// as encoded in file order, and drops Named: the scaled rows are then fixed
+// vectors, not encoded again in each presented order.
 func (d *Dataset) ApplyScale(s Scale) *Fitted {
 	f := &Fitted{Scale: s}
 	if s.Features {
+		d.Named = nil
 		f.X = d.ScaleFeatures(s.FeatLo, s.FeatHi)
 	}
 	if s.Targets {

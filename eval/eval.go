@@ -40,7 +40,9 @@ import (
 	"sync"
 	"time"
 
+	"okstream/codec"
 	"okstream/dataset"
+	"okstream/features"
 	"okstream/internal/progress"
 	"okstream/learner"
 	"okstream/learner/rng"
@@ -616,7 +618,7 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	start := time.Now()
 	for t, idx := range order {
 		y := Y[idx]
-		f := l.Learn(X[idx], y)
+		f := l.Learn(X.row(idx), y)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			nonFinite++
 		}
@@ -638,7 +640,7 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 		}
 		if kt < len(ex.testT) && t+1 == ex.testT[kt] && kt < len(ex.testT)-1 {
 			ts := time.Now()
-			sum := ex.score(l, bin, reg)
+			sum := ex.score(l, bin, reg, X)
 			testCurve = append(testCurve, primary(sum, ex.task))
 			testTime += time.Since(ts)
 			kt++
@@ -661,16 +663,61 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 		r.sum = reg.Summary()
 	}
 	if ex.cfg.Test != nil {
-		r.test = ex.score(l, bin, reg)
+		r.test = ex.score(l, bin, reg, X)
 		r.testCurve = append(testCurve, primary(r.test, ex.task))
 	}
 	return r, nil
 }
 
+// rows are a run's rows as the learners see them: ds.X, or for a named
+// dataset (dataset.Named) each record encoded, when it is presented, by the
+// run's own fresh features.Encoder — exactly as the runtime encodes a
+// stream, once per event in presentation order (passes included: the
+// encoder carries over from one pass to the next, as in a stream that
+// replays the file).
+type rows struct {
+	X    [][]float64
+	recs [][]codec.Field
+	enc  *features.Encoder // nil: X as it is
+}
+
+// row returns the vector of row idx: X[idx], or the record encoded now (a
+// new slice: learners may keep it).
+func (r *rows) row(idx int) []float64 {
+	if r.enc == nil {
+		return r.X[idx]
+	}
+	x, _ := r.enc.Encode(r.recs[idx], nil) // MissingImpute: never an error
+	return x
+}
+
+// frozen returns the rows of a held-out dataset as the run's encoder
+// would encode them now, without changing it (a copy of its state encodes
+// them in order); ts.X when either side is not named.
+func (r *rows) frozen(ts *dataset.Dataset) [][]float64 {
+	if r.enc == nil || ts.Named == nil {
+		return ts.X
+	}
+	b, err := r.enc.MarshalBinary()
+	if err != nil {
+		panic(fmt.Sprintf("eval: encoder state: %v", err)) // cannot fail for a valid encoder
+	}
+	c := features.New(r.enc.Config())
+	if err := c.UnmarshalBinary(b); err != nil {
+		panic(fmt.Sprintf("eval: encoder state: %v", err))
+	}
+	out := make([][]float64, len(ts.Named.Records))
+	for i, rec := range ts.Named.Records {
+		out[i], _ = c.Encode(rec, nil)
+	}
+	return out
+}
+
 // sequence returns run runID's rows and the order in which they are
-// presented, every pass included.
-func (ex *executor) sequence(runID int) (X [][]float64, Y []float64, order []int, err error) {
-	X, Y = ex.ds.X, ex.ds.Y
+// presented, every pass included. A named dataset's rows are encoded as
+// they are presented (rows.row), by a fresh encoder per call.
+func (ex *executor) sequence(runID int) (X *rows, Y []float64, order []int, err error) {
+	src := ex.ds
 	n := ex.ds.Len()
 	if ex.cfg.NoPermute && ex.cfg.Sequence != nil {
 		seq, err := ex.cfg.Sequence(runID)
@@ -680,7 +727,11 @@ func (ex *executor) sequence(runID int) (X [][]float64, Y []float64, order []int
 		if seq.Len() != n || seq.Dim != ex.ds.Dim {
 			return nil, nil, nil, fmt.Errorf("eval: sequence of run %d has %d rows of dimension %d, want %d of %d", runID, seq.Len(), seq.Dim, n, ex.ds.Dim)
 		}
-		X, Y = seq.X, seq.Y
+		src = seq
+	}
+	X, Y = &rows{X: src.X}, src.Y
+	if src.Named != nil {
+		X.recs, X.enc = src.Named.Records, src.Named.NewEncoder()
 	}
 	order = make([]int, 0, n*ex.cfg.Passes)
 	for p := 0; p < ex.cfg.Passes; p++ {
@@ -700,18 +751,21 @@ func (ex *executor) sequence(runID int) (X [][]float64, Y []float64, order []int
 
 // score evaluates the frozen learner on the test set: every row predicted
 // (no learning), the probabilities from the training stream's calibration
-// as it is now (frozen), R² against the training stream's running mean.
-func (ex *executor) score(l learner.Learner, bin *Binary, reg *Regress) Summary {
+// as it is now (frozen), R² against the training stream's running mean. A
+// named test set is encoded by a copy of the run's encoder as it is now
+// (rows.frozen).
+func (ex *executor) score(l learner.Learner, bin *Binary, reg *Regress, X *rows) Summary {
 	ts := ex.cfg.Test
+	tx := X.frozen(ts)
 	if bin != nil {
 		fb := bin.Frozen(0)
-		for i, x := range ts.X {
+		for i, x := range tx {
 			fb.Add(l.Predict(x), ts.Y[i])
 		}
 		return fb.Summary()
 	}
 	fr := reg.Frozen()
-	for i, x := range ts.X {
+	for i, x := range tx {
 		fr.Add(l.Predict(x), ts.Y[i])
 	}
 	return fr.Summary()

@@ -404,7 +404,7 @@ func (ex *executor) oneMulti(spec string, runID int) (run, error) {
 	start := time.Now()
 	for t, idx := range order {
 		c := dict.of(ex.multi.classOf[idx])
-		q := m.LearnClass(X[idx], c, p)
+		q := m.LearnClass(X.row(idx), c, p)
 		for _, v := range q {
 			if !finiteF(v) {
 				nonFinite++
@@ -418,7 +418,7 @@ func (ex *executor) oneMulti(spec string, runID int) (run, error) {
 		}
 		if kt < len(ex.testT) && t+1 == ex.testT[kt] && kt < len(ex.testT)-1 {
 			ts := time.Now()
-			sum := ex.scoreMulti(m.PredictProba, dict, p)
+			sum := ex.scoreMulti(m.PredictProba, dict, p, X)
 			testCurve = append(testCurve, sum.MistakeRate)
 			testTime += time.Since(ts)
 			kt++
@@ -433,18 +433,18 @@ func (ex *executor) oneMulti(spec string, runID int) (run, error) {
 	r := run{metric: 100 * float64(acc.mistakes) / n, nonFinite: nonFinite, curve: curve, ns: float64(el.Nanoseconds()) / n,
 		seconds: el.Seconds(), info: m.Info(), sum: acc.Summary(dict.order, nc)}
 	if ex.cfg.Test != nil {
-		r.test = ex.scoreMulti(m.PredictProba, dict, p)
+		r.test = ex.scoreMulti(m.PredictProba, dict, p, X)
 		r.testCurve = append(testCurve, r.test.MistakeRate)
 	}
 	return r, nil
 }
 
 // scoreMulti scores a frozen predictor (proba writes the distribution of x
-// into p) on the test set.
-func (ex *executor) scoreMulti(proba func(x, p []float64) []float64, dict *runDict, p []float64) Summary {
+// into p) on the test set (a named one encoded as rows.frozen says).
+func (ex *executor) scoreMulti(proba func(x, p []float64) []float64, dict *runDict, p []float64, X *rows) Summary {
 	var acc MultiMeasures
 	var extra []int
-	for i, x := range ex.cfg.Test.X {
+	for i, x := range X.frozen(ex.cfg.Test) {
 		c := dict.frozen(ex.multi.testClassOf[i], &extra)
 		acc.Add(proba(x, p), c)
 	}
@@ -480,7 +480,7 @@ func (ex *executor) baselinesMulti(res *Result) error {
 		}
 		sums, curves = append(sums, acc.Summary(dict.order, nc)), append(curves, curve)
 		if ex.cfg.Test != nil {
-			tsums = append(tsums, ex.scoreMulti(func(_, p []float64) []float64 { return prior.Proba(p) }, dict, p))
+			tsums = append(tsums, ex.scoreMulti(func(_, p []float64) []float64 { return prior.Proba(p) }, dict, p, &rows{})) // the prior ignores x
 		}
 	}
 	res.Baseline = &BaselineResult{Label: "class prior", Measures: statsOf(sums, ex.task)}

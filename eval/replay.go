@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"okstream/codec"
+	"okstream/features"
 	"okstream/label"
 	"okstream/learner"
 )
@@ -63,6 +64,12 @@ func ReplayEvents(spec string, dim int, events []codec.Event) ([]float64, learne
 // mapped −1/+1, whose scores are returned) and a regression candidate
 // (spec with loss=square, learning the labels as they are) both learn, and
 // the decision keeps one.
+//
+// A named event (codec Event.F) is encoded by one features.Encoder of the
+// default configuration for dim (features.Config{Dim: dim}), created at the
+// first named event and shared by all of them, once per accepted event in
+// event order — after its label is accepted, so a dead-lettered event does
+// not change the encoder — as the runtime encodes a partition's events.
 func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, positive string, warmup int) ([]float64, learner.Learner, error) {
 	l, err := learner.New(label.ResolveSpec(spec, task), dim)
 	if err != nil {
@@ -88,12 +95,9 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 	}
 	pending := map[string]imp{}
 	scores := make([]float64, len(events))
+	var enc *features.Encoder // named events: created at the first one
 	for i := range events {
 		ev := &events[i]
-		if ev.Named() {
-			scores[i] = math.NaN() // dead-lettered (named_features_unsupported), as the runtime does
-			continue
-		}
 		y, raw := ev.Y, ev.Y
 		if ev.HasY {
 			var err error
@@ -122,7 +126,15 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 			scores[i] = im.score
 			continue
 		}
-		x := ev.Dense(nil, dim)
+		var x []float64
+		if ev.Named() {
+			if enc == nil {
+				enc = features.New(features.Config{Dim: dim})
+			}
+			x, _ = enc.Encode(ev.F, nil) // the default policy imputes: never an error
+		} else {
+			x = ev.Dense(nil, dim)
+		}
 		if ev.HasY {
 			scores[i] = l.Learn(x, y)
 			if alt != nil {

@@ -34,6 +34,17 @@ separate ones. Same flags and seed ⇒ same metrics. Without --model the
 model is auto (okstream run's default). Learner specs: okstream help
 learners.
 
+Files with named features: a CSV file whose feature cells include text
+(categorical values) or missing cells (empty, ?, NA, N/A, NaN, null,
+None) is read with the header's names, and JSON lines (.jsonl, .ndjson)
+hold runtime events ("v": 3 with "f", or "x"/"xi"+"xv", and "y"). Each
+run encodes its presented order with a fresh feature encoder, as okstream
+run encodes a stream (a numeric value as is, one 0/1 indicator per
+categorical value, the running mean plus a missing indicator for a missing
+number); the dimension is what the file needs (--dim overrides it). No row
+is refused for a string or a missing cell (the rules: docs of package
+dataset, "Named features").
+
 Task (--task auto, the default, infers it from the file): labels that are
 class names (a CSV column of strings) with more than 2 classes are
 multi-class, 2 class names binary; numbers are binary if they are -1/+1 or
@@ -66,6 +77,9 @@ const evalExamples = `  # FORKS paper Table 1 settings on german (unscaled file,
 
   # Multi-class (26 letters; the linear and class-prior baselines are added):
   okstream eval --data letter --runs 3 --scale minmax11 --model auto
+
+  # A CSV file with categorical columns and missing cells (UCI Adult as published):
+  okstream eval --data adult.csv --label class --runs 3 --model auto --model linear
 
   # Integer labels as classes in a file the catalog does not know:
   okstream eval --data digits.csv --label 0 --task multiclass --runs 3`
