@@ -1,8 +1,8 @@
-package features
+package features_test
 
 // Experiment (issue 39): the UCI Adult census file as a service would send
 // it — named fields, categorical values as strings, the "?" cells as nil or
-// left out — encoded by the Encoder, against the same file one-hot encoded
+// left out — encoded by the features.Encoder, against the same file one-hot encoded
 // by hand (the shared a9a, LIBSVM's one-hot form of Adult, where a "?" cell
 // is all zeros). Run with
 //
@@ -27,22 +27,9 @@ import (
 
 	"okstream/codec"
 	"okstream/dataset"
+	"okstream/features"
 	"okstream/learner"
 )
-
-// adultGroups is a9a's column layout (1-based LIBSVM indices, inclusive).
-var adultGroups = []struct {
-	name    string
-	lo, hi  int
-	ordinal bool // a binned continuous column of Adult
-}{
-	{"age", 1, 5, true}, {"workclass", 6, 13, false}, {"fnlwgt", 14, 18, true},
-	{"education", 19, 34, false}, {"education-num", 35, 39, true},
-	{"marital-status", 40, 46, false}, {"occupation", 47, 60, false},
-	{"relationship", 61, 66, false}, {"race", 67, 71, false}, {"sex", 72, 73, false},
-	{"capital-gain", 74, 75, true}, {"capital-loss", 76, 77, true},
-	{"hours-per-week", 78, 82, true}, {"native-country", 83, 123, false},
-}
 
 // adultFields rebuilds row x of a9a as named fields. skip names groups left
 // out of the record.
@@ -68,31 +55,31 @@ func holed(i, g int) bool {
 // i ≥ 0.
 func adultFieldsRow(t *testing.T, i int, x []float64, ordinal bool, skip map[string]bool, dst []codec.Field) []codec.Field {
 	dst = dst[:0]
-	for gi, g := range adultGroups {
-		if skip[g.name] {
+	for gi, g := range features.AdultGroups {
+		if skip[g.Name] {
 			continue
 		}
-		if ordinal && g.ordinal && holed(i, gi) {
-			dst = append(dst, codec.Field{Name: g.name, Kind: codec.FieldMissing})
+		if ordinal && g.Ordinal && holed(i, gi) {
+			dst = append(dst, codec.Field{Name: g.Name, Kind: codec.FieldMissing})
 			continue
 		}
 		k := -1
-		for j := g.lo; j <= g.hi && j <= len(x); j++ {
+		for j := g.Lo; j <= g.Hi && j <= len(x); j++ {
 			if x[j-1] != 0 {
 				if k >= 0 {
-					t.Fatalf("group %s has two columns set", g.name)
+					t.Fatalf("group %s has two columns set", g.Name)
 				}
-				k = j - g.lo
+				k = j - g.Lo
 			}
 		}
 		switch {
-		case k < 0 && g.name == "native-country": // a "?" cell: left out
+		case k < 0 && g.Name == "native-country": // a "?" cell: left out
 		case k < 0: // a "?" cell: nil
-			dst = append(dst, codec.Field{Name: g.name, Kind: codec.FieldMissing})
-		case ordinal && g.ordinal:
-			dst = append(dst, codec.Field{Name: g.name, Kind: codec.FieldNumber, Num: float64(k)})
+			dst = append(dst, codec.Field{Name: g.Name, Kind: codec.FieldMissing})
+		case ordinal && g.Ordinal:
+			dst = append(dst, codec.Field{Name: g.Name, Kind: codec.FieldNumber, Num: float64(k)})
 		default:
-			dst = append(dst, codec.Field{Name: g.name, Kind: codec.FieldString, Str: fmt.Sprintf("b%d", k)})
+			dst = append(dst, codec.Field{Name: g.Name, Kind: codec.FieldString, Str: fmt.Sprintf("b%d", k)})
 		}
 	}
 	return dst
@@ -159,8 +146,8 @@ func TestAdultExperiment(t *testing.T) {
 	}
 	maj := 100 * float64(min(pos, n-pos)) / float64(n)
 	const dim = 160
-	encode := func(ordinal, missCat, holes bool, skip func(i int) map[string]bool) ([][]float64, *Encoder) {
-		e := New(Config{Dim: dim, MissingCategory: missCat})
+	encode := func(ordinal, missCat, holes bool, skip func(i int) map[string]bool) ([][]float64, *features.Encoder) {
+		e := features.New(features.Config{Dim: dim, MissingCategory: missCat})
 		out := make([][]float64, n)
 		var f []codec.Field
 		for i, x := range ds.X {
@@ -248,7 +235,7 @@ func seq(n int) []int {
 }
 
 // handOrdinal is the hand encoding of the ordinal variant, written without
-// the Encoder: the six binned columns as their bin number, the eight
+// the features.Encoder: the six binned columns as their bin number, the eight
 // categorical groups one-hot as in a9a ("?" all zeros). With holes, the
 // blanked cells get the mean of the column's observed values over the
 // whole file (offline imputation) and a missing-indicator column each.
@@ -264,9 +251,9 @@ func handOrdinal(xs [][]float64, holes bool) [][]float64 {
 	var sum [14]float64
 	var cnt [14]int
 	for i, x := range xs {
-		for gi, g := range adultGroups {
-			if g.ordinal && !(holes && holed(i, gi)) {
-				sum[gi] += bin(x, g.lo, g.hi)
+		for gi, g := range features.AdultGroups {
+			if g.Ordinal && !(holes && holed(i, gi)) {
+				sum[gi] += bin(x, g.Lo, g.Hi)
 				cnt[gi]++
 			}
 		}
@@ -274,15 +261,15 @@ func handOrdinal(xs [][]float64, holes bool) [][]float64 {
 	out := make([][]float64, len(xs))
 	for i, x := range xs {
 		var v []float64
-		for gi, g := range adultGroups {
-			if !g.ordinal {
-				v = append(v, x[g.lo-1:g.hi]...)
+		for gi, g := range features.AdultGroups {
+			if !g.Ordinal {
+				v = append(v, x[g.Lo-1:g.Hi]...)
 				continue
 			}
 			if holes && holed(i, gi) {
 				v = append(v, sum[gi]/float64(cnt[gi]))
 			} else {
-				v = append(v, bin(x, g.lo, g.hi))
+				v = append(v, bin(x, g.Lo, g.Hi))
 			}
 			if holes && (gi == 0 || gi == 4 || gi == 12) {
 				m := 0.0
@@ -311,7 +298,7 @@ func TestIndicatorScalingExperiment(t *testing.T) {
 		t.Skip("set FEATURES_EXPERIMENT=1 to run the indicator-scaling experiment")
 	}
 	const n, users, dim = 6000, 200, 256
-	r := rng(11)
+	r := features.NewTestRNG(11)
 	var zsum float64
 	weights := make([]float64, users)
 	for k := range weights {
@@ -319,10 +306,10 @@ func TestIndicatorScalingExperiment(t *testing.T) {
 		zsum += weights[k]
 	}
 	normal := func() float64 { // Box–Muller
-		u1, u2 := r.float(), r.float()
+		u1, u2 := r.Float(), r.Float()
 		return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
 	}
-	withUser, without := New(Config{Dim: dim, MaxValuesPerName: users}), New(Config{Dim: dim})
+	withUser, without := features.New(features.Config{Dim: dim, MaxValuesPerName: users}), features.New(features.Config{Dim: dim})
 	xsU, xsN, ys := make([][]float64, n), make([][]float64, n), make([]float64, n)
 	pos := 0
 	for i := 0; i < n; i++ {
@@ -331,13 +318,13 @@ func TestIndicatorScalingExperiment(t *testing.T) {
 		if x[0]*x[1]+math.Sin(2*x[2])+x[3]*x[3]/2-0.5 < 0 {
 			y = -1
 		}
-		if r.float() < 0.05 {
+		if r.Float() < 0.05 {
 			y = -y
 		}
 		if y > 0 {
 			pos++
 		}
-		u, k := r.float()*zsum, 0
+		u, k := r.Float()*zsum, 0
 		for ; k < users-1 && u >= weights[k]; k++ {
 			u -= weights[k]
 		}

@@ -34,8 +34,8 @@ func collided(keys []string, d int) float64 {
 func TestHashCollisionRate(t *testing.T) {
 	var adult []string // a9a's 123 columns as name=value keys
 	for _, g := range adultGroups {
-		for k := 0; k <= g.hi-g.lo; k++ {
-			adult = append(adult, fmt.Sprintf("%s=b%d", g.name, k))
+		for k := 0; k <= g.Hi-g.Lo; k++ {
+			adult = append(adult, fmt.Sprintf("%s=b%d", g.Name, k))
 		}
 	}
 	var synth []string // the 30-field benchmark event's keys
