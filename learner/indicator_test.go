@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"okstream/codec"
+	"okstream/dataset"
 	"okstream/features"
 	"okstream/learner/state"
 )
@@ -354,9 +355,9 @@ func TestKindsHostileState(t *testing.T) {
 // a nonlinear function of 4 standard normal numerics, 5 % flipped, and an
 // irrelevant 200-value "user" field (Zipf-like); lateUser > 0 makes the
 // fourth numeric start at event late (a field that appears mid-stream).
-func indicatorExperiment(n int, withUser bool, late int) (xs [][]float64, ys []float64, kinds [][]FeatureKind, maj float64) {
+func indicatorExperiment(seed uint64, n int, withUser bool, late int) (xs [][]float64, ys []float64, kinds [][]FeatureKind, maj float64) {
 	const users, dim = 200, 256
-	r := rng64(11)
+	r := rng64(seed)
 	var zsum float64
 	weights := make([]float64, users)
 	for k := range weights {
@@ -447,7 +448,7 @@ func TestIndicatorKindsExperiment(t *testing.T) {
 		withUser bool
 		late     int
 	}{{"numerics only", false, 0}, {"with user field", true, 0}, {"x3 from event 1000", false, 1000}, {"x3 from 1000, user", true, 1000}} {
-		xs, ys, kinds, maj := indicatorExperiment(n, c.withUser, c.late)
+		xs, ys, kinds, maj := indicatorExperiment(11, n, c.withUser, c.late)
 		t.Logf("%s: majority rate %.2f %%", c.name, maj)
 		for _, run := range []struct {
 			spec    string
@@ -459,10 +460,66 @@ func TestIndicatorKindsExperiment(t *testing.T) {
 			t.Logf("  %-16s kinds declared %-5v %.2f %% mistakes", run.spec, run.declare, m)
 		}
 	}
+	// Other seeds of the same generator (the spread of the comparison).
+	for seed := uint64(12); seed < 15; seed++ {
+		xs, ys, kinds, maj := indicatorExperiment(seed, n, true, 0)
+		t.Logf("seed %d, with user field: majority %.2f %%, linear %.2f, auto blind %.2f, auto with kinds %.2f, auto scale=none %.2f", seed, maj,
+			kindsMistakeRate(t, "linear", xs, ys, kinds, false), kindsMistakeRate(t, "auto", xs, ys, kinds, false),
+			kindsMistakeRate(t, "auto", xs, ys, kinds, true), kindsMistakeRate(t, "auto:scale=none", xs, ys, kinds, false))
+	}
 	if a, b := res["numerics only/auto/true"], res["numerics only/auto/false"]; a != b {
 		t.Errorf("all-numeric stream: declaring its kinds moved auto from %.2f to %.2f %%", b, a)
 	}
 	if a := res["with user field/auto/true"]; a > res["with user field/auto:scale=none/false"]+1 {
 		t.Errorf("with the user field auto with kinds makes %.2f %% mistakes, more than 1 point above raw indicators' %.2f %%", a, res["with user field/auto:scale=none/false"])
+	}
+}
+
+// TestIndicatorKindsA9a runs auto on the shared a9a (UCI Adult one-hot,
+// every column a 0/1 indicator: what the encoder gives for Adult's fields
+// as strings) with every column declared an indicator at its first
+// non-zero value, against blind standardisation, scale=none, linear and
+// the majority rate; one permutation (seed 1), as features' Adult
+// experiment. Run with LEARNER_EXPERIMENT=1 (minutes).
+func TestIndicatorKindsA9a(t *testing.T) {
+	if os.Getenv("LEARNER_EXPERIMENT") == "" {
+		t.Skip("set LEARNER_EXPERIMENT=1 to run the a9a indicator-kinds experiment")
+	}
+	path, opts, err := dataset.Resolve("a9a")
+	if err != nil {
+		t.Skipf("shared datasets not available (%v)", err)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.BinaryLabels(nil); err != nil {
+		t.Fatal(err)
+	}
+	ds = ds.Permuted(dataset.Permutation(ds.Len(), 1, 0))
+	d := len(ds.X[0])
+	kinds := make([][]FeatureKind, ds.Len())
+	cur := make([]FeatureKind, d)
+	pos := 0
+	for i, x := range ds.X {
+		changed := false
+		for j, v := range x {
+			if v != 0 && cur[j] == FeatureUnknown {
+				cur[j], changed = FeatureIndicator, true
+			}
+		}
+		if changed {
+			kinds[i] = append([]FeatureKind(nil), cur...)
+		}
+		if ds.Y[i] > 0 {
+			pos++
+		}
+	}
+	t.Logf("a9a: %d events, %d columns, majority rate %.2f %%", ds.Len(), d, 100*float64(min(pos, ds.Len()-pos))/float64(ds.Len()))
+	for _, run := range []struct {
+		spec    string
+		declare bool
+	}{{"linear", false}, {"auto", false}, {"auto", true}, {"auto:scale=none", false}} {
+		t.Logf("  %-16s kinds declared %-5v %.2f %% mistakes", run.spec, run.declare, kindsMistakeRate(t, run.spec, ds.X, ds.Y, kinds, run.declare))
 	}
 }
