@@ -90,7 +90,11 @@ package learner
 // State. During warm-up the state is the buffer; restoring replays it
 // through a fresh wrapper, which reproduces the provisional learner bit for
 // bit (everything is deterministic). After warm-up the state is the frozen
-// statistics, σ̂ and the inner learner's own state.
+// statistics, σ̂ and the inner learner's own state. With declared
+// coordinate kinds (KindAware: indicators unstandardised, late numeric
+// coordinates standardised from their own first W values) the state also
+// holds the kinds; see "Coordinate kinds" at the end of this file. A
+// wrapper never told writes exactly the bytes of before.
 
 import (
 	"fmt"
