@@ -523,3 +523,30 @@ func TestIndicatorKindsA9a(t *testing.T) {
 		t.Logf("  %-16s kinds declared %-5v %.2f %% mistakes", run.spec, run.declare, kindsMistakeRate(t, run.spec, ds.X, ds.Y, kinds, run.declare))
 	}
 }
+
+// TestKindsNoAllocation: re-declaring known kinds, and Predict/Learn with
+// declared kinds after the warm-up (a late coordinate collecting and
+// frozen), allocate nothing in the wrapper.
+func TestKindsNoAllocation(t *testing.T) {
+	s := newKindStream(400, 100)
+	l, _ := New("fogd:warmup=50", s.dim)
+	runKinds(t, l, s, 0, 120, true)
+	ka := l.(KindAware)
+	last := s.kinds[0]
+	for _, k := range s.kinds[:120] {
+		if k != nil {
+			last = k
+		}
+	}
+	i := 120
+	if a := testing.AllocsPerRun(50, func() {
+		if err := ka.SetFeatureKinds(last); err != nil {
+			t.Fatal(err)
+		}
+		l.Predict(s.xs[i])
+		l.Learn(s.xs[i], s.ys[i])
+		i++
+	}); a != 0 {
+		t.Errorf("%v allocations per event with declared kinds", a)
+	}
+}
