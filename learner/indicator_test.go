@@ -547,3 +547,65 @@ func TestKindsNoAllocation(t *testing.T) {
 		t.Errorf("%v allocations per event with declared kinds", a)
 	}
 }
+
+// TestIndicatorKindsMultiExperiment: the synthetic stream with 3 classes
+// (f = x0·x1 + sin(2·x2) + x3²/2 − 0.5 cut at −0.5 and 0.8) and the
+// 200-value user field; multi-class auto (both views) and fogd, blind and
+// with kinds declared, against the softmax linear model and the majority
+// rate. Run with LEARNER_EXPERIMENT=1.
+func TestIndicatorKindsMultiExperiment(t *testing.T) {
+	if os.Getenv("LEARNER_EXPERIMENT") == "" {
+		t.Skip("set LEARNER_EXPERIMENT=1 to run the multi-class indicator-kinds experiment")
+	}
+	const n = 6000
+	for _, withUser := range []bool{false, true} {
+		xs, _, kinds, _ := indicatorExperiment(11, n, withUser, 0)
+		cls := make([]int, n)
+		var count [3]int
+		for i, x := range xs {
+			f := x[0]*x[1] + math.Sin(2*x[2]) + x[3]*x[3]/2 - 0.5 // (x0..x3 are coordinates 0..3)
+			switch {
+			case f < -0.5:
+				cls[i] = 0
+			case f < 0.8:
+				cls[i] = 1
+			default:
+				cls[i] = 2
+			}
+			count[cls[i]]++
+		}
+		t.Logf("user field %v: class shares %v, majority-class error %.2f %%", withUser, count, 100*(1-float64(max(count[0], count[1], count[2]))/n))
+		for _, run := range []struct {
+			spec    string
+			declare bool
+		}{{"linear", false}, {"auto", false}, {"auto", true}, {"auto:scale=none", false}, {"fogd", false}, {"fogd", true}} {
+			m, err := NewMulti(run.spec, len(xs[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ka, _ := m.(KindAware)
+			p := make([]float64, 8)
+			wrong, seen := 0, 0
+			for i, x := range xs {
+				if run.declare && kinds[i] != nil && ka != nil {
+					if err := ka.SetFeatureKinds(kinds[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				c := min(cls[i], m.Classes())
+				q := m.LearnClass(x, c, p)
+				best := 0
+				for k := range q {
+					if q[k] > q[best] {
+						best = k
+					}
+				}
+				if len(q) == 0 || best != cls[i] {
+					wrong++
+				}
+				seen++
+			}
+			t.Logf("  %-16s kinds declared %-5v %.2f %% mistakes", run.spec, run.declare, 100*float64(wrong)/float64(seen))
+		}
+	}
+}
