@@ -92,3 +92,69 @@ type Info struct {
 func Mistake(score, y float64) bool {
 	return !(score*y > 0)
 }
+
+// FeatureKind is what an input coordinate holds, as the runtime's feature
+// encoder (package features) knows it. Its values equal features.Kind's
+// (KindUnused, KindNumeric, KindIndicator, KindMissing), so the runtime
+// converts with a cast; TestFeatureKindMatchesEncoder checks it.
+type FeatureKind uint8
+
+const (
+	// FeatureUnknown: nothing declared (the default for every coordinate,
+	// and what a dense event's coordinates always are): standardised as a
+	// number with the warm-up statistics (scale.go).
+	FeatureUnknown FeatureKind = iota
+	// FeatureNumeric: a number. Declared before the first Learn it is
+	// standardised as FeatureUnknown; declared later (a field that appears
+	// mid-stream) it is a late numeric coordinate: its input is 0 until it
+	// has W values of its own, whose robust centre and scale are then
+	// frozen (docs/algorithms/selftune.md "Indicators and late numbers").
+	FeatureNumeric
+	// FeatureIndicator: a 0/1 indicator of a categorical value. Not
+	// standardised: centre 0, scale 1.
+	FeatureIndicator
+	// FeatureMissing: a 0/1 missing-value indicator; treated as
+	// FeatureIndicator.
+	FeatureMissing
+)
+
+func (k FeatureKind) String() string {
+	switch k {
+	case FeatureUnknown:
+		return "unknown"
+	case FeatureNumeric:
+		return "numeric"
+	case FeatureIndicator:
+		return "indicator"
+	case FeatureMissing:
+		return "missing"
+	}
+	return fmt.Sprintf("FeatureKind(%d)", uint8(k))
+}
+
+// KindAware is implemented by a learner (or a multi-class learner) whose
+// input transform depends on what its coordinates hold: the self-tuning
+// wrapper with scale=standard (selftune.go). A learner that does not
+// implement it (raw features: scale=none, an explicit σ, linear) treats
+// every coordinate alike, and the runtime has nothing to tell it.
+//
+// Protocol: the runtime calls SetFeatureKinds with its encoder's kinds
+// (features.Encoder.Kinds, converted element by element) after every
+// Encode that allocated a coordinate and before the models see that
+// event, so a coordinate is declared no later than the first event in
+// which it can be non-zero. The kinds are part of the learner's state
+// (MarshalBinary), so a restored learner needs no call; calling again with
+// the same kinds is a no-op, which makes "declare after every restore" safe
+// too. A learner whose SetFeatureKinds was never called behaves, and
+// writes its state, exactly as before the interface existed.
+type KindAware interface {
+	// SetFeatureKinds declares the kinds of coordinates 0..len(kinds)−1
+	// (len(kinds) ≤ the input dimension; FeatureUnknown entries declare
+	// nothing). A coordinate's kind can be declared once: an entry that
+	// differs from an earlier declaration of the same coordinate, an
+	// unknown kind value, too many entries, or (during the warm-up) a
+	// coordinate that was already non-zero in a buffered event gets an
+	// error and the learner is left unchanged. It does not allocate once
+	// every coordinate has been declared.
+	SetFeatureKinds(kinds []FeatureKind) error
+}

@@ -61,6 +61,16 @@ package learner
 // whose distribution shifts after the warm-up is standardised with the
 // first W events' units (the clip keeps the inputs bounded regardless).
 //
+// Declared kinds (selftune.go "Coordinate kinds"). When the runtime tells
+// the wrapper what its coordinates hold (KindAware), an indicator
+// coordinate bypasses the standardiser (centre 0, scale 1: a rare
+// indicator no longer becomes 1/sqrt(p), and a one-hot field adds at most
+// 2 to a squared distance), and a numeric coordinate declared after the
+// first event gets its centre and scale from its own first W values
+// (robustLocScale, then the freeze rule above) instead of the 1/sqrt(W)
+// of a coordinate constant during the warm-up. Undeclared coordinates are
+// standardised as described here.
+//
 // The statistics are part of the model's state; they are deterministic
 // functions of the first W events. Guarantees: z is always finite and
 // |z| ≤ clipOut; m and s are finite for finite inputs (a non-finite scale

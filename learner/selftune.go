@@ -90,13 +90,19 @@ package learner
 // State. During warm-up the state is the buffer; restoring replays it
 // through a fresh wrapper, which reproduces the provisional learner bit for
 // bit (everything is deterministic). After warm-up the state is the frozen
-// statistics, σ̂ and the inner learner's own state.
+// statistics, σ̂ and the inner learner's own state. With declared
+// coordinate kinds (KindAware: indicators unstandardised, late numeric
+// coordinates standardised from their own first W values) the state also
+// holds the kinds; see "Coordinate kinds" at the end of this file. A
+// wrapper never told writes exactly the bytes of before.
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"okstream/learner/state"
 )
 
 // selfTuneDocs document the wrapper's keys; `okstream help learners` lists
@@ -144,6 +150,14 @@ type selfTuned struct {
 
 	// Warm-up only: buffered raw rows (x, y), stride dim+1.
 	buf []float64
+
+	// Declared coordinate kinds (SetFeatureKinds, at the end of this file); all
+	// nil until the first declaration, so a wrapper never told behaves and
+	// writes its state exactly as before.
+	kinds []FeatureKind // per feature coordinate
+	from  []uint64      // updates at coordinate j's declaration
+	mode  []uint8       // input transform of coordinate j: modeStd, modeRaw, modePending
+	late  [][]float64   // a pending late numeric coordinate's values so far (else nil)
 	// scratch
 	z []float64
 }
@@ -268,9 +282,15 @@ func (t *selfTuned) setWarmupWidth() {
 	if !t.autoSigma {
 		return
 	}
-	var ss float64
+	var ss, raw float64
 	for j := 0; j < t.dim; j++ {
 		s := t.st.s[j]
+		if t.standard && t.mode != nil && t.mode[j] != modeStd {
+			v := t.rawVariance(j) // an indicator's variance; 0 for a pending late number
+			ss += v
+			raw += v
+			continue
+		}
 		if t.standard {
 			s = math.Min(s, 1) // standardised: 1 if the feature varies, else 0
 			if s > 0 {
@@ -284,7 +304,7 @@ func (t *selfTuned) setWarmupWidth() {
 		t.inv = 1 / s0
 	}
 	if t.common != nil {
-		t.common.warmupWidth(t.st, t.dim)
+		t.common.warmupWidth(t.st, t.dim, t.mode, raw)
 	}
 }
 
@@ -293,12 +313,16 @@ func (t *selfTuned) input(x []float64) []float64 {
 	t.checkDim(x)
 	for j, v := range x {
 		if t.standard {
-			v = t.st.z(j, v)
+			if t.mode == nil || t.mode[j] == modeStd {
+				v = t.st.z(j, v)
+			} else {
+				v = t.kindInput(j, v)
+			}
 		}
 		t.z[j] = v * t.inv
 	}
 	if t.common != nil {
-		t.common.input(t.z[t.dim:], t.st, x)
+		t.common.input(t.z[t.dim:], t.st, x, t.mode)
 	}
 	return t.z
 }
@@ -328,6 +352,9 @@ func (t *selfTuned) Predict(x []float64) float64 {
 func (t *selfTuned) Learn(x []float64, y float64) float64 {
 	f := t.output(t.inner.Learn(t.input(x), t.label(y)))
 	t.updates++
+	if t.late != nil {
+		t.collectLate(x)
+	}
 	if !t.warm() {
 		return f // the statistics are frozen (scale.go)
 	}
@@ -370,7 +397,7 @@ func (t *selfTuned) finishWarmup() error {
 		t.inv = 1 / medianDistance(rows, t.dim, n)
 	}
 	if t.common != nil {
-		t.common.finishWarmup(t.st, t.buf, t.dim, n)
+		t.common.finishWarmup(t.st, t.buf, t.dim, n, t.mode)
 	}
 	if err := t.replay(n); err != nil {
 		return err
@@ -428,7 +455,17 @@ func medianDistance(rows []float64, d, n int) float64 {
 // inner learner's state.
 func (t *selfTuned) MarshalBinary() ([]byte, error) {
 	e := t.encoder(8*len(t.buf) + 64)
-	e.Bool(t.warm())
+	flag := uint8(0)
+	if t.warm() {
+		flag = 1
+	}
+	if t.kinds != nil {
+		flag |= 2 // a kinds section follows (never written by a wrapper never told)
+	}
+	e.U8(flag)
+	if t.kinds != nil {
+		t.encodeKinds(e)
+	}
 	if t.warm() {
 		e.F64s(t.buf)
 		return e.Bytes(), nil
@@ -452,10 +489,18 @@ func (t *selfTuned) MarshalBinary() ([]byte, error) {
 // any error the learner is unchanged.
 func (t *selfTuned) UnmarshalBinary(data []byte) error {
 	d, updates := t.decoder(data)
-	warm := d.Bool()
+	flag := d.U8()
+	if flag > 3 || flag&2 != 0 && !t.standard {
+		d.Fail("bad wrapper flags %d", flag)
+	}
+	warm := flag&1 == 1
 	fresh, err := t.fresh()
 	if err != nil {
 		return err
+	}
+	var ks *kindState
+	if flag&2 != 0 {
+		ks = decodeKinds(d, t.dim, t.warmup, updates, warm)
 	}
 	if warm {
 		buf := d.F64s(nil)
@@ -467,8 +512,13 @@ func (t *selfTuned) UnmarshalBinary(data []byte) error {
 			d.Fail("warm-up buffer of %d floats for %d updates", len(buf), updates)
 			return d.Err()
 		}
-		for i := 0; i < len(buf); i += stride {
-			fresh.Learn(buf[i:i+t.dim], buf[i+t.dim])
+		if ks == nil {
+			for i := 0; i < len(buf); i += stride {
+				fresh.Learn(buf[i:i+t.dim], buf[i+t.dim])
+			}
+		} else if err := fresh.replayWithKinds(buf, ks); err != nil {
+			d.Fail("%v", err)
+			return d.Err()
 		}
 	} else {
 		if updates < uint64(t.warmup) {
@@ -498,6 +548,9 @@ func (t *selfTuned) UnmarshalBinary(data []byte) error {
 			fresh.st = nil
 		}
 		fresh.updates = updates
+		if ks != nil {
+			fresh.installKinds(ks)
+		}
 	}
 	fresh.z = t.z
 	*t = *fresh
@@ -517,6 +570,7 @@ func (t *selfTuned) fresh() (*selfTuned, error) {
 	f.inv = 1
 	f.buf = make([]float64, 0, t.warmup*(t.dim+1))
 	f.z = make([]float64, len(t.z))
+	f.kinds, f.from, f.mode, f.late = nil, nil, nil, nil
 	if t.common != nil {
 		f.common = &commonView{}
 	}
@@ -542,5 +596,317 @@ func (t *selfTuned) Info() Info {
 	if t.st != nil {
 		bytes += 8 * (3*len(t.st.m) + cap(t.st.col))
 	}
+	bytes += t.kindBytes()
 	return t.info(in.Budget, in.Used, bytes)
+}
+
+// Coordinate kinds (KindAware, learner.go; docs/algorithms/selftune.md
+// "Indicators and late numbers").
+//
+// With scale=standard, once the runtime has declared what its coordinates
+// hold, each coordinate has one of three input transforms (mode):
+//
+//   - modeStd (undeclared, or numeric declared before the first Learn):
+//     the standardiser's z, as before.
+//   - modeRaw (an indicator or a missing indicator): the value itself,
+//     centre 0 and scale 1 (clipped to ±clipOut against a caller that
+//     lies). A one-hot field then adds at most 2 to a squared distance,
+//     whatever its number of values, instead of ≈ 2(K − 1) standardised,
+//     and the median heuristic's σ̂ is computed on these mixed inputs.
+//   - modePending (a numeric coordinate declared after the first Learn: a
+//     field that appears mid-stream, during or after the warm-up): 0 until
+//     it has W values of its own (one per Learn from its declaration on,
+//     imputed values included), whose robust centre and scale
+//     (robustLocScale; scale 0: the freeze rule of scale.go) are then
+//     frozen and the coordinate becomes modeStd. Feeding 0 before keeps
+//     every stored example consistent: 0 is where those examples have it,
+//     and after the freeze the coordinate only adds information. Without
+//     this a late number was constant during the warm-up, got the scale
+//     max(1, |m|)/√W and every value of it was clipped to ±10. σ̂ is not
+//     revised when it joins (it cannot be: stored examples).
+//
+// Why the values are 0 before a declaration: the runtime declares a
+// coordinate before the first event in which it can be non-zero, so every
+// earlier event has 0 there, which every mode maps to 0. That is what makes
+// a declaration in the middle of the warm-up consistent with a restore that
+// replays the buffer: the replay declares each coordinate before the same
+// event (from[j] records it), and a declaration for a coordinate that is
+// already non-zero in the buffer is refused.
+//
+// State: the kinds are part of the model (so a restore needs no call from
+// the runtime). After the flags byte (bit 0: warm-up, bit 1: a kinds
+// section follows; a wrapper never told writes 0 or 1, the bytes of
+// before) come the kinds (one byte per coordinate), from[j] of each
+// declared coordinate and, after the warm-up, the values of each pending
+// late coordinate (updates − from[j] of them, < W).
+
+const (
+	modeStd     = 0
+	modeRaw     = 1
+	modePending = 2
+)
+
+// kindInput is the input of coordinate j, value v, in a mode other than
+// modeStd.
+func (t *selfTuned) kindInput(j int, v float64) float64 {
+	if t.mode[j] == modePending {
+		return 0
+	}
+	return math.Max(-clipOut, math.Min(clipOut, v))
+}
+
+// rawVariance is the variance of buffered column j under its input
+// transform (warm-up; 0 for a pending coordinate or an empty buffer).
+func (t *selfTuned) rawVariance(j int) float64 {
+	stride := t.dim + 1
+	n := len(t.buf) / stride
+	if n == 0 || t.mode[j] != modeRaw {
+		return 0
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		sum += t.kindInput(j, t.buf[i*stride+j])
+	}
+	mean := sum / float64(n)
+	var ss float64
+	for i := 0; i < n; i++ {
+		u := t.kindInput(j, t.buf[i*stride+j]) - mean
+		ss += u * u
+	}
+	return ss / float64(n)
+}
+
+// SetFeatureKinds declares coordinate kinds (KindAware, learner.go). With
+// scale=none it checks its argument and records nothing (raw inputs have
+// nothing to adapt). On error the wrapper is unchanged.
+func (t *selfTuned) SetFeatureKinds(kinds []FeatureKind) error {
+	if len(kinds) > t.dim {
+		return fmt.Errorf("learner %s: %d feature kinds for dimension %d", t.name, len(kinds), t.dim)
+	}
+	news := 0
+	for j, k := range kinds {
+		if k > FeatureMissing {
+			return fmt.Errorf("learner %s: coordinate %d: unknown feature kind %d", t.name, j, uint8(k))
+		}
+		if k == FeatureUnknown || !t.standard {
+			continue
+		}
+		if t.kinds != nil && t.kinds[j] != FeatureUnknown {
+			if t.kinds[j] != k {
+				return fmt.Errorf("learner %s: coordinate %d declared %v, now %v", t.name, j, t.kinds[j], k)
+			}
+			continue
+		}
+		if t.warm() {
+			stride := t.dim + 1
+			for i := j; i < len(t.buf); i += stride {
+				if t.buf[i] != 0 {
+					return fmt.Errorf("learner %s: coordinate %d declared %v after it was non-zero (event %d)", t.name, j, k, i/stride)
+				}
+			}
+		}
+		news++
+	}
+	if news == 0 {
+		return nil
+	}
+	if t.kinds == nil {
+		t.kinds = make([]FeatureKind, t.dim)
+		t.from = make([]uint64, t.dim)
+		t.mode = make([]uint8, t.dim)
+	}
+	for j, k := range kinds {
+		if k == FeatureUnknown || t.kinds[j] != FeatureUnknown {
+			continue
+		}
+		t.kinds[j], t.from[j] = k, t.updates
+		switch {
+		case k == FeatureIndicator || k == FeatureMissing:
+			t.mode[j] = modeRaw
+		case t.updates > 0: // a late number
+			t.mode[j] = modePending
+			if t.late == nil {
+				t.late = make([][]float64, t.dim)
+			}
+			t.late[j] = make([]float64, 0, t.warmup)
+		}
+	}
+	return nil
+}
+
+// collectLate appends x's value of every pending late coordinate and
+// freezes those that have W values (Learn, after the inner learner).
+func (t *selfTuned) collectLate(x []float64) {
+	for j, vals := range t.late {
+		if vals == nil {
+			continue
+		}
+		vals = append(vals, x[j])
+		if len(vals) < t.warmup {
+			t.late[j] = vals
+			continue
+		}
+		// W values: freeze. (Not reachable during the warm-up: a late
+		// coordinate is declared after the first Learn, so its W-th value
+		// comes after the W-th event.)
+		m, s := robustLocScale(vals)
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			m = 0
+		}
+		if s == 0 {
+			s = math.Max(1, math.Abs(m)) / math.Sqrt(float64(t.warmup))
+		}
+		t.st.m[j], t.st.s[j] = m, s
+		t.mode[j] = modeStd
+		t.late[j] = nil
+	}
+}
+
+// pending reports whether coordinate j, declared numeric at from after
+// updates Learns, still collects its values (W = warmup).
+func pendingLate(k FeatureKind, from, updates uint64, w int) bool {
+	return k == FeatureNumeric && from > 0 && updates-from < uint64(w)
+}
+
+// encodeKinds writes the kinds section (see above).
+func (t *selfTuned) encodeKinds(e *state.Encoder) {
+	b := make([]byte, t.dim)
+	for j, k := range t.kinds {
+		b[j] = byte(k)
+	}
+	e.Blob(b)
+	for j, k := range t.kinds {
+		if k != FeatureUnknown {
+			e.U64(t.from[j])
+		}
+	}
+	if !t.warm() {
+		for j := range t.kinds {
+			if t.late != nil && t.late[j] != nil {
+				e.F64s(t.late[j])
+			}
+		}
+	}
+}
+
+// kindState is a decoded kinds section.
+type kindState struct {
+	kinds []FeatureKind
+	from  []uint64
+	late  [][]float64 // after the warm-up: the pending coordinates' values
+}
+
+// decodeKinds reads a kinds section of a wrapper of dimension dim and
+// warm-up w after updates Learns; warm says whether the warm-up is still
+// on (then no values follow). Failures go to d.
+func decodeKinds(d *state.Decoder, dim, w int, updates uint64, warm bool) *kindState {
+	b := d.Blob()
+	if d.Err() != nil {
+		return nil
+	}
+	if len(b) != dim {
+		d.Fail("kinds section of %d coordinates for dimension %d", len(b), dim)
+		return nil
+	}
+	ks := &kindState{kinds: make([]FeatureKind, dim), from: make([]uint64, dim)}
+	declared := false
+	for j, v := range b {
+		if v > uint8(FeatureMissing) {
+			d.Fail("coordinate %d: unknown feature kind %d", j, v)
+			return nil
+		}
+		ks.kinds[j] = FeatureKind(v)
+		declared = declared || v != 0
+	}
+	if !declared {
+		d.Fail("empty kinds section")
+		return nil
+	}
+	for j, k := range ks.kinds {
+		if k == FeatureUnknown {
+			continue
+		}
+		if ks.from[j] = d.U64(); d.Err() == nil && ks.from[j] > updates {
+			d.Fail("coordinate %d declared at update %d of %d", j, ks.from[j], updates)
+		}
+		if d.Err() != nil {
+			return nil
+		}
+	}
+	if warm {
+		return ks
+	}
+	for j, k := range ks.kinds {
+		if !pendingLate(k, ks.from[j], updates, w) {
+			continue
+		}
+		vals := d.F64sN(nil, int(updates-ks.from[j])) // (< w: pendingLate)
+		if d.Err() != nil {
+			return nil
+		}
+		vals = append(make([]float64, 0, w), vals...)
+		for _, v := range vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				d.Fail("coordinate %d: late value not finite", j)
+				return nil
+			}
+		}
+		if ks.late == nil {
+			ks.late = make([][]float64, dim)
+		}
+		ks.late[j] = vals
+	}
+	return ks
+}
+
+// replayWithKinds restores a warm-up: it learns the buffered rows, each
+// after the declarations made before it (from[j] = its index), then the
+// declarations made after the last one.
+func (t *selfTuned) replayWithKinds(buf []float64, ks *kindState) error {
+	stride := t.dim + 1
+	n := len(buf) / stride
+	step := make([]FeatureKind, t.dim)
+	for i := 0; i <= n; i++ {
+		clear(step)
+		some := false
+		for j, k := range ks.kinds {
+			if k != FeatureUnknown && ks.from[j] == uint64(i) {
+				step[j], some = k, true
+			}
+		}
+		if some {
+			if err := t.SetFeatureKinds(step); err != nil {
+				return err
+			}
+		}
+		if i < n {
+			t.Learn(buf[i*stride:i*stride+t.dim], buf[i*stride+t.dim])
+		}
+	}
+	return nil
+}
+
+// installKinds sets a decoded kinds section on a wrapper restored after
+// its warm-up.
+func (t *selfTuned) installKinds(ks *kindState) {
+	t.kinds, t.from = ks.kinds, ks.from
+	t.mode = make([]uint8, t.dim)
+	for j, k := range ks.kinds {
+		switch {
+		case k == FeatureIndicator || k == FeatureMissing:
+			t.mode[j] = modeRaw
+		case pendingLate(k, ks.from[j], t.updates, t.warmup):
+			t.mode[j] = modePending
+		}
+	}
+	t.late = ks.late
+}
+
+// kindBytes is the memory the kinds take.
+func (t *selfTuned) kindBytes() int {
+	n := len(t.kinds) + 8*len(t.from) + len(t.mode) + 24*len(t.late)
+	for _, v := range t.late {
+		n += 8 * cap(v)
+	}
+	return n
 }

@@ -139,6 +139,12 @@ func (s *selfTunedMulti) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
+// SetFeatureKinds declares coordinate kinds (KindAware, learner.go): the
+// binary wrapper's, for both views of multi-class auto.
+func (s *selfTunedMulti) SetFeatureKinds(kinds []FeatureKind) error {
+	return s.t.SetFeatureKinds(kinds)
+}
+
 // Info is the wrapper's, with Task MultiClass.
 func (s *selfTunedMulti) Info() Info { return s.t.Info() }
 
@@ -290,27 +296,77 @@ type commonView struct {
 	inv float64 // 1/σ̂' (1/σ₀' during the warm-up)
 }
 
-// scaleOf returns the root mean square of the first d scales of st.
-func (cv *commonView) scaleOf(st *standardiser, d int) float64 {
+// scaleOf returns the root mean square of the first d scales of st, over
+// the coordinates in modeStd only when mode is not nil (declared kinds,
+// selftune.go: an indicator is not in the common units, a pending late
+// number has none yet); 1 when mode leaves no such coordinate.
+func (cv *commonView) scaleOf(st *standardiser, d int, mode []uint8) float64 {
 	var ss float64
-	for _, s := range st.s[:d] {
-		ss += s * s
+	k := d
+	if mode == nil {
+		for _, s := range st.s[:d] {
+			ss += s * s
+		}
+	} else {
+		k = 0
+		for j, s := range st.s[:d] {
+			if mode[j] == modeStd {
+				ss += s * s
+				k++
+			}
+		}
+		if k == 0 {
+			return 1
+		}
 	}
-	c := math.Sqrt(ss / float64(d))
+	c := math.Sqrt(ss / float64(k))
 	if !(c > 0) || math.IsInf(c, 0) {
 		return 0
 	}
 	return c
 }
 
-// warmupWidth sets c from the provisional statistics and inv = 1/sqrt(2d).
-func (cv *commonView) warmupWidth(st *standardiser, d int) {
-	cv.c = cv.scaleOf(st, d)
-	cv.inv = 1 / math.Sqrt(2*float64(d))
+// warmupWidth sets c from the provisional statistics and inv = 1/σ₀',
+// σ₀' = sqrt(2d) (without declared kinds), else sqrt(2(d' + r)), d' the
+// coordinates in modeStd and r the raw (indicator) variance the binary
+// wrapper's σ₀ counts.
+func (cv *commonView) warmupWidth(st *standardiser, d int, mode []uint8, raw float64) {
+	cv.c = cv.scaleOf(st, d, mode)
+	if mode == nil {
+		cv.inv = 1 / math.Sqrt(2*float64(d))
+		return
+	}
+	eff := 0.0
+	for j := 0; j < d; j++ {
+		if mode[j] == modeStd {
+			eff++
+		}
+	}
+	cv.inv = 1
+	if w := math.Sqrt(2 * (eff + raw)); w > 0 {
+		cv.inv = 1 / w
+	}
 }
 
-// input writes the view of x into dst (len(x) entries).
-func (cv *commonView) input(dst []float64, st *standardiser, x []float64) {
+// input writes the view of x into dst (len(x) entries). With declared
+// kinds (mode not nil) an indicator enters as its value (clipped) and a
+// pending late number as 0, as in the standardised view.
+func (cv *commonView) input(dst []float64, st *standardiser, x []float64, mode []uint8) {
+	if mode != nil {
+		for j, v := range x {
+			var z float64
+			switch mode[j] {
+			case modeRaw:
+				z = math.Max(-clipOut, math.Min(clipOut, v))
+			case modeStd:
+				if cv.c > 0 {
+					z = math.Max(-clipOut, math.Min(clipOut, (v-st.m[j])/cv.c))
+				}
+			}
+			dst[j] = z * cv.inv
+		}
+		return
+	}
 	if cv.c == 0 {
 		clear(dst[:len(x)])
 		return
@@ -323,12 +379,12 @@ func (cv *commonView) input(dst []float64, st *standardiser, x []float64) {
 
 // finishWarmup sets c from the frozen statistics and σ̂' from the n
 // buffered rows (stride d+1).
-func (cv *commonView) finishWarmup(st *standardiser, buf []float64, d, n int) {
-	cv.c = cv.scaleOf(st, d) // > 0: every frozen scale is
+func (cv *commonView) finishWarmup(st *standardiser, buf []float64, d, n int, mode []uint8) {
+	cv.c = cv.scaleOf(st, d, mode) // > 0: every frozen scale is
 	cv.inv = 1
 	rows := make([]float64, n*d)
 	for i := 0; i < n; i++ {
-		cv.input(rows[i*d:(i+1)*d], st, buf[i*(d+1):i*(d+1)+d])
+		cv.input(rows[i*d:(i+1)*d], st, buf[i*(d+1):i*(d+1)+d], mode)
 	}
 	cv.inv = 1 / medianDistance(rows, d, n)
 }
