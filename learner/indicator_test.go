@@ -38,7 +38,7 @@ type kindStream struct {
 	xs     [][]float64
 	ys     []float64
 	kinds  [][]FeatureKind // kinds[i]: the encoder's kinds before event i (nil: no new coordinate)
-	dim, w int
+	dim    int
 }
 
 func newKindStream(n, lateAt int) *kindStream {
