@@ -35,10 +35,10 @@ func TestFeatureKindMatchesEncoder(t *testing.T) {
 // 8-value field (each allocated at its first occurrence), coordinate 10 a
 // numeric field that appears at event lateAt (0 before), 11 unused.
 type kindStream struct {
-	xs     [][]float64
-	ys     []float64
-	kinds  [][]FeatureKind // kinds[i]: the encoder's kinds before event i (nil: no new coordinate)
-	dim    int
+	xs    [][]float64
+	ys    []float64
+	kinds [][]FeatureKind // kinds[i]: the encoder's kinds before event i (nil: no new coordinate)
+	dim   int
 }
 
 func newKindStream(n, lateAt int) *kindStream {
