@@ -51,7 +51,22 @@ type OvR struct {
 	build   string // the spec members are built from
 	members []Learner
 	calib   []Platt
-	s, q    []float64 // scratch: scores, calibrated probabilities (K)
+	s, q    []float64     // scratch: scores, calibrated probabilities (K)
+	kinds   []FeatureKind // the feature kinds last declared (SetFeatureKinds); not state: the runtime declares them again after a restore
+}
+
+// SetFeatureKinds (KindAware) declares the feature kinds to every member
+// that takes them, and to every member built later (a new class's).
+func (o *OvR) SetFeatureKinds(kinds []FeatureKind) error {
+	for _, m := range o.members {
+		if ka, ok := m.(KindAware); ok {
+			if err := ka.SetFeatureKinds(kinds); err != nil {
+				return err
+			}
+		}
+	}
+	o.kinds = append(o.kinds[:0], kinds...)
+	return nil
 }
 
 // newOvR builds a one-vs-rest learner over the binary learner of spec.
@@ -137,6 +152,11 @@ func (o *OvR) LearnClass(x []float64, c int, p []float64) []float64 {
 		m, err := New(o.build, o.dim)
 		if err != nil { // the spec was accepted at construction; New is deterministic
 			panic("learner ovr: rebuilding a member: " + err.Error())
+		}
+		if ka, ok := m.(KindAware); ok && o.kinds != nil {
+			if err := ka.SetFeatureKinds(o.kinds); err != nil { // accepted by every member before; a fresh one takes them
+				panic("learner ovr: declaring the feature kinds to a new member: " + err.Error())
+			}
 		}
 		pl := NewPlatt()
 		s := m.Learn(x, 1)
