@@ -43,6 +43,7 @@ import (
 	"okstream/codec"
 	"okstream/dataset"
 	"okstream/features"
+	"okstream/features/kinds"
 	"okstream/internal/progress"
 	"okstream/learner"
 	"okstream/learner/rng"
@@ -618,7 +619,11 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	start := time.Now()
 	for t, idx := range order {
 		y := Y[idx]
-		f := l.Learn(X.row(idx), y)
+		x := X.row(idx)
+		if err := X.declare(l); err != nil {
+			return run{}, fmt.Errorf("eval: declaring the feature kinds: %w", err)
+		}
+		f := l.Learn(x, y)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			nonFinite++
 		}
@@ -676,9 +681,20 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 // encoder carries over from one pass to the next, as in a stream that
 // replays the file).
 type rows struct {
-	X    [][]float64
-	recs [][]codec.Field
-	enc  *features.Encoder // nil: X as it is
+	X     [][]float64
+	recs  [][]codec.Field
+	enc   *features.Encoder // nil: X as it is
+	kinds kinds.Declarer
+}
+
+// declare gives l the encoder's feature kinds when the last row encoded
+// allocated coordinates (kinds.Declarer), before l sees that row — what
+// the runtime does.
+func (r *rows) declare(l any) error {
+	if r.enc == nil {
+		return nil
+	}
+	return r.kinds.Declare(r.enc, l)
 }
 
 // row returns the vector of row idx: X[idx], or the record encoded now (a

@@ -404,7 +404,11 @@ func (ex *executor) oneMulti(spec string, runID int) (run, error) {
 	start := time.Now()
 	for t, idx := range order {
 		c := dict.of(ex.multi.classOf[idx])
-		q := m.LearnClass(X.row(idx), c, p)
+		x := X.row(idx)
+		if err := X.declare(m); err != nil {
+			return run{}, fmt.Errorf("eval: declaring the feature kinds: %w", err)
+		}
+		q := m.LearnClass(x, c, p)
 		for _, v := range q {
 			if !finiteF(v) {
 				nonFinite++

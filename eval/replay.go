@@ -1,10 +1,12 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 
 	"okstream/codec"
 	"okstream/features"
+	"okstream/features/kinds"
 	"okstream/label"
 	"okstream/learner"
 )
@@ -96,6 +98,7 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 	pending := map[string]imp{}
 	scores := make([]float64, len(events))
 	var enc *features.Encoder // named events: created at the first one
+	var kinds kinds.Declarer
 	for i := range events {
 		ev := &events[i]
 		y, raw := ev.Y, ev.Y
@@ -132,6 +135,9 @@ func ReplayLabels(spec string, dim int, events []codec.Event, task label.Task, p
 				enc = features.New(features.Config{Dim: dim})
 			}
 			x, _ = enc.Encode(ev.F, nil) // the default policy imputes: never an error
+			if err := kinds.Declare(enc, l, alt); err != nil {
+				return nil, nil, fmt.Errorf("replay: declaring the feature kinds: %w", err)
+			}
 		} else {
 			x = ev.Dense(nil, dim)
 		}
