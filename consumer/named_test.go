@@ -3,7 +3,6 @@ package consumer
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -27,10 +26,9 @@ const namedDim = 20
 // when a + b²/2 + 0.8·[device = ios] − 0.8·[device = web] + 0.5·vip > 0.4,
 // with a and b uniform on [−1, 1] and the string "device" and the bool
 // "vip" uniform. It also carries an irrelevant "age" that is nil one time
-// in five, a "noise" that is missing one time in ten (NaN with nanOK, else
-// nil: JSON has no NaN), a field "gone" removed half way and a string
+// in five, a "noise" that is nil one time in ten, a field "gone" removed half way and a string
 // field "late" added half way.
-func namedEvent(src *rng.Source, i, n int, nanOK bool) codec.Event {
+func namedEvent(src *rng.Source, i, n int) codec.Event {
 	a, b := 2*src.Float64()-1, 2*src.Float64()-1
 	dev, vip := src.IntN(3), src.IntN(2)
 	y := -1.0
@@ -54,8 +52,6 @@ func namedEvent(src *rng.Source, i, n int, nanOK bool) codec.Event {
 		f = append(f, str("late", [...]string{"x", "y"}[src.IntN(2)]))
 	}
 	switch {
-	case src.IntN(10) == 0 && nanOK:
-		f = append(f, num("noise", math.NaN())) // codec: a NaN feature is missing
 	case src.IntN(10) == 0:
 		f = append(f, codec.Field{Name: "noise", Kind: codec.FieldMissing})
 	default:
@@ -69,11 +65,11 @@ var namedModels = []Model{{Name: "auto", Spec: "auto"}, {Name: "linear", Spec: "
 
 // namedMessages makes n named-feature events (every 7th unlabelled), keyed
 // to spread over partitions.
-func namedMessages(n int, seed uint64, nanOK bool) []kafka.Message {
+func namedMessages(n int, seed uint64) []kafka.Message {
 	src := rng.New(seed)
 	msgs := make([]kafka.Message, n)
 	for i := range msgs {
-		ev := namedEvent(src, i, n, nanOK)
+		ev := namedEvent(src, i, n)
 		ev.ID = fmt.Sprintf("n%d", i)
 		ev.Key = fmt.Sprintf("user-%d", src.IntN(50))
 		ev.HasY = i%7 != 3
@@ -86,7 +82,7 @@ func namedMessages(n int, seed uint64, nanOK bool) []kafka.Message {
 	return msgs
 }
 
-// A named-feature stream (numbers, strings, bools, nils, NaNs, a field
+// A named-feature stream (numbers, strings, bools, nils, a field
 // added half way and one removed) through okstream run: nothing is
 // dead-lettered, the models learn well above the class prior, the metrics
 // show the encoder; a run killed mid-stream (it resumes from an earlier
@@ -100,7 +96,7 @@ func TestNamedFeaturesPipeline(t *testing.T) {
 	e.CreateTopic(t, input, 2, nil)
 	e.CreateTopic(t, inputJSON, 2, nil)
 	const n = 1400
-	msgs := namedMessages(n, 39, false) // JSON has no NaN: the cross-format stream uses nil
+	msgs := namedMessages(n, 39)
 	jmsgs := asJSON(t, msgs)
 	for i := range jmsgs {
 		if bytes.Equal(jmsgs[i].Value, msgs[i].Value) || !bytes.Contains(jmsgs[i].Value, []byte(`"f"`)) {
@@ -250,7 +246,7 @@ func TestNamedFeaturesRefuse(t *testing.T) {
 	var msgs []kafka.Message
 	want := map[int]string{}
 	for i := 0; i < 300; i++ {
-		ev := namedEvent(src, 0, 1, false)
+		ev := namedEvent(src, 0, 1)
 		ev.F = ev.F[:3] // a, b, device
 		switch i % 50 {
 		case 10:
