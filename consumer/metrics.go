@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -215,9 +216,11 @@ func (m *metrics) deadLetterCounts() map[string]float64 {
 	return out
 }
 
-// featureTotals reads the named-feature counters: dropped (the --dim cap),
-// folded (name=<other>), imputed (for the progress log).
-func (m *metrics) featureTotals() (dropped, folded, imputed float64) {
+// featureProgress is the progress line's "features" group: the
+// named-feature occurrences dropped (the --dim cap), the string values
+// folded into name=<other> and the missing values imputed since prev (the
+// totals at the previous line, updated); nil when none of the three moved.
+func (m *metrics) featureProgress(prev *[3]float64) []any {
 	read := func(c prometheus.Counter) float64 {
 		var pm dto.Metric
 		if err := c.Write(&pm); err != nil {
@@ -225,7 +228,13 @@ func (m *metrics) featureTotals() (dropped, folded, imputed float64) {
 		}
 		return pm.GetCounter().GetValue()
 	}
-	return read(m.featuresDropped), read(m.featuresFolded), read(m.featuresImputed)
+	now := [3]float64{read(m.featuresDropped), read(m.featuresFolded), read(m.featuresImputed)}
+	d := [3]int64{int64(now[0] - prev[0]), int64(now[1] - prev[1]), int64(now[2] - prev[2])}
+	*prev = now
+	if d == [3]int64{} {
+		return nil
+	}
+	return []any{slog.Int64("dropped", d[0]), slog.Int64("folded", d[1]), slog.Int64("imputed", d[2])}
 }
 
 // errorTotals are a model's (or the baseline's) error counters.

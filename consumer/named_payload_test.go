@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"okstream/codec"
 	"okstream/features"
@@ -176,5 +179,24 @@ func TestDensePayloadVersion9(t *testing.T) {
 	}
 	if reason, _ := n.admit(featNamed, true); reason != reasonNamedFeatures {
 		t.Fatalf("a named event with shared models: %q", reason)
+	}
+}
+
+// The progress line's features group: the counters' increments since the
+// previous line, nothing when they did not move.
+func TestFeatureProgress(t *testing.T) {
+	m := newMetrics(prometheus.NewRegistry())
+	var prev [3]float64
+	if g := m.featureProgress(&prev); g != nil {
+		t.Fatalf("%v", g)
+	}
+	m.featuresDropped.Add(2)
+	m.featuresImputed.Add(5)
+	if g := fmt.Sprint(m.featureProgress(&prev)); g != "[dropped=2 folded=0 imputed=5]" {
+		t.Fatal(g)
+	}
+	m.featuresImputed.Add(1)
+	if g := fmt.Sprint(m.featureProgress(&prev)); g != "[dropped=0 folded=0 imputed=1]" {
+		t.Fatal(g)
 	}
 }
