@@ -861,7 +861,11 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 	switch kind {
 	case featNamed:
 		// After every other refusal: the encoder's state changes exactly
-		// once per accepted event, in offset order (exact recovery).
+		// once per accepted event, in offset order (exact recovery). An
+		// event refused here (--missing refuse) has been through the label
+		// mapping, as a labelled feedback event that is dead-lettered has:
+		// deterministic, so recovery stays exact, and the encoder is
+		// unchanged (features.Encoder.Encode changes nothing on error).
 		var err error
 		if x, err = w.ms.encode(w.ev.F, w.x); err != nil {
 			var me *features.MissingError
