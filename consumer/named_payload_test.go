@@ -200,3 +200,26 @@ func TestFeatureProgress(t *testing.T) {
 		t.Fatal(g)
 	}
 }
+
+// The worker's added steps for a named event (admit, encode) allocate
+// nothing in steady state (every name and value already in the dictionary).
+func TestNamedStepsDoNotAllocate(t *testing.T) {
+	ms := namedSet(t, features.Config{}, 400, 7)
+	src := rng.New(8)
+	ev := namedEvent(src, 400, 400) // the second half's schema, as the last events
+	x := make([]float64, namedDim)
+	if _, err := ms.encode(ev.F, x); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(200, func() {
+		if r, _ := ms.admit(featNamed, false); r != "" {
+			t.Fatal(r)
+		}
+		if _, err := ms.encode(ev.F, x); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per named event", allocs)
+	}
+}
