@@ -15,6 +15,7 @@ import (
 
 	"okstream/checkpoint"
 	"okstream/codec"
+	"okstream/features"
 	"okstream/label"
 	"okstream/learner"
 )
@@ -105,8 +106,23 @@ type Config struct {
 	// refuses too) and then not run: New drops them and logs that it did.
 	Passthrough bool
 	// Dim is the feature dimension: events with another dimension are
-	// dead-lettered.
+	// dead-lettered. For named-feature events ("f") it is the encoder's
+	// coordinate cap (features.Config.Dim): names and string values beyond
+	// it are dropped and counted (okstream_features_dropped_total).
 	Dim int
+	// MaxValuesPerName caps the indicator coordinates of one named
+	// feature's string values (features.Config.MaxValuesPerName); later
+	// values share its "name=<other>" coordinate. 0 takes
+	// features.DefaultMaxValuesPerName (or Dim if smaller).
+	MaxValuesPerName int
+	// Missing is the policy for a missing named feature (nil, NaN, or a
+	// known name the record leaves out): "impute" (the default: the
+	// feature's running mean and a missing indicator) or "refuse"
+	// (dead-lettered as missing_feature). See package features.
+	Missing string
+	// MissingCategory gives a string-valued feature a "name=<missing>"
+	// indicator too (features.Config.MissingCategory).
+	MissingCategory bool
 
 	// FeedbackBuffer enables delayed feedback: up to this many impressions
 	// (unlabelled events with an id) per partition wait for a feedback event
@@ -401,6 +417,26 @@ func NewConfig() Config {
 	return c
 }
 
+// featuresConfig is the named-feature encoder's configuration, or an error
+// that says which setting to fix.
+func (c *Config) featuresConfig() (features.Config, error) {
+	m, err := features.ParseMissing(c.Missing)
+	if err != nil {
+		return features.Config{}, fmt.Errorf("--missing %q: use impute (a missing named feature takes its running mean and a missing indicator) or refuse (the event is dead-lettered as %s)", c.Missing, features.MissingReason)
+	}
+	fc := features.Config{Dim: c.Dim, MaxValuesPerName: c.MaxValuesPerName, Missing: m, MissingCategory: c.MissingCategory}
+	if c.Dim <= 0 {
+		return fc, nil // reported as the missing --dim
+	}
+	if c.Dim > features.MaxDim {
+		return fc, nil // named events are dead-lettered (the worker says why)
+	}
+	if c.MaxValuesPerName < 0 || c.MaxValuesPerName > c.Dim {
+		return fc, fmt.Errorf("--max-values-per-name %d: use 1 to --dim (%d), the coordinates one named feature's string values may take (0 takes the default, %d or --dim if smaller)", c.MaxValuesPerName, c.Dim, features.DefaultMaxValuesPerName)
+	}
+	return fc, fc.Validate()
+}
+
 // Record formats (Config.InputFormat, Config.OutputFormat).
 const (
 	FormatMsgpack = "msgpack" // codec.DecodeEvent, codec.AppendPrediction
@@ -555,6 +591,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Delivery != DeliveryEffectivelyOnce && c.Delivery != DeliveryAtLeastOnce {
 		bad("delivery %q: use %s or %s", c.Delivery, DeliveryEffectivelyOnce, DeliveryAtLeastOnce)
+	}
+	if _, err := c.featuresConfig(); err != nil {
+		bad("%v", err)
 	}
 	if c.InputFormat != FormatMsgpack && c.InputFormat != FormatJSON {
 		bad("input format %q: use %s or %s (the encoding of the input topic's event records)", c.InputFormat, FormatMsgpack, FormatJSON)

@@ -50,10 +50,17 @@ const (
 	// good (e.g. the output topic's max.message.bytes was lowered while
 	// running); the dead letter carries the prediction record.
 	reasonPredictionRefused = "prediction_refused"
-	// reasonNamedFeatures: a version 3 event with named features ("f");
-	// the codec reads them, the models do not yet (they learn from x or
-	// xi/xv).
+	// reasonNamedFeatures: a version 3 event with named features ("f")
+	// that this pipeline cannot learn from: its models are shared across
+	// partitions (--share), whose feature dictionaries differ, or --dim
+	// is above features.MaxDim.
 	reasonNamedFeatures = "named_features_unsupported"
+	// reasonFeatureKind: an event whose kind of features (dense x or
+	// xi/xv, or named f) is not the one the partition's first event with
+	// features fixed (checkpointed): a dense vector and the named-feature
+	// dictionary's coordinates would mean different things to the same
+	// models.
+	reasonFeatureKind = "feature_kind_mismatch"
 )
 
 // Dead-letter headers of a truncated or reference-only dead letter.

@@ -3,6 +3,8 @@ package consumer
 import (
 	"testing"
 
+	"okstream/codec"
+	"okstream/features"
 	"okstream/share"
 )
 
@@ -38,12 +40,26 @@ func FuzzDecodePayload(f *testing.F) {
 	st := share.State{Count: 37, Frontier: []int64{1, 0, -1}} // with the sharing schedule (v4)
 	ms.share = &st
 	seed()
+	// With a named-feature encoder (v9).
+	if err := ms.setFeatures(features.Config{Dim: 2}); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := ms.encode([]codec.Field{{Name: "a", Kind: codec.FieldNumber, Num: 1}, {Name: "s", Kind: codec.FieldString, Str: "v"}}, nil); err != nil {
+		f.Fatal(err)
+	}
+	seed()
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pend := newPending(lim, 2)
 		pl, q, err := decodePayload(b, pend, []string{"a", "b"})
 		if err != nil {
 			return
+		}
+		if pl.Features != nil {
+			pl.Features.Names() // a restored dictionary is usable
+			if _, err := pl.Features.Encode([]codec.Field{{Name: "z", Kind: codec.FieldMissing}}, nil); err != nil && pl.Features.Config().Missing == features.MissingImpute {
+				t.Fatal(err)
+			}
 		}
 		if pl.Share != nil && (len(pl.Share.Frontier) < 1 || pl.Share.Count < 0) {
 			t.Fatalf("accepted share state %+v", pl.Share)

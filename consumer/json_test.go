@@ -205,7 +205,7 @@ func TestJSONPoisonEvents(t *testing.T) {
 		{nil, string(codec.ReasonNotJSON)},
 		{[]byte(`{"v": 1, "x": [1, 2, NaN, 4, 5], "y": 1}`), string(codec.ReasonNonFinite)},
 		{[]byte(`{"v": 1, "x": [1, 2, 3], "y": 1}`), string(codec.ReasonDimensionMismatch)},
-		{[]byte(`{"v": 3, "f": {"amount": 12.5}, "y": 1}`), reasonNamedFeatures},
+		{[]byte(`{"v": 3, "f": {"amount": 12.5}, "y": 1}`), reasonFeatureKind}, // a named event in a dense partition
 	}
 	var msgs []kafka.Message
 	for i, g := range good {

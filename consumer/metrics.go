@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"okstream/codec"
+	"okstream/features"
 )
 
 // metrics are the pipeline's Prometheus metrics. Names follow the
@@ -58,6 +60,13 @@ type metrics struct {
 	baseLogLoss  prometheus.Counter
 	baseLoss     prometheus.Counter
 	baseAbsErr   prometheus.Counter
+	// Added with named features (issue 39): the partitions' feature
+	// encoders (package features).
+	featuresInUse   *prometheus.GaugeVec // {partition}: coordinates in use
+	featureNames    *prometheus.GaugeVec // {partition}: names in the dictionary
+	featuresDropped prometheus.Counter   // field occurrences beyond --dim
+	featuresFolded  prometheus.Counter   // string values folded into name=<other>
+	featuresImputed prometheus.Counter   // missing numeric values imputed
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -151,6 +160,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Sum of the square loss of the running mean of the labels (0 before the first); beside okstream_model_loss_total. Multi-class streams: the Brier score of the running class prior."})).(prometheus.Counter)
 	m.baseAbsErr = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "baseline_abs_error_total",
 		Help: "Sum of the absolute error of the running mean of the labels; beside okstream_model_abs_error_total."})).(prometheus.Counter)
+	m.featuresInUse = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "features_in_use",
+		Help: "Coordinates of the models' input (--dim) the partition's named-feature dictionary uses: a numeric feature takes one, a string feature one per value (up to --max-values-per-name, then name=<other>), a missing indicator one. Near --dim, new names and values are dropped (okstream_features_dropped_total). Restored with the checkpoint; absent for a partition without named events."}, []string{"partition"})).(*prometheus.GaugeVec)
+	m.featureNames = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "feature_names",
+		Help: "Feature names in the partition's named-feature dictionary (okstream inspect checkpoints lists them)."}, []string{"partition"})).(*prometheus.GaugeVec)
+	m.featuresDropped = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "features_dropped_total",
+		Help: "Named-feature occurrences that found no coordinate because all --dim are in use (this process): the event is learnt without them. Raise --dim if it grows."})).(prometheus.Counter)
+	m.featuresFolded = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "features_folded_total",
+		Help: "String feature values encoded as name=<other> because the name has --max-values-per-name values already (this process)."})).(prometheus.Counter)
+	m.featuresImputed = f(prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "features_imputed_total",
+		Help: "Missing numeric named-feature values (nil, NaN, absent, or a string where a number was seen) replaced by the feature's running mean, --missing impute (this process)."})).(prometheus.Counter)
 	for _, r := range []string{"size", "bytes", "age"} {
 		m.evictions.WithLabelValues(r)
 	}
@@ -197,6 +216,27 @@ func (m *metrics) deadLetterCounts() map[string]float64 {
 	return out
 }
 
+// featureProgress is the progress line's "features" group: the
+// named-feature occurrences dropped (the --dim cap), the string values
+// folded into name=<other> and the missing values imputed since prev (the
+// totals at the previous line, updated); nil when none of the three moved.
+func (m *metrics) featureProgress(prev *[3]float64) []any {
+	read := func(c prometheus.Counter) float64 {
+		var pm dto.Metric
+		if err := c.Write(&pm); err != nil {
+			return 0
+		}
+		return pm.GetCounter().GetValue()
+	}
+	now := [3]float64{read(m.featuresDropped), read(m.featuresFolded), read(m.featuresImputed)}
+	d := [3]int64{int64(now[0] - prev[0]), int64(now[1] - prev[1]), int64(now[2] - prev[2])}
+	*prev = now
+	if d == [3]int64{} {
+		return nil
+	}
+	return []any{slog.Int64("dropped", d[0]), slog.Int64("folded", d[1]), slog.Int64("imputed", d[2])}
+}
+
 // errorTotals are a model's (or the baseline's) error counters.
 type errorTotals struct{ labeled, mistakes, logLoss, sqErr, absErr float64 }
 
@@ -229,7 +269,8 @@ func allDeadLetterReasons() []string {
 	for _, r := range codec.Reasons() {
 		out = append(out, string(r))
 	}
-	return append(out, reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch)
+	return append(out, reasonBadLabel, reasonOrphanFeedback, reasonFeedbackDisabled, reasonPredictionTooLarge, reasonPredictionRefused, reasonFeedbackKeyMismatch,
+		reasonNamedFeatures, reasonFeatureKind, features.MissingReason)
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 
 	"okstream/codec"
 	"okstream/eval"
+	"okstream/features"
 	"okstream/label"
 	"okstream/learner"
 	"okstream/learner/state"
@@ -156,6 +157,54 @@ type modelSet struct {
 	// multi-class ones learn it (−1: none; set by mapLabel).
 	rawY float64
 	rawC int
+
+	// enc encodes named-feature events ("f") into the models' dense input
+	// (package features), one per partition, of configuration fcfg; nil
+	// until the partition's first named event (a dense stream never pays
+	// for it) or a restore of a named partition.
+	// fkind is the kind of features the partition's events carry, fixed
+	// by its first event with features (featNone until then). Both are
+	// checkpointed (payload version 9): the encoder's dictionary is part
+	// of what the models learnt.
+	enc   *features.Encoder
+	fcfg  features.Config
+	fkind uint8
+}
+
+// The kinds of features a partition takes (modelSet.fkind). The first event
+// with features fixes it; an event of the other kind is dead-lettered
+// (reasonFeatureKind): a dense x and the encoder's coordinates would mean
+// different things in the same model.
+const (
+	featNone  uint8 = 0 // no event with features yet
+	featDense uint8 = 1 // x or xi/xv
+	featNamed uint8 = 2 // f, through enc
+)
+
+// featKindName names a feature kind for messages and okstream inspect.
+func featKindName(k uint8) string {
+	switch k {
+	case featDense:
+		return "dense"
+	case featNamed:
+		return "named"
+	}
+	return "none"
+}
+
+// setFeatures sets the configuration of the partition's named-feature
+// encoder (its Dim must be the models' dimension; the encoder itself is
+// made at the first named event). It is called once, before any event or
+// restore.
+func (ms *modelSet) setFeatures(cfg features.Config) error {
+	if cfg.Dim != ms.dim {
+		return fmt.Errorf("features: encoder dimension %d, models %d", cfg.Dim, ms.dim)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ms.fcfg = features.New(cfg).Config() // the defaults filled in (once, at start)
+	return nil
 }
 
 // Reasons for a model reset (the reason label of okstream_model_resets_total).
@@ -689,12 +738,16 @@ func (ms *modelSet) learnDelayed(im *impression, y float64, out []codec.ModelSco
 // (flag, spec, updates, statistics, state, class map) — the label state
 // (version 5) holds the class dictionary and the multi-class task; 8 =
 // each pending impression's published probabilities (pending.encode),
-// which its outcome record reports. This build reads all eight and writes
-// 8; a model restored from a payload older than 6 starts its calibration
-// afresh.
+// which its outcome record reports; 9 = the partition's feature kind
+// (u8: 0 none yet, 1 dense, 2 named) and, for named, the feature
+// encoder's state (a blob: features.Encoder.MarshalBinary), at the end.
+// This build reads all nine and writes 9; a model restored from a payload
+// older than 6 starts its calibration afresh, and a payload older than 9
+// restores as a partition that has seen no named event (an older build
+// dead-lettered them).
 const (
 	payloadMagic   = 0x534d4b4f // "OKMS"
-	payloadVersion = 8
+	payloadVersion = 9
 )
 
 // state returns the learner's state, multi-class or not.
@@ -757,6 +810,15 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 	}
 	if ms.labels != nil {
 		size += ms.labels.EncodedSize()
+	}
+	var encState []byte
+	size++                     // the feature kind (version 9)
+	if ms.fkind == featNamed { // enc is set with the kind (modelSet.featuresOf)
+		var err error
+		if encState, err = ms.enc.MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("feature encoder: %w", err)
+		}
+		size += 4 + len(encState)
 	}
 	e := state.NewEncoderInto(buf, size)
 	e.U32(payloadMagic)
@@ -834,6 +896,10 @@ func (ms *modelSet) marshalInto(buf []byte) ([]byte, error) {
 		e.Blob(malts[i])
 		e.Ints(a.cls)
 	}
+	e.U8(ms.fkind) // version 9
+	if ms.fkind == featNamed {
+		e.Blob(encState)
+	}
 	return e.Bytes(), nil
 }
 
@@ -887,6 +953,13 @@ type Payload struct {
 	// Labels is the label state: the task, the labels' kind and the class
 	// dictionary (nil: no models, or a payload older than version 5).
 	Labels *label.Map
+	// FeatureKind is the kind of features the partition takes: "none" (no
+	// event with features yet, or a payload older than version 9),
+	// "dense" (x or xi/xv) or "named" (f).
+	FeatureKind string
+	// Features is the named-feature encoder's state (FeatureKind "named";
+	// nil otherwise): its Names and Kinds list the coordinates in use.
+	Features *features.Encoder
 }
 
 // DescribePayload decodes a checkpoint payload written by the runtime (any
@@ -1001,10 +1074,45 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 			p.Models[i].MultiAlt = a
 		}
 	}
+	var fk uint8
+	if version >= 9 {
+		fk = d.U8()
+		switch fk {
+		case featNone, featDense:
+		case featNamed:
+			p.Features = decodeEncoder(d, d.Blob())
+		default:
+			d.Fail("feature kind %d", fk)
+		}
+	}
+	p.FeatureKind = featKindName(fk)
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
 	return p, q, nil
+}
+
+// decodeEncoder restores a feature encoder from its state b, with the
+// configuration the state records (its header: package features' state
+// format), failing d if b is not a valid state.
+func decodeEncoder(d *state.Decoder, b []byte) *features.Encoder {
+	if d.Err() != nil {
+		return nil
+	}
+	h := state.NewDecoder(b)
+	h.U32()
+	h.U8()
+	cfg := features.Config{Dim: h.Int(), MaxValuesPerName: h.Int(), Missing: features.Missing(h.U8()), MissingCategory: h.Bool()}
+	if h.Err() != nil || cfg.Validate() != nil {
+		d.Fail("feature encoder state: bad header")
+		return nil
+	}
+	enc := features.New(cfg)
+	if err := enc.UnmarshalBinary(b); err != nil {
+		d.Fail("feature encoder state: %v", err)
+		return nil
+	}
+	return enc
 }
 
 // decodeClassMap reads a multi-class model's class map: distinct
@@ -1159,12 +1267,76 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 			*ms.share = share.NewState(len(ms.share.Frontier))
 		}
 	}
+	var enc *features.Encoder
+	if pl.Features != nil {
+		if pl.Features.Config() != ms.fcfg {
+			return nil, fmt.Errorf("%w: the checkpoint's named-feature encoder is %s, the pipeline is configured with %s; restore the old --max-values-per-name, --missing and --missing-category, or give the partition fresh models (okstream checkpoints reset, or another --group)",
+				ErrModelChanged, encoderFlags(pl.Features.Config()), encoderFlags(ms.fcfg))
+		}
+		enc = pl.Features
+	}
 	ms.models = next
 	ms.labels = labels
+	ms.enc, ms.fkind = enc, 0
+	switch pl.FeatureKind {
+	case "dense":
+		ms.fkind = featDense
+	case "named":
+		ms.fkind = featNamed
+	}
 	ms.pruneCandidates()
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
 	return fresh, nil
+}
+
+// encoderFlags spells an encoder configuration as okstream run's flags.
+func encoderFlags(c features.Config) string {
+	return fmt.Sprintf("--dim %d --max-values-per-name %d --missing %s --missing-category=%v", c.Dim, c.MaxValuesPerName, c.Missing, c.MissingCategory)
+}
+
+// admit reports whether the partition takes an event whose features are of
+// kind (featDense or featNamed): "" if so, else the dead-letter reason and
+// detail. It changes nothing (the caller sets the kind once the event is
+// accepted). shared: some models are shared across partitions, whose
+// feature dictionaries differ, so named events cannot be learnt.
+func (ms *modelSet) admit(kind uint8, shared bool) (reason, detail string) {
+	if kind == featNamed {
+		if shared {
+			return reasonNamedFeatures, "named features (\"f\") with shared models (--share): each partition learns its own feature dictionary, so the partitions' coordinates differ and their models cannot be merged; send the features as x or xi/xv, or run without --share"
+		}
+		if ms.fcfg.Dim == 0 {
+			return reasonNamedFeatures, fmt.Sprintf("named features (\"f\") need --dim at most %d (the feature dictionary's coordinates); it is %d", features.MaxDim, ms.dim)
+		}
+	}
+	if ms.fkind == featNone || ms.fkind == kind {
+		return "", ""
+	}
+	return reasonFeatureKind, fmt.Sprintf("a %s event in a partition of %s events: the partition's first event with features fixed the kind (a dense x and the named-feature dictionary's coordinates would mean different things to the same models); send every event of the partition as %s, or give the partition fresh models (okstream checkpoints reset --to-offset) when the producers change",
+		featKindName(kind), featKindName(ms.fkind), kindSpelling(ms.fkind))
+}
+
+// kindSpelling is how an event carries features of kind k.
+func kindSpelling(k uint8) string {
+	if k == featNamed {
+		return "named features (\"f\")"
+	}
+	return "x or xi/xv"
+}
+
+// encode returns the models' input for named fields (reusing dst), through
+// the partition's encoder (made at its first named event); the partition's
+// feature kind is named from then on. The error is the encoder's (a
+// *features.MissingError under --missing refuse), and then nothing changed.
+func (ms *modelSet) encode(fields []codec.Field, dst []float64) ([]float64, error) {
+	if ms.enc == nil {
+		ms.enc = features.New(ms.fcfg)
+	}
+	x, err := ms.enc.Encode(fields, dst)
+	if err == nil {
+		ms.fkind = featNamed
+	}
+	return x, err
 }
 
 // restoredLabels is the label state a restore of pl resumes with (nil

@@ -266,7 +266,7 @@ func TestPoisonEventsGoToDeadLetter(t *testing.T) {
 		{shortEvent, string(codec.ReasonDimensionMismatch)},
 		{badLabel, reasonBadLabel},
 		{nil, string(codec.ReasonNotMsgpack)},
-		{named, reasonNamedFeatures},
+		{named, reasonFeatureKind}, // a named event in a dense partition
 		{json, string(codec.ReasonLooksLikeJSON)},
 	}
 	var msgs []kafka.Message

@@ -17,6 +17,7 @@ import (
 
 	"okstream/checkpoint"
 	"okstream/codec"
+	"okstream/features"
 	"okstream/internal/kafkautil"
 )
 
@@ -158,6 +159,9 @@ type worker struct {
 	// Per-model counters (okstream_model_*_total), in model order.
 	cPreds, cUpdates, cLabeled, cMistakes, cLoss, cNonFinite []prometheus.Counter
 	cLogLoss, cAbsErr                                        []prometheus.Counter
+	// fst: the feature encoder's counters as last exported (the metrics
+	// add the differences; set at the restore).
+	fst features.Stats
 	// Dead-letter log rate limiting, by reason (see noteDeadLetter).
 	dlqLog map[string]*dlqLogState
 	// Checkpoint failures and the dead-letter window (health.go).
@@ -201,6 +205,15 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		}
 	}
 	ms.setClassOptions(p.cfg.MaxClasses, p.cfg.TopK)
+	fc, err := p.cfg.featuresConfig()
+	if err != nil {
+		return nil, errFatal{err}
+	}
+	if fc.Dim >= 1 && fc.Dim <= features.MaxDim {
+		if err := ms.setFeatures(fc); err != nil {
+			return nil, errFatal{err}
+		}
+	}
 	w := &worker{
 		p: p, gen: gen, part: part, label: partLabel(part),
 		id:      checkpoint.ID{Group: p.cfg.Group, Topic: p.cfg.Input, Partition: part},
@@ -673,6 +686,12 @@ func (w *worker) restore(ctx context.Context) error {
 	w.p.noteRestore(w.part, d, cp != nil)
 	w.lastCkpt.Store(time.Now().UnixNano())
 	w.pos.Store(w.next)
+	w.fst = features.Stats{}
+	if w.ms.enc != nil { // the restored dictionary's size; its counters are the history's
+		w.fst = w.ms.enc.Stats()
+		w.p.m.featuresInUse.WithLabelValues(w.label).Set(float64(w.fst.Coords))
+		w.p.m.featureNames.WithLabelValues(w.label).Set(float64(w.fst.Names))
+	}
 	w.publishStats()
 	return nil
 }
@@ -810,9 +829,17 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.deadLetter(u, r, reason, err.Error())
 		return
 	}
+	kind := featNone // a feedback event carries no features
 	if w.ev.Named() {
-		w.deadLetter(u, r, reasonNamedFeatures, "named features (\"f\", event version 3) are read but not learnt by this build: send the features as x (dense) or xi/xv (sparse)")
-		return
+		kind = featNamed
+	} else if !w.ev.IsFeedback() {
+		kind = featDense
+	}
+	if kind != featNone {
+		if reason, detail := w.ms.admit(kind, w.sh != nil); reason != "" {
+			w.deadLetter(u, r, reason, detail)
+			return
+		}
 	}
 	if w.ev.HasY {
 		// The label as the models learn it (package label): −1/+1 on a
@@ -830,6 +857,30 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 			w.log.Info("labels", "offset", r.Offset, "mapping", lm.String())
 		}
 	}
+	var x []float64
+	switch kind {
+	case featNamed:
+		// After every other refusal: the encoder's state changes exactly
+		// once per accepted event, in offset order (exact recovery). An
+		// event refused here (--missing refuse) has been through the label
+		// mapping, as a labelled feedback event that is dead-lettered has:
+		// deterministic, so recovery stays exact, and the encoder is
+		// unchanged (features.Encoder.Encode changes nothing on error).
+		var err error
+		if x, err = w.ms.encode(w.ev.F, w.x); err != nil {
+			var me *features.MissingError
+			reason := features.MissingReason
+			if errors.As(err, &me) {
+				reason = me.Reason()
+			}
+			w.deadLetter(u, r, reason, err.Error()+": the event is refused under --missing refuse; run with --missing impute to learn from it")
+			return
+		}
+		w.noteFeatures()
+	case featDense:
+		x = w.ev.Dense(w.x, w.p.cfg.Dim)
+		w.ms.fkind = featDense
+	}
 	if w.ev.HasTS {
 		w.tsw.push(w.ev.TS)
 	}
@@ -843,12 +894,33 @@ func (w *worker) process(u *unit, r *kafkautil.Record) {
 		w.feedback(u, r)
 		return
 	}
-	x := w.ev.Dense(w.x, w.p.cfg.Dim)
 	w.scores = w.ms.score(x, w.ev.Y, w.ev.HasY, w.scores[:0], w.sampledObs())
 	if !w.ev.HasY && pend.enabled() && w.ev.ID != "" {
 		w.remember(r, x)
 	}
 	w.emit(u, r, nil)
+}
+
+// noteFeatures exports the feature encoder's counters after an event it
+// encoded: the gauges of the partition, and the counters' increments since
+// the last call (or the restore).
+func (w *worker) noteFeatures() {
+	s := w.ms.enc.Stats()
+	m := w.p.m
+	if s.Coords != w.fst.Coords || s.Names != w.fst.Names || s.Events == 1 {
+		m.featuresInUse.WithLabelValues(w.label).Set(float64(s.Coords))
+		m.featureNames.WithLabelValues(w.label).Set(float64(s.Names))
+	}
+	if d := s.Dropped - w.fst.Dropped; d > 0 {
+		m.featuresDropped.Add(float64(d))
+	}
+	if d := s.Folded - w.fst.Folded; d > 0 {
+		m.featuresFolded.Add(float64(d))
+	}
+	if d := s.Imputed - w.fst.Imputed; d > 0 {
+		m.featuresImputed.Add(float64(d))
+	}
+	w.fst = s
 }
 
 // remember keeps an impression for its delayed feedback (unless its id is

@@ -299,3 +299,73 @@ func TestPythonExamplesJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonExampleNamed sends the producer's named-feature events
+// (--features named: a dict of numbers, a string, None now and then, a
+// field added half way) as msgpack and, on another topic, as JSON, through
+// a pipeline with okstream run's default model (--dim 32, the feature
+// dictionary's cap) beside an online linear model: nothing is
+// dead-lettered, the default model learns the stream with at most half
+// the class prior's mistakes, and both formats give the same
+// mistake counts (the same events give the same models).
+func TestPythonExampleNamed(t *testing.T) {
+	py := python(t)
+	e := kafkatest.New(t)
+	brokers := strings.Join(e.Brokers, ",")
+	const events = 500
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pyRun := func(script string, args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, py, append([]string{filepath.Join("python", script)}, args...)...).CombinedOutput()
+		t.Logf("%s %s:\n%s", script, strings.Join(args, " "), out)
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		return string(out)
+	}
+	mistakes := regexp.MustCompile(`model (\w+): (\d+) mistakes in (\d+) labelled events`)
+	prior := regexp.MustCompile(`baseline class prior: (\d+) mistakes in (\d+) labelled events`)
+	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
+	lines := map[string]string{}
+	for _, format := range []string{consumer.FormatMsgpack, consumer.FormatJSON} {
+		in := e.Name("py-named-" + format)
+		e.CreateTopic(t, in, 2, nil)
+		reg := prometheus.NewRegistry()
+		cfg := consumer.NewConfig()
+		cfg.Brokers, cfg.Input, cfg.Group, cfg.Dim = e.Brokers, in, e.Name("py-group-named-"+format), 32
+		cfg.Checkpoints, cfg.CheckpointPartitions = e.Name("py-ckpt-named-"+format), 1
+		// okstream run's default, beside an online linear model.
+		cfg.Models = []consumer.Model{{Name: "champion", Spec: "auto:base=fogd"}, {Name: "linear", Spec: "linear"}}
+		cfg.InputFormat = format
+		cfg.Registerer, cfg.SessionTimeout, cfg.HeartbeatInterval = reg, time.Second, 100*time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		p, err := consumer.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- p.Run(runCtx) }()
+		pyRun("producer.py", "--brokers", brokers, "--topic", in, "--count", strconv.Itoa(events), "--dim", "8", "--features", "named", "--format", format)
+		out := pyRun("consumer.py", "--brokers", brokers, "--topic", in+".predictions", "--count", strconv.Itoa(events), "--timeout", "60")
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("pipeline: %v", err)
+		}
+		if dl := counterSum(t, reg, "okstream_dead_letters_total"); dl != 0 {
+			t.Errorf("%s: %v events dead-lettered", format, dl)
+		}
+		m, b := mistakes.FindAllStringSubmatch(out, -1), prior.FindStringSubmatch(out)
+		if len(m) != 2 || b == nil {
+			t.Fatalf("%s: want two classifiers' mistakes and the class prior's:\n%s", format, out)
+		}
+		if k, n, bk := num(m[0][2]), num(m[0][3]), num(b[1]); n < events/2 || k > 0.5*bk {
+			t.Errorf("%s: %v mistakes in %v labelled events, the class prior %v", format, k, n, bk)
+		}
+		lines[format] = m[0][0] + "; " + m[1][0]
+	}
+	if lines[consumer.FormatMsgpack] != lines[consumer.FormatJSON] {
+		t.Errorf("msgpack %q, JSON %q: the same events should give the same models", lines[consumer.FormatMsgpack], lines[consumer.FormatJSON])
+	}
+}

@@ -354,6 +354,7 @@ func inspectCheckpoints(ctx context.Context, w io.Writer, cfg checkpoint.Config,
 		if pl.Labels != nil {
 			fmt.Fprintf(w, "  labels: %s\n", pl.Labels)
 		}
+		writeFeatures(w, pl)
 		for _, m := range pl.Models {
 			stat := ""
 			switch {
@@ -434,6 +435,55 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 
 // inspectEvents decodes the events as okstream run would, in format (auto:
 // each record by its first byte).
+// writeFeatures prints a checkpoint's feature kind and, for named features,
+// the encoder's dictionary: every coordinate in use with its name and kind
+// (e.g. `    3  device=ios  indicator`), then its counters.
+func writeFeatures(w io.Writer, pl consumer.Payload) {
+	if pl.Features == nil {
+		fmt.Fprintf(w, "  features: %s\n", pl.FeatureKind)
+		return
+	}
+	enc := pl.Features
+	st := enc.Stats()
+	c := enc.Config()
+	fmt.Fprintf(w, "  features: named, %d names, %d of %d coordinates in use (--max-values-per-name %d, --missing %s, --missing-category=%v); %d events, %d dropped (the --dim cap), %d folded into name=<other>, %d imputed\n",
+		st.Names, st.Coords, c.Dim, c.MaxValuesPerName, c.Missing, c.MissingCategory, st.Events, st.Dropped, st.Folded, st.Imputed)
+	names := enc.Names()
+	for j := 0; j < st.Coords; j++ {
+		line := fmt.Sprintf("    %4d  %s  %s", j, strconv.Quote(names[j]), enc.Kind(j))
+		if n, mean, sd, ok := enc.NumStats(j); ok {
+			line += fmt.Sprintf("  (%d values, mean %.4g, sd %.4g)", n, mean, sd)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// namedText shows an event's named features: name=value, strings quoted,
+// nil for a missing value.
+func namedText(f []codec.Field) string {
+	var b strings.Builder
+	b.WriteString("f={")
+	for i, fl := range f {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fl.Name)
+		b.WriteByte('=')
+		switch fl.Kind {
+		case codec.FieldNumber:
+			b.WriteString(strconv.FormatFloat(fl.Num, 'g', -1, 64))
+		case codec.FieldBool:
+			b.WriteString(strconv.FormatBool(fl.Num != 0))
+		case codec.FieldString:
+			b.WriteString(strconv.Quote(fl.Str))
+		default:
+			b.WriteString("nil")
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Limits, task label.Task, positive string, maxClasses int, format string) {
 	dec := codec.NewDecoder(lim)
 	var ev codec.Event
@@ -486,7 +536,10 @@ func inspectEvents(w io.Writer, recs []kafkautil.Record, limit int, lim codec.Li
 			y = fmt.Sprintf("%g", ev.Y)
 		}
 		feat := fmt.Sprintf("x=%v", ev.X)
-		if ev.X == nil {
+		switch {
+		case ev.Named():
+			feat = namedText(ev.F)
+		case ev.X == nil:
 			feat = fmt.Sprintf("xi=%v xv=%v", ev.XI, ev.XV)
 		}
 		if len(feat) > 100 {

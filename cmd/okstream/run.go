@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"okstream/consumer"
+	"okstream/features"
 	"okstream/label"
 	"okstream/learner"
 )
@@ -115,6 +116,9 @@ type runFlags struct {
 	startOffset, onModelChange, memberFile                 string
 	delivery                                               string
 	inputFormat, outputFormat                              string
+	maxValuesPerName                                       int
+	missing                                                string
+	missingCategory                                        bool
 	sessionTimeout, heartbeat, rebalanceTimeout            time.Duration
 	checkpointPartitions, chunkBytes                       int
 	maxStateBytes                                          int64
@@ -152,7 +156,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.checkpoints, "checkpoint-topic", d.Checkpoints, "compacted checkpoint topic (created if missing)")
 	fs.StringVar(&f.deadLetter, "dead-letter", "", "dead-letter topic (default INPUT.dlq)")
 	fs.Var(&f.models, "model", "model [NAME=]SPEC, repeatable; the first is the champion; NAME defaults to the learner's name (fogd:sigma=1 is fogd) (okstream help learners; default: "+defaultRunModel+", the self-tuning configuration)")
-	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required)")
+	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the events (required): the length of x (dense) or the bound of the xi indices (sparse); for named features (\"f\") the models' input dimension, which the feature dictionary fills in order of first appearance (a number or bool: one coordinate; a string: one per value; a missing indicator: one) — later names are dropped and counted (okstream_features_dropped_total)")
+	fs.IntVar(&f.maxValuesPerName, "max-values-per-name", 0, fmt.Sprintf("named features: the most coordinates one feature's string values take (one-hot), at most --dim; later values share its name=<other> coordinate (okstream_features_folded_total) (0: %d, or --dim if smaller)", features.DefaultMaxValuesPerName))
+	fs.StringVar(&f.missing, "missing", features.MissingImpute.String(), "named features: a missing value (nil/null, NaN, or a known name the record leaves out): impute (the feature's running mean, plus a name=<missing> indicator coordinate) or refuse (the event is dead-lettered as missing_feature)")
+	fs.BoolVar(&f.missingCategory, "missing-category", false, "named features: a missing string feature also gets a name=<missing> indicator (by default all its value indicators are 0)")
 	fs.StringVar(&f.task, "task", "auto", "what the models learn: binary (labels -1/+1, 0/1, true/false or two strings), multiclass (class names: strings, integers such as 7 named \"7\", bools), regression (numbers), or auto: the models' own task, and for models that follow the labels (auto without loss=, the default model) each partition's labels decide (a bool: binary; a third distinct string: multiclass; a number other than -1, 0, 1: regression; --task-warmup labels all -1/+1, all 0/1 or of at most two strings: binary)")
 	fs.IntVar(&f.taskWarmup, "task-warmup", label.DefaultWarmup, "--task auto with models that follow the labels: a partition whose first N labels are all -1/+1 (or all 0/1, or at most two strings) is binary; another number among them makes it regression at once, a third string multiclass")
 	fs.IntVar(&f.maxClasses, "max-classes", label.DefaultMaxClasses, fmt.Sprintf("multi-class streams: the most classes a partition's class dictionary takes (at most %d); a label of a new class beyond it is dead-lettered (invalid_label)", learner.MaxClasses))
@@ -253,6 +260,7 @@ func (f *runFlags) pipelineConfig(log *slog.Logger) (consumer.Config, error) {
 		ReadyBrokerTimeout: f.readyBrokerTimeout, ProgressInterval: time.Duration(offIfZero(float64(f.progressInterval))),
 		StartOffset: f.startOffset, OnModelChange: f.onModelChange, Delivery: f.delivery,
 		InputFormat: f.inputFormat, OutputFormat: f.outputFormat,
+		MaxValuesPerName: f.maxValuesPerName, Missing: f.missing, MissingCategory: f.missingCategory,
 		SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat, RebalanceTimeout: f.rebalanceTimeout, MemberFile: f.memberFile,
 		CheckpointPartitions: f.checkpointPartitions, CheckpointChunkBytes: f.chunkBytes, CheckpointMaxStateBytes: f.maxStateBytes, CreateTopics: f.createTopics, Passthrough: f.passthrough,
 		FeedbackBuffer: f.feedbackBuffer, FeedbackMaxAge: f.feedbackMaxAge, FeedbackBufferBytes: f.feedbackBufferBytes,

@@ -18,6 +18,14 @@ plus noise, so a kernel model can learn it. --labels says how y is sent:
               run without --model learns multi-class
   regression  the real-valued target itself (okstream learns regression)
 
+--features named sends the features as a dict under "f" with "v": 3 (named
+features; okstream run learns them with --dim at least the coordinates they
+take, e.g. --dim 32 for --dim 8 here): the numbers "x0".."x7", one of which
+is None (a missing value) one time in ten, a string "device" ("ios",
+"android" or "web") that moves the target, and from half way a field "plan"
+("free" or "pro") that older events lack (schema drift: nothing to
+restart). See the README's "Event schema".
+
 The topic must exist: with auto.create.topics.enable=false (scripts/kafka.sh,
 docker-compose.yml) a record sent to a missing topic is never delivered, and
 a producer that does not check its delivery reports never notices. This one
@@ -26,7 +34,7 @@ was not acknowledged. Create the topics with
 
     okstream topics create --brokers localhost:9092 --input events --partitions 4
 
-Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8 [--labels 01] [--format json]
+Usage: python3 producer.py --brokers localhost:9092 --topic events --count 2000 --dim 8 [--labels 01] [--format json] [--features named]
 """
 import argparse
 import json
@@ -54,6 +62,9 @@ LABELS = {
 # The class names of --labels classes.
 CLASSES = ["red", "green", "blue"]
 
+# --features named: the string feature "device" and how it moves the target.
+DEVICES = {"ios": 0.6, "android": 0.0, "web": -0.6}
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -71,6 +82,9 @@ def main() -> int:
     ap.add_argument("--format", default="msgpack", choices=["msgpack", "json"],
                     help="record encoding: msgpack (okstream run's default) or json (okstream run --input-format json); "
                          "the events are the same either way")
+    ap.add_argument("--features", default="dense", choices=["dense", "named"],
+                    help="dense: x, a list of --dim numbers (\"v\": 1); named: a dict under \"f\" (\"v\": 3) of "
+                         "numbers, a string, None now and then, and a field added half way")
     args = ap.parse_args()
     encode = (lambda ev: json.dumps(ev).encode()) if args.format == "json" else msgpack.packb
 
@@ -110,6 +124,17 @@ def main() -> int:
         x = [rng.uniform(-1, 1) for _ in range(args.dim)]
         margin = sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.1)
         ev = {"v": 1, "id": f"{args.id_prefix}-{i}", "key": f"user-{i % 50}", "x": x}
+        if args.features == "named":
+            # Drawn only in this mode, so the dense events stay as they were.
+            f = {f"x{j}": v for j, v in enumerate(x)}
+            if rng.random() < 0.1:
+                f[f"x{rng.randrange(args.dim)}"] = None  # a missing value
+            device = rng.choice(sorted(DEVICES))
+            f["device"] = device
+            margin += DEVICES[device]
+            if i >= args.count // 2:
+                f["plan"] = rng.choice(["free", "pro"])  # a field added half way
+            ev = {"v": 3, "id": ev["id"], "key": ev["key"], "f": f}
         if ws is not None:
             scores = [sum(a * b for a, b in zip(v, x)) + rng.gauss(0, 0.1) for v in ws]
             label = CLASSES[scores.index(max(scores))]
@@ -127,7 +152,7 @@ def main() -> int:
         print(f"producer: {len(failed)} events refused ({failed[0] if failed else ''}), {left} unacknowledged",
               file=sys.stderr)
         return 1
-    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim}, labels {args.labels}, {args.format})")
+    print(f"producer: sent {args.count} events to {args.topic} (dim {args.dim}, labels {args.labels}, {args.format}, {args.features} features)")
     return 0
 
 
