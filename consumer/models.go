@@ -11,6 +11,7 @@ import (
 	"okstream/codec"
 	"okstream/eval"
 	"okstream/features"
+	"okstream/features/kinds"
 	"okstream/label"
 	"okstream/learner"
 	"okstream/learner/state"
@@ -167,6 +168,7 @@ type modelSet struct {
 	// checkpointed (payload version 9): the encoder's dictionary is part
 	// of what the models learnt.
 	enc   *features.Encoder
+	kinds kinds.Declarer // the encoder's kinds as last declared to the models
 	fcfg  features.Config
 	fkind uint8
 }
@@ -611,6 +613,9 @@ func (ms *modelSet) reset(m *model, reason string) {
 			panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
 		}
 		m.l, m.updates = l, 0
+	}
+	if ks := ms.kinds.Current(); ks != nil {
+		m.declareKinds(ks) // the fresh learner takes the named features' kinds as the others have them
 	}
 	m.calib = eval.NewPlatt() // the fresh model's scores are another scale
 	m.stats.Resets++
@@ -1287,6 +1292,16 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	ms.pruneCandidates()
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
+	ms.kinds = kinds.Declarer{}
+	if ms.enc != nil {
+		// The restored learners hold the kinds they were given (a
+		// one-vs-rest learner keeps them outside its state, and a model
+		// restored fresh has none): declare them again, a no-op where
+		// they are known.
+		if ks, ok := ms.kinds.Changed(ms.enc); ok {
+			ms.declareKinds(ks)
+		}
+	}
 	return fresh, nil
 }
 
@@ -1335,8 +1350,44 @@ func (ms *modelSet) encode(fields []codec.Field, dst []float64) ([]float64, erro
 	x, err := ms.enc.Encode(fields, dst)
 	if err == nil {
 		ms.fkind = featNamed
+		if ks, changed := ms.kinds.Changed(ms.enc); changed {
+			ms.declareKinds(ks)
+		}
 	}
 	return x, err
+}
+
+// declareKinds gives every model (and candidate) the kinds of the
+// encoder's coordinates (learner.KindAware: the self-tuning wrapper leaves
+// indicators unstandardised and scales a numeric coordinate that appears
+// after its warm-up from its own first values), before any of them sees
+// the event that allocated them: at every event that allocated
+// coordinates, after a restore, and to a model rebuilt by a reset.
+// Deterministic: the same events give the same declarations.
+func (ms *modelSet) declareKinds(ks []learner.FeatureKind) {
+	for _, m := range ms.models {
+		m.declareKinds(ks)
+		if m.alt != nil {
+			m.alt.declareKinds(ks)
+		}
+		if m.malt != nil {
+			m.malt.declareKinds(ks)
+		}
+	}
+}
+
+// declareKinds gives m's own learner the kinds (not its candidates').
+func (m *model) declareKinds(ks []learner.FeatureKind) {
+	var l any = m.l
+	if m.mc != nil {
+		l = m.mc
+	}
+	if err := kinds.Give(ks, l); err != nil {
+		// The encoder never changes a coordinate's kind and allocates a
+		// coordinate only where every earlier input was 0, which is all a
+		// learner checks: a refusal is a bug, not bad input.
+		panic(fmt.Sprintf("consumer: model %s refused the feature kinds: %v", m.name, err))
+	}
 }
 
 // restoredLabels is the label state a restore of pl resumes with (nil

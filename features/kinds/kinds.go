@@ -28,23 +28,42 @@ type Declarer struct {
 // coordinates.
 func (d *Declarer) Reset() { d.coords = -1 }
 
-// Declare gives every learner in ls that is learner.KindAware the kinds of
-// e's coordinates if they changed since the last call. An error (a learner
-// refusing the kinds: a runtime bug, see learner.KindAware) is returned as
-// is; the learners before it have taken the kinds.
-func (d *Declarer) Declare(e *features.Encoder, ls ...any) error {
+// Changed returns e's kinds (as learner.FeatureKind; valid until the next
+// call) and true when e allocated coordinates since the last call (or a
+// Reset), else nil and false.
+func (d *Declarer) Changed(e *features.Encoder) ([]learner.FeatureKind, bool) {
 	n := e.Stats().Coords
 	if n == d.coords {
-		return nil
+		return nil, false
 	}
 	d.coords = n
 	d.kinds = d.kinds[:0]
 	for _, k := range e.Kinds() {
 		d.kinds = append(d.kinds, learner.FeatureKind(k))
 	}
+	return d.kinds, true
+}
+
+// Current returns the kinds last returned by Changed (nil before).
+func (d *Declarer) Current() []learner.FeatureKind { return d.kinds }
+
+// Declare gives every learner in ls that is learner.KindAware the kinds of
+// e's coordinates if they changed since the last call. An error (a learner
+// refusing the kinds: a runtime bug, see learner.KindAware) is returned as
+// is; the learners before it have taken the kinds.
+func (d *Declarer) Declare(e *features.Encoder, ls ...any) error {
+	ks, ok := d.Changed(e)
+	if !ok {
+		return nil
+	}
+	return Give(ks, ls...)
+}
+
+// Give declares kinds to every learner in ls that is learner.KindAware.
+func Give(kinds []learner.FeatureKind, ls ...any) error {
 	for _, l := range ls {
 		if ka, ok := l.(learner.KindAware); ok {
-			if err := ka.SetFeatureKinds(d.kinds); err != nil {
+			if err := ka.SetFeatureKinds(kinds); err != nil {
 				return err
 			}
 		}
