@@ -210,6 +210,9 @@ func (d *dataFlags) loadMulti() (*dataset.Dataset, error) {
 func (d *dataFlags) loadTestMulti(path string, train *dataset.Dataset) (*dataset.Dataset, error) {
 	t := *d
 	t.data, t.dim = path, train.Dim
+	if train.Named != nil { // the test file is read as the training file was, whatever its cells
+		t.named, t.maxValues = true, train.Named.Config.MaxValuesPerName
+	}
 	p, opts, err := t.options()
 	if err != nil {
 		return nil, fmt.Errorf("--test: %w", err)

@@ -105,6 +105,11 @@ type dataFlags struct {
 	scale    string
 	positive string
 	limit    int
+	// named reads a CSV file as named features even if every cell is a
+	// number; maxValues caps a name's indicator coordinates
+	// (dataset.Options.Named, MaxValuesPerName).
+	named     bool
+	maxValues int
 
 	// game is set by load for an adversarial dataset name (german-1,
 	// codrna-2, ...): the base dataset and the game, to be replayed with a
@@ -130,7 +135,7 @@ type dataFlags struct {
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
-	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm or csv")
+	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm, csv or jsonl (JSON lines: one event object per line, the runtime's schema)")
 	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
 	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
@@ -139,6 +144,8 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.scale, "scale", "none", "min-max scaling: none, minmax11 (features to [-1,1]), minmax01 ([0,1]), plus y01/y11 for regression targets, e.g. minmax11+y01")
 	fs.StringVar(&d.positive, "positive", "", "classification: the label value (or CSV class name) mapped to +1, all others to -1 (default: {-1,+1} as is, else the larger of two values; for class names the second in the file, and true of true/false, as okstream run maps them)")
 	fs.IntVar(&d.limit, "limit", 0, "use only the first N rows of the file (0: all)")
+	fs.BoolVar(&d.named, "named", false, "read a CSV file as named features (header names; text cells categorical; empty, ?, NA, N/A, NaN, null, None missing) even if every cell is a number; a file with a text or missing cell is read so anyway")
+	fs.IntVar(&d.maxValues, "max-values-per-name", 0, "named features: indicator coordinates per name before the rest share <other> (0: 64)")
 }
 
 func isFile(path string) bool {
@@ -162,9 +169,12 @@ func (d *dataFlags) options() (string, dataset.Options, error) {
 		opts.Format = dataset.FormatLIBSVM
 	case "csv":
 		opts.Format = dataset.FormatCSV
+	case "jsonl":
+		opts.Format = dataset.FormatJSONL
 	default:
-		return "", opts, fmt.Errorf("--format %q: use auto, libsvm or csv", d.format)
+		return "", opts, fmt.Errorf("--format %q: use auto, libsvm, csv or jsonl", d.format)
 	}
+	opts.Named, opts.MaxValuesPerName = d.named, d.maxValues
 	if d.label != "" {
 		opts.Label = d.label
 	}
@@ -300,6 +310,9 @@ func (d *dataFlags) loadTest(path string, train *dataset.Dataset, classification
 	}
 	t := *d
 	t.data, t.dim = path, train.Dim
+	if train.Named != nil { // the test file is read as the training file was, whatever its cells
+		t.named, t.maxValues = true, train.Named.Config.MaxValuesPerName
+	}
 	p, opts, err := t.options()
 	if err != nil {
 		return nil, fmt.Errorf("--test: %w", err)
