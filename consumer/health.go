@@ -217,6 +217,7 @@ type progress struct {
 	events int64
 	dlq    map[string]float64
 	models []errorTotals // per configured model, then the baseline
+	feats  [3]float64    // named-feature counters at the previous line (metrics.featureProgress)
 }
 
 func newProgress(p *Pipeline) *progress {
@@ -312,6 +313,9 @@ func (g *progress) log(now time.Time) {
 	totals := p.m.errorTotals(p.cfg.Models)
 	if q := quality(p.cfg.Models, g.models, totals); len(q) > 0 {
 		attrs = append(attrs, slog.Group("models", q...))
+	}
+	if f := p.m.featureProgress(&g.feats); f != nil {
+		attrs = append(attrs, slog.Group("features", f...))
 	}
 	p.cfg.Logger.Info("progress", attrs...)
 	g.at, g.events, g.dlq, g.models = now, events, dlq, totals
