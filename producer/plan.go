@@ -165,6 +165,17 @@ func (p *Plan) event(i int64, nowMS int64) codec.Event {
 	_, row := p.Row(i)
 	ev := codec.Event{Version: 1, ID: p.ID(i), Key: p.Key(i)} // v1: readable by every okstream version (v2 is only needed for feedback)
 	ev.TS, ev.HasTS = p.ts(i, row, nowMS)
+	if nd := p.ds.Named; nd != nil {
+		// A file of named features (text or missing cells, JSON lines
+		// with "f") is sent as it was written: named fields, event version
+		// 3, which the runtime encodes as its stream arrives (not the
+		// file-order vectors eval's loader made).
+		ev.Version, ev.F = codec.NamedEventVersion, nd.Records[row]
+		if p.Labelled(i) {
+			ev.Y, ev.HasY = p.ds.Y[row], true
+		}
+		return ev
+	}
 	x := p.ds.X[row]
 	if p.cfg.Sparse {
 		p.xi, p.xv = p.xi[:0], p.xv[:0]

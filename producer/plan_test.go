@@ -2,6 +2,9 @@ package producer
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -289,6 +292,41 @@ func TestPartitionSpread(t *testing.T) {
 	for p, c := range counts {
 		if c < 800 {
 			t.Errorf("partition %d got %d of 3000 keys", p, c)
+		}
+	}
+}
+
+// A named dataset is replayed as named events: version 3, the row's fields
+// as read, no x; the runtime's decoder reads them back equal.
+func TestPlanNamedEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n.csv")
+	if err := os.WriteFile(path, []byte("amount,country,y\n1.5,FR,1\n,DE,-1\n2,,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Load(path, dataset.Options{Label: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Named == nil {
+		t.Fatal("not read as named")
+	}
+	p, err := NewPlan(ds, Config{Topic: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := codec.NewDecoder(codec.Limits{})
+	for i := int64(0); i < 3; i++ {
+		m, err := p.Message(i, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev codec.Event
+		if err := dec.DecodeEvent(m.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		_, row := p.Row(i)
+		if !ev.Named() || ev.X != nil || !reflect.DeepEqual(ev.F, ds.Named.Records[row]) || ev.Y != ds.Y[row] {
+			t.Fatalf("event %d: %+v, want the fields %+v of row %d", i, ev, ds.Named.Records[row], row)
 		}
 	}
 }
