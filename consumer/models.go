@@ -216,6 +216,9 @@ const (
 	// resetCheckpoint: the check before a checkpoint found a non-finite
 	// prediction (the backstop; see checkBeforeCheckpoint).
 	resetCheckpoint = "non_finite_at_checkpoint"
+	// resetFeatureKinds: a restored model refused the named features'
+	// kinds (declareKinds): only a forged or mismatched checkpoint.
+	resetFeatureKinds = "feature_kinds"
 )
 
 // newModelSet is newModelSetTask with the models' own task (Undecided when
@@ -615,7 +618,11 @@ func (ms *modelSet) reset(m *model, reason string) {
 		m.l, m.updates = l, 0
 	}
 	if ks := ms.kinds.Current(); ks != nil {
-		m.declareKinds(ks) // the fresh learner takes the named features' kinds as the others have them
+		// The fresh learner takes the named features' kinds as the others
+		// have them; it has seen nothing, so it cannot refuse them.
+		if err := m.declareKinds(ks); err != nil {
+			panic(fmt.Sprintf("consumer: a fresh model %s refused the feature kinds: %v", m.name, err))
+		}
 	}
 	m.calib = eval.NewPlatt() // the fresh model's scores are another scale
 	m.stats.Resets++
@@ -959,8 +966,8 @@ type Payload struct {
 	// dictionary (nil: no models, or a payload older than version 5).
 	Labels *label.Map
 	// FeatureKind is the kind of features the partition takes: "none" (no
-	// event with features yet, or a payload older than version 9),
-	// "dense" (x or xi/xv) or "named" (f).
+	// event with features yet) or "" (a payload older than version 9,
+	// which predates named features), "dense" (x or xi/xv) or "named" (f).
 	FeatureKind string
 	// Features is the named-feature encoder's state (FeatureKind "named";
 	// nil otherwise): its Names and Kinds list the coordinates in use.
@@ -1090,7 +1097,9 @@ func decodePayload(payload []byte, pend *pending, current []string) (Payload, *p
 			d.Fail("feature kind %d", fk)
 		}
 	}
-	p.FeatureKind = featKindName(fk)
+	if version >= 9 {
+		p.FeatureKind = featKindName(fk)
+	}
 	if err := d.Done(); err != nil {
 		return p, nil, fmt.Errorf("checkpoint payload: %w", err)
 	}
@@ -1289,6 +1298,14 @@ func (ms *modelSet) restore(payload []byte, reset bool) (fresh []string, err err
 	case "named":
 		ms.fkind = featNamed
 	}
+	if ms.fkind == featNone && pl.FeatureKind == "" && ms.anyLearnt() {
+		// A payload before version 9: its models learnt from dense
+		// events, the only kind before named features, so a named event
+		// must not reach them. (A later payload that says none although
+		// its models learnt is forged: declareKinds resets a model that
+		// refuses the kinds.)
+		ms.fkind = featDense
+	}
 	ms.pruneCandidates()
 	ms.pend = pend
 	ms.learnt = false // the restored states were checked before they were checkpointed
@@ -1357,37 +1374,46 @@ func (ms *modelSet) encode(fields []codec.Field, dst []float64) ([]float64, erro
 	return x, err
 }
 
+// anyLearnt reports whether a model or candidate has learnt an event.
+func (ms *modelSet) anyLearnt() bool {
+	for _, m := range ms.models {
+		for _, x := range [...]*model{m, m.alt, m.malt} {
+			if x != nil && x.updates > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // declareKinds gives every model (and candidate) the kinds of the
 // encoder's coordinates (learner.KindAware: the self-tuning wrapper leaves
 // indicators unstandardised and scales a numeric coordinate that appears
 // after its warm-up from its own first values), before any of them sees
 // the event that allocated them: at every event that allocated
 // coordinates, after a restore, and to a model rebuilt by a reset.
-// Deterministic: the same events give the same declarations.
+// Deterministic: the same events give the same declarations. A learner
+// that refuses them (it has seen values where the encoder says a new
+// coordinate starts: only a forged or mismatched checkpoint gets there,
+// the runtime never feeds a partition both kinds of features) is reset
+// and the fresh learner takes them; never fatal.
 func (ms *modelSet) declareKinds(ks []learner.FeatureKind) {
 	for _, m := range ms.models {
-		m.declareKinds(ks)
-		if m.alt != nil {
-			m.alt.declareKinds(ks)
-		}
-		if m.malt != nil {
-			m.malt.declareKinds(ks)
+		for _, x := range [...]*model{m, m.alt, m.malt} {
+			if x != nil && x.declareKinds(ks) != nil {
+				ms.reset(x, resetFeatureKinds) // reset declares the kinds to the fresh learner
+			}
 		}
 	}
 }
 
 // declareKinds gives m's own learner the kinds (not its candidates').
-func (m *model) declareKinds(ks []learner.FeatureKind) {
+func (m *model) declareKinds(ks []learner.FeatureKind) error {
 	var l any = m.l
 	if m.mc != nil {
 		l = m.mc
 	}
-	if err := kinds.Give(ks, l); err != nil {
-		// The encoder never changes a coordinate's kind and allocates a
-		// coordinate only where every earlier input was 0, which is all a
-		// learner checks: a refusal is a bug, not bad input.
-		panic(fmt.Sprintf("consumer: model %s refused the feature kinds: %v", m.name, err))
-	}
+	return kinds.Give(ks, l)
 }
 
 // restoredLabels is the label state a restore of pl resumes with (nil

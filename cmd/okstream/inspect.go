@@ -440,7 +440,11 @@ func writeReasonCounts(w io.Writer, counts map[string]int) {
 // (e.g. `    3  device=ios  indicator`), then its counters.
 func writeFeatures(w io.Writer, pl consumer.Payload) {
 	if pl.Features == nil {
-		fmt.Fprintf(w, "  features: %s\n", pl.FeatureKind)
+		kind := pl.FeatureKind
+		if kind == "" {
+			kind = "dense (a checkpoint from before named features)"
+		}
+		fmt.Fprintf(w, "  features: %s\n", kind)
 		return
 	}
 	enc := pl.Features
