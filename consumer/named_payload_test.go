@@ -151,7 +151,7 @@ func TestDensePayloadVersion9(t *testing.T) {
 	v8 := append([]byte(nil), v9[:len(v9)-1]...)
 	binary.LittleEndian.PutUint32(v8[4:], 8)
 	pl, err := DescribePayload(v8)
-	if err != nil || pl.FeatureKind != "none" || pl.Features != nil {
+	if err != nil || pl.FeatureKind != "" || pl.Features != nil {
 		t.Fatalf("version 8: %+v %v", pl, err)
 	}
 	r, _ := newModelSet(testModels, testDim, pendingLimits{})
@@ -161,7 +161,9 @@ func TestDensePayloadVersion9(t *testing.T) {
 	if _, err := r.restore(v8, false); err != nil {
 		t.Fatal(err)
 	}
-	r.fkind = featDense
+	if r.fkind != featDense { // its models learnt: from dense events, the only kind before version 9
+		t.Fatalf("a version 8 payload whose models learnt restores as feature kind %d, want dense", r.fkind)
+	}
 	got, _ := r.marshal()
 	if !bytes.Equal(got, v9) {
 		t.Fatal("a version 8 payload restores to other models")
