@@ -26,6 +26,7 @@ package drift
 
 import (
 	"fmt"
+	"math"
 
 	"okstream/learner/state"
 )
@@ -124,6 +125,11 @@ func (g *Hyperplane) UnmarshalBinary(b []byte) error {
 	sigma := d.F64s(nil)
 	if d.Err() == nil && (len(w) != g.cfg.Dim || len(sigma) != g.cfg.Dim) {
 		d.Fail("hyperplane weights %d and directions %d, want %d", len(w), len(sigma), g.cfg.Dim)
+	}
+	for _, v := range w {
+		if d.Err() == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			d.Fail("hyperplane weight %v", v)
+		}
 	}
 	for _, s := range sigma {
 		if d.Err() == nil && s != 1 && s != -1 && s != 0 {
