@@ -196,6 +196,37 @@ func TestAgrawalFunctions(t *testing.T) {
 		// f9 < 0: B; f10 20 000 − 10 000 + 10 000 − 10 000 = 10 000 > 0: A.
 		{agrawal(20000, 10000, 40, 2, 3, 4, 50000, 30, 250000), [10]float64{1, 1, -1, 1, 1, 1, 1, 1, 1, -1}},
 	}
+	// Closed intervals at their ends: age 60, salary 75 000 (in the old
+	// band [25k, 75k]) and loan 500 000 (in [300k, 500k]): f5 A; loan
+	// 300 000 also A, 299 999 B; salary 75 001 leaves the band → loan
+	// [100k, 300k]: 300 000 A, 500 000 B. f6/f2 at total 25 000: A, 24 999: B.
+	for _, c := range []struct {
+		f    int
+		x    []float64
+		want float64
+	}{
+		{5, agrawal(75000, 0, 60, 0, 1, 0, 1e5, 1, 500000), -1},
+		{5, agrawal(75000, 0, 60, 0, 1, 0, 1e5, 1, 300000), -1},
+		{5, agrawal(75000, 0, 60, 0, 1, 0, 1e5, 1, 299999), 1},
+		{5, agrawal(75001, 0, 60, 0, 1, 0, 1e5, 1, 300000), -1},
+		{5, agrawal(75001, 0, 60, 0, 1, 0, 1e5, 1, 500000), 1},
+		{5, agrawal(100000, 0, 39, 0, 1, 0, 1e5, 1, 100000), -1},
+		{5, agrawal(100001, 0, 39, 0, 1, 0, 1e5, 1, 100000), 1},
+		{6, agrawal(20000, 5000, 70, 0, 1, 0, 1e5, 1, 0), -1},
+		{6, agrawal(20000, 4999, 70, 0, 1, 0, 1e5, 1, 0), 1},
+		{2, agrawal(125000, 0, 59, 0, 1, 0, 1e5, 1, 0), -1},
+		{2, agrawal(125001, 0, 59, 0, 1, 0, 1e5, 1, 0), 1},
+		{4, agrawal(100000, 0, 45, 3, 1, 0, 1e5, 1, 0), -1},
+		{4, agrawal(100000, 0, 45, 4, 1, 0, 1e5, 1, 0), -1},
+		{4, agrawal(74999, 0, 45, 4, 1, 0, 1e5, 1, 0), 1},
+		// f7 at zero disposable income is B (> 0 is A): 30 000 − 10 000 − 20 000 = 0.
+		{7, agrawal(45000, 0, 30, 0, 1, 0, 1e5, 1, 50000), 1},
+		{7, agrawal(45000, 0, 30, 0, 1, 0, 1e5, 1, 49995), -1},
+	} {
+		if got := AgrawalFunction(c.f, c.x); got != c.want {
+			t.Errorf("function %d at %v = %v, want %v", c.f, c.x, got, c.want)
+		}
+	}
 	for i, c := range cases {
 		for f := 1; f <= 10; f++ {
 			if got := AgrawalFunction(f, c.x); got != c.want[f-1] {
