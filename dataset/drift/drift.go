@@ -260,3 +260,31 @@ func mixNew(src *rng.Source, t, p, w int) bool {
 	z := 4 * float64(t-p) / float64(w)
 	return rng.Log(u)-rng.Log(1-u) < z
 }
+
+// LoadRun is Load for run r of an evaluation (eval.Config.Sequence, with
+// NoPermute): run 0 is the spec's stream itself; run r > 0 draws the same
+// generator with seed rng.Derive(seed, r), so that runs differ by their
+// data as permutations of a file would, and every run is reproducible.
+// The dataset keeps the spec's name (as eval wants one name for all runs).
+func LoadRun(spec string, run int) (*dataset.Dataset, error) {
+	g, n, err := Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	name := Prefix + g.Spec()
+	if run > 0 {
+		seed := Seed(g)
+		if g, _, err = Parse(strings.Replace(g.Spec(), fmt.Sprintf("seed=%d", seed), fmt.Sprintf("seed=%d", rng.Derive(seed, uint64(run))), 1)); err != nil {
+			return nil, err
+		}
+	}
+	return Dataset(g, n, name), nil
+}
+
+// Seed returns a generator's seed (the last key of every canonical spec).
+func Seed(g Generator) uint64 {
+	s := g.Spec()
+	i := strings.LastIndex(s, ",seed=")
+	v, _ := strconv.ParseUint(s[i+len(",seed="):], 10, 64)
+	return v
+}

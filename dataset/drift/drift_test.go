@@ -605,3 +605,36 @@ func TestWindow(t *testing.T) {
 		t.Errorf("Recovery without a level before: %v, %v", b, tm)
 	}
 }
+
+func TestLoadRun(t *testing.T) {
+	const spec = "drift:agrawal,f=1,to=4,p=300,n=600,seed=3"
+	d0, _, err := Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, err := LoadRun(spec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := LoadRun(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1b, _ := LoadRun(spec, 1)
+	same := func(a, b [][]float64) bool {
+		for i := range a {
+			for j := range a[i] {
+				if a[i][j] != b[i][j] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !same(d0.X, r0.X) || same(r0.X, r1.X) || !same(r1.X, r1b.X) || r1.Name != d0.Name || r1.Len() != 600 {
+		t.Error("LoadRun: run 0 must be Load's stream, run 1 another, reproducibly, with the same name and length")
+	}
+	if g, _, _ := Parse("sea,seed=18446744073709551615"); Seed(g) != 1<<64-1 {
+		t.Errorf("Seed = %d", Seed(g))
+	}
+}
