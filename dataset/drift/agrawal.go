@@ -162,17 +162,17 @@ func AgrawalFunction(f int, x []float64) float64 {
 		tot := sal + com
 		a = byAge(age, within(tot, 50000, 100000), within(tot, 75000, 125000), within(tot, 25000, 75000))
 	case 7:
-		a = 2*(sal+com)/3-loan/5-20000 > 0
+		a = 2*(sal+com)/3-loan/5-20000 > 0 // divisions and sums only: never fused
 	case 8:
-		a = 2*(sal+com)/3-5000*el-20000 > 0
+		a = 2*(sal+com)/3-float64(5000*el)-20000 > 0
 	case 9:
-		a = 2*(sal+com)/3-5000*el-loan/5-10000 > 0
+		a = 2*(sal+com)/3-float64(5000*el)-loan/5-10000 > 0
 	case 10:
 		equity := 0.0
 		if x[AgHyears] >= 20 {
 			equity = x[AgHvalue] * (x[AgHyears] - 20) / 10
 		}
-		a = 2*(sal+com)/3-5000*el+equity/5-10000 > 0
+		a = 2*(sal+com)/3-float64(5000*el)+equity/5-10000 > 0
 	}
 	if a {
 		return -1
@@ -201,16 +201,16 @@ func (g *Agrawal) Changes() []int {
 }
 
 func (g *Agrawal) perturb(v, rangeV, lo, hi float64) float64 {
-	v += rangeV * g.cfg.Perturb * (2*g.src.Float64() - 1)
+	v += float64(float64(rangeV*g.cfg.Perturb) * (float64(2*g.src.Float64()) - 1))
 	return min(max(v, lo), hi)
 }
 
 func (g *Agrawal) Next(x []float64) float64 {
 	s := &g.src
-	sal := 20000 + 130000*s.Float64()
+	sal := 20000 + float64(130000*s.Float64())
 	com := 0.0
 	if sal < 75000 {
-		com = 10000 + 65000*s.Float64()
+		com = 10000 + float64(65000*s.Float64())
 	}
 	x[AgSalary], x[AgCommission] = sal, com
 	x[AgAge] = float64(20 + s.IntN(61))
@@ -219,9 +219,9 @@ func (g *Agrawal) Next(x []float64) float64 {
 	zip := s.IntN(9)
 	x[AgZipcode] = float64(zip)
 	k := float64(9 - zip)
-	x[AgHvalue] = k * 100000 * (0.5 + s.Float64())
+	x[AgHvalue] = float64(k*100000) * (0.5 + s.Float64())
 	x[AgHyears] = float64(1 + s.IntN(30))
-	x[AgLoan] = 500000 * s.Float64()
+	x[AgLoan] = float64(500000 * s.Float64())
 	f := g.cfg.Function
 	if g.cfg.To != 0 {
 		if g.cfg.Width == 0 {

@@ -257,7 +257,7 @@ func flip(src *rng.Source, y, p float64) float64 {
 // that the decision has the same bits on every platform. One uniform draw.
 func mixNew(src *rng.Source, t, p, w int) bool {
 	u := src.OpenFloat64()
-	z := 4 * float64(t-p) / float64(w)
+	z := float64(4*float64(t-p)) / float64(w)
 	return rng.Log(u)-rng.Log(1-u) < z
 }
 

@@ -74,14 +74,21 @@ func NewFriedman(c FriedmanConfig) (*Friedman, error) {
 // FriedmanConcept is the noise-free target of concept c (0: F0, 1: F1,
 // 2: F2 of the file comment) at x (x[0] is x1).
 func FriedmanConcept(c int, x []float64) float64 {
-	sq := func(v float64) float64 { return (v - 0.5) * (v - 0.5) }
 	switch c {
 	case 1:
-		return 10*rng.Sin(rng.Pi*x[3]*x[4]) + 20*sq(x[1]) + 10*x[0] + 5*x[2]
+		return friedman(x[3], x[4], x[1], x[0], x[2])
 	case 2:
-		return 10*rng.Sin(rng.Pi*x[1]*x[4]) + 20*sq(x[3]) + 10*x[2] + 5*x[0]
+		return friedman(x[1], x[4], x[3], x[2], x[0])
 	}
-	return 10*rng.Sin(rng.Pi*x[0]*x[1]) + 20*sq(x[2]) + 10*x[3] + 5*x[4]
+	return friedman(x[0], x[1], x[2], x[3], x[4])
+}
+
+// friedman is 10 sin(π a b) + 20(c − ½)² + 10 d + 5 e with every product
+// rounded explicitly (no FMA on any platform), left to right.
+func friedman(a, b, c, d, e float64) float64 {
+	s := float64(10 * rng.Sin(float64(float64(rng.Pi*a)*b)))
+	q := float64(20 * float64((c-0.5)*(c-0.5)))
+	return ((s + q) + float64(10*d)) + float64(5*e)
 }
 
 // ConceptAt is the concept of example t when the change is abrupt (gra, or
@@ -121,7 +128,7 @@ func (g *Friedman) Next(x []float64) float64 {
 		}
 	}
 	g.t++
-	return FriedmanConcept(c, x) + eps
+	return FriedmanConcept(c, x) + eps // a sum: no fusion
 }
 
 const friedmanName = "drift/friedman"

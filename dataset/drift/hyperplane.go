@@ -73,10 +73,10 @@ func NewHyperplane(c HyperplaneConfig) (*Hyperplane, error) {
 func HyperplaneLabel(w, x []float64) float64 {
 	var s, sw float64
 	for i, wi := range w {
-		s += wi * x[i]
+		s += float64(wi * x[i]) // explicit rounding: no FMA on any platform
 		sw += wi
 	}
-	if s >= 0.5*sw {
+	if s >= float64(0.5*sw) {
 		return 1
 	}
 	return -1
@@ -99,7 +99,7 @@ func (g *Hyperplane) Next(x []float64) float64 {
 	}
 	y := flip(&g.src, HyperplaneLabel(g.w, x), g.cfg.Noise)
 	for i := 0; i < g.cfg.DriftDims; i++ {
-		g.w[i] += g.sigma[i] * g.cfg.Mag
+		g.w[i] += float64(g.sigma[i] * g.cfg.Mag)
 		if g.src.Float64() < g.cfg.Reverse {
 			g.sigma[i] = -g.sigma[i]
 		}

@@ -36,7 +36,7 @@ func SegmentErrors(ts []int, cum []float64) []float64 {
 		if t <= prevT {
 			return nil
 		}
-		s := cum[k] * float64(t)
+		s := float64(cum[k] * float64(t))
 		out[k] = (s - prevS) / float64(t-prevT)
 		prevT, prevS = t, s
 	}
