@@ -123,7 +123,15 @@ func Parse(spec string) (Generator, int, error) {
 		c := AgrawalConfig{Seed: seed, Function: a.int("f", 1, 1, 10), To: a.int("to", 0, 0, 10), Position: a.int("p", n/2, 0, maxN), Width: a.int("w", 0, 0, maxN), Perturb: a.float("perturb", 0.05, 0, 1)}
 		g, err = NewAgrawal(c)
 	case "friedman":
-		c := FriedmanConfig{Seed: seed, Mode: a.str("mode", "gra"), P1: a.int("p1", n/4, 0, maxN), P2: a.int("p2", 3*n/4, 0, maxN), Width: a.int("w", max(n/20, 1), 0, maxN)}
+		c := FriedmanConfig{Seed: seed, Mode: a.str("mode", "gra")}
+		if c.Mode == "lea" {
+			c.P1, c.P2, c.P3 = a.int("p1", n/4, 0, maxN), a.int("p2", n/2, 0, maxN), a.int("p3", 3*n/4, 0, maxN)
+		} else {
+			c.P1, c.P2 = a.int("p1", n/4, 0, maxN), a.int("p2", 3*n/4, 0, maxN)
+			if c.Mode == "gsg" {
+				c.Width = a.int("w", max(n/20, 1), 0, maxN)
+			}
+		}
 		g, err = NewFriedman(c)
 	default:
 		return nil, 0, fmt.Errorf("drift %q: unknown kind %q (known: sea, hyperplane, agrawal, friedman)", spec, kind)

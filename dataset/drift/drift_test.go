@@ -413,6 +413,7 @@ func allGens(t *testing.T) []Generator {
 	for _, s := range []string{
 		"sea,n=2000,seed=9", "hyperplane,n=2000,seed=9", "agrawal,f=2,to=5,p=1000,w=200,n=2000,seed=9",
 		"agrawal,f=4,n=2000,seed=9,perturb=0", "friedman,mode=gra,n=2000,seed=9", "friedman,mode=gsg,n=2000,seed=9",
+		"friedman,mode=lea,n=2000,seed=9",
 	} {
 		g, _, err := Parse(s)
 		if err != nil {
@@ -481,7 +482,7 @@ func TestDeterminism(t *testing.T) {
 // labels, bit for bit) so that a change to a generator or to the random
 // source shows up.
 func TestGolden(t *testing.T) {
-	want := []string{"2c626561b7ea63f7", "e86ce037b79ee323", "6e8fe0ab885a5786", "fe0863d368e9fa9b", "7e7e0a96579c0a39", "feab78c2bd875492"}
+	want := []string{"2c626561b7ea63f7", "e86ce037b79ee323", "6e8fe0ab885a5786", "fe0863d368e9fa9b", "7e7e0a96579c0a39", "feab78c2bd875492", "b2e5da2098506938"}
 	for i, g := range allGens(t) {
 		if got := hashStream(g, 1000); got != want[i] {
 			t.Errorf("%s: %s, want %s", g.Spec(), got, want[i])
@@ -560,7 +561,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"", "nope", "sea,n=0", "sea,n=x", "sea,foo=1", "sea,n=5,n=6", "sea,noise=2", "sea,n",
-		"hyperplane,k=11", "agrawal,f=11", "agrawal,to=3,w=-1", "friedman,mode=lea",
+		"hyperplane,k=11", "agrawal,f=11", "agrawal,to=3,w=-1", "friedman,mode=xyz", "friedman,mode=gra,w=5", "friedman,mode=lea,p3=10",
 		"friedman,p1=5,p2=5", "friedman,mode=gsg,p1=0,p2=10,w=11", "sea,seed=-1",
 	} {
 		if _, _, err := Parse(bad); err == nil {
@@ -636,5 +637,65 @@ func TestLoadRun(t *testing.T) {
 	}
 	if g, _, _ := Parse("sea,seed=18446744073709551615"); Seed(g) != 1<<64-1 {
 		t.Errorf("Seed = %d", Seed(g))
+	}
+}
+
+func TestFriedmanLEA(t *testing.T) {
+	// R1: 10·1·0.2 + 20·(0.1 − ½) + 10·0.8 + 5·0.2 = 2 − 8 + 8 + 1 = 3.
+	x1 := []float64{1, 0.2, 0.1, 0.8, 0.2, 0, 0, 0, 0, 0}
+	if got := FriedmanLEA(1, x1); math.Abs(got-3) > 1e-14 {
+		t.Errorf("R1 = %v, want 3", got)
+	}
+	// R2: 10 cos(0.8) + 20·0.4 + e^0.2 + 5·0.64.
+	x2 := []float64{1, 0.8, 0.9, 0.2, 0.8, 0, 0, 0, 0, 0}
+	if got, want := FriedmanLEA(2, x2), 10*math.Cos(0.8)+8+math.Exp(0.2)+3.2; math.Abs(got-want) > 1e-13 {
+		t.Errorf("R2 = %v, want %v", got, want)
+	}
+	for i := 0; i <= 1000; i++ {
+		v := float64(i) / 1000
+		if got, want := expUnit(v), math.Exp(v); math.Abs(got-want) > 4e-16*want {
+			t.Fatalf("expUnit(%v) = %v, want %v", v, got, want)
+		}
+	}
+	g, err := NewFriedman(FriedmanConfig{Mode: "lea", P1: 10, P2: 20, P3: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		x    []float64
+		want [4]int // region at t = 5, 15, 25, 35
+	}{
+		{[]float64{.5, .2, .1, .8, .2}, [4]int{0, 1, 1, 1}}, // every R1 condition
+		{[]float64{.5, .2, .1, .8, .9}, [4]int{0, 0, 1, 1}}, // fails x5 < 0.3 only
+		{[]float64{.5, .2, .1, .5, .9}, [4]int{0, 0, 0, 1}}, // fails x4 and x5
+		{[]float64{.5, .8, .9, .2, .8}, [4]int{0, 2, 2, 2}}, // every R2 condition
+		{[]float64{.5, .8, .9, .2, .1}, [4]int{0, 0, 2, 2}},
+		{[]float64{.5, .8, .9, .5, .1}, [4]int{0, 0, 0, 2}},
+		{[]float64{.5, .5, .9, .2, .8}, [4]int{0, 0, 0, 0}}, // x2 in neither
+	} {
+		for k, tt := range []int{5, 15, 25, 35} {
+			if got := g.LEARegion(tt, c.x); got != c.want[k] {
+				t.Errorf("region of %v at %d = %d, want %d", c.x, tt, got, c.want[k])
+			}
+		}
+	}
+	// The stream: residuals against the region's function are N(0, 1).
+	g, _ = NewFriedman(FriedmanConfig{Seed: 6, Mode: "lea", P1: 5000, P2: 10000, P3: 15000})
+	x := make([]float64, 10)
+	var ms float64
+	inR := 0
+	for i := 0; i < 20000; i++ {
+		y := g.Next(x)
+		reg := g.LEARegion(i, x)
+		if reg != 0 {
+			inR++
+		}
+		d := y - FriedmanLEA(reg, x)
+		ms += d * d / 20000
+	}
+	// Region probabilities: 2·0.3⁴ = 1.6 %, 2·0.3³ = 5.4 %, 2·0.3² = 18 % over
+	// 5000 examples each, none before: about 1,250 examples in all.
+	if math.Abs(ms-1) > 0.06 || inR < 1000 || inR > 1500 {
+		t.Errorf("lea: mean square residual %.3f (want ≈ 1), %d examples in the regions (want ≈ 1250)", ms, inR)
 	}
 }

@@ -54,7 +54,7 @@ func TestNoFMA(t *testing.T) {
 	// inlined into the Next methods, whose code is checked with theirs.
 	for _, sym := range []string{
 		"(*SEA).Next", "(*Hyperplane).Next", "(*Agrawal).Next", "AgrawalFunction",
-		"(*Friedman).Next",
+		"(*Friedman).Next", "FriedmanLEA",
 	} {
 		if m := fusedInstr.FindString(objdump(pkg + sym)); m != "" {
 			t.Errorf("%s: the arm64 build fuses a product (%s)", sym, m)

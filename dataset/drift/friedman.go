@@ -22,8 +22,17 @@ package drift
 //     (j + 1)/(Width + 1), rising linearly; after the window only the new
 //     concept remains. Width = 0 makes both changes abrupt.
 //
-// The paper's third scenario (local expanding abrupt drift) is not
-// implemented. Deviations and choices: the linear ramp of "gsg" is ours
+//   - "lea", local expanding abrupt drift: F0 everywhere except in two
+//     regions where the function changes, from P1 on, and which expand at
+//     P2 and P3 (conditions dropped):
+//     R1 = {x2 < 0.3, x3 < 0.3, x4 > 0.7, x5 < 0.3} with
+//     y = 10 x1 x2 + 20 (x3 − ½) + 10 x4 + 5 x5 + ε, and
+//     R2 = {x2 > 0.7, x3 > 0.7, x4 < 0.3, x5 > 0.7} with
+//     y = 10 cos(x1 x2) + 20 (x3 − ½) + exp(x4) + 5 x5² + ε;
+//     from P2 the x5 condition is dropped, from P3 the x4 condition too.
+//     exp is computed portably (expUnit), cos is rng's.
+//
+// Deviations and choices: the linear ramp of "gsg" is ours
 // (the paper says examples of the new concept are introduced gradually
 // over a window; River's FriedmanDrift draws old or new with probability ½
 // throughout the window); River's "gra" uses x4·x6 inside the sine, we
@@ -42,8 +51,9 @@ import (
 // FriedmanConfig configures NewFriedman.
 type FriedmanConfig struct {
 	Seed   uint64
-	Mode   string // "gra" or "gsg"
+	Mode   string // "gra", "gsg" or "lea"
 	P1, P2 int    // change points, 0 ≤ P1 < P2
+	P3     int    // lea's third change point, P3 > P2 (lea only)
 	Width  int    // gsg transition length (≥ 0, ≤ P2 − P1)
 }
 
@@ -57,14 +67,22 @@ type Friedman struct {
 // NewFriedman returns the stream; it fails on an unknown mode, change
 // points out of order, or a gsg window longer than P2 − P1.
 func NewFriedman(c FriedmanConfig) (*Friedman, error) {
-	if (c.Mode != "gra" && c.Mode != "gsg") || c.P1 < 0 || c.P2 <= c.P1 || c.Width < 0 || (c.Mode == "gsg" && c.Width > c.P2-c.P1) {
-		return nil, fmt.Errorf("%w: friedman %+v (mode gra or gsg, 0 ≤ p1 < p2, 0 ≤ w ≤ p2 − p1)", errConfig, c)
+	if (c.Mode != "gra" && c.Mode != "gsg" && c.Mode != "lea") || c.P1 < 0 || c.P2 <= c.P1 || c.Width < 0 ||
+		(c.Mode == "gsg" && c.Width > c.P2-c.P1) || (c.Mode == "lea" && c.P3 <= c.P2) {
+		return nil, fmt.Errorf("%w: friedman %+v (mode gra, gsg or lea, 0 ≤ p1 < p2 (< p3 for lea), 0 ≤ w ≤ p2 − p1)", errConfig, c)
 	}
 	g := &Friedman{cfg: c}
-	if c.Mode == "gra" {
+	if c.Mode != "lea" {
+		g.cfg.P3 = 0
+	}
+	switch c.Mode {
+	case "lea":
+		g.cfg.Width = 0
+		g.spec = fmt.Sprintf("friedman,mode=lea,p1=%d,p2=%d,p3=%d,seed=%d", c.P1, c.P2, c.P3, c.Seed)
+	case "gra":
 		g.cfg.Width = 0
 		g.spec = fmt.Sprintf("friedman,mode=gra,p1=%d,p2=%d,seed=%d", c.P1, c.P2, c.Seed)
-	} else {
+	default:
 		g.spec = fmt.Sprintf("friedman,mode=gsg,p1=%d,p2=%d,w=%d,seed=%d", c.P1, c.P2, c.Width, c.Seed)
 	}
 	g.src.Seed(c.Seed)
@@ -91,6 +109,46 @@ func friedman(a, b, c, d, e float64) float64 {
 	return ((s + q) + float64(10*d)) + float64(5*e)
 }
 
+// LEARegion is the region of x under lea at example t: 0 (F0), 1 (R1) or
+// 2 (R2).
+func (g *Friedman) LEARegion(t int, x []float64) int {
+	if g.cfg.Mode != "lea" || t < g.cfg.P1 {
+		return 0
+	}
+	x5, x4 := t < g.cfg.P2, t < g.cfg.P3 // conditions still in force
+	switch {
+	case x[1] < 0.3 && x[2] < 0.3 && (!x4 || x[3] > 0.7) && (!x5 || x[4] < 0.3):
+		return 1
+	case x[1] > 0.7 && x[2] > 0.7 && (!x4 || x[3] < 0.3) && (!x5 || x[4] > 0.7):
+		return 2
+	}
+	return 0
+}
+
+// FriedmanLEA is the noise-free target of lea's region r (1: R1, 2: R2;
+// else F0) at x.
+func FriedmanLEA(r int, x []float64) float64 {
+	switch r {
+	case 1:
+		return ((float64(float64(10*x[0])*x[1]) + float64(20*(x[2]-0.5))) + float64(10*x[3])) + float64(5*x[4])
+	case 2:
+		return ((float64(10*rng.Cos(float64(x[0]*x[1]))) + float64(20*(x[2]-0.5))) + expUnit(x[3])) + float64(float64(5*x[4])*x[4])
+	}
+	return FriedmanConcept(0, x)
+}
+
+// expUnit is exp(x) for x in [0, 1]: the Taylor series to the x¹⁸/18! term
+// (truncation below 10⁻¹⁶ relative), by Horner's rule with every product
+// rounded explicitly, so the same bits on every platform (math.Exp has
+// assembly versions on some).
+func expUnit(x float64) float64 {
+	r := 1.0
+	for k := 18; k >= 1; k-- {
+		r = 1 + float64(float64(x/float64(k))*r)
+	}
+	return r
+}
+
 // ConceptAt is the concept of example t when the change is abrupt (gra, or
 // gsg outside its windows).
 func (g *Friedman) ConceptAt(t int) int {
@@ -108,7 +166,13 @@ func (g *Friedman) ConceptAt(t int) int {
 func (g *Friedman) Dim() int         { return 10 }
 func (g *Friedman) Regression() bool { return true }
 func (g *Friedman) Spec() string     { return g.spec }
-func (g *Friedman) Changes() []int   { return []int{g.cfg.P1, g.cfg.P2} }
+
+func (g *Friedman) Changes() []int {
+	if g.cfg.Mode == "lea" {
+		return []int{g.cfg.P1, g.cfg.P2, g.cfg.P3}
+	}
+	return []int{g.cfg.P1, g.cfg.P2}
+}
 
 func (g *Friedman) Next(x []float64) float64 {
 	x = x[:10]
@@ -116,6 +180,11 @@ func (g *Friedman) Next(x []float64) float64 {
 		x[i] = g.src.Float64()
 	}
 	eps := g.src.Normal()
+	if g.cfg.Mode == "lea" {
+		y := FriedmanLEA(g.LEARegion(g.t, x), x) + eps
+		g.t++
+		return y
+	}
 	c := g.ConceptAt(g.t)
 	if g.cfg.Mode == "gsg" {
 		u := g.src.Float64()
