@@ -2,7 +2,8 @@
 // stream-mining literature, written from their published definitions:
 // SEA concepts (sea.go), the rotating hyperplane (hyperplane.go), Agrawal's
 // loan functions with abrupt and gradual switches (agrawal.go) and
-// Friedman #1 with global abrupt and gradual drift (friedman.go). docs/drift.md
+// Friedman #1 with global abrupt, gradual and local drift (friedman.go).
+// docs/drift.md
 // states every definition, parameter and reference.
 //
 // A Generator is an ordered stream: Next writes the next example into the
@@ -44,7 +45,8 @@ type Generator interface {
 	Next(x []float64) float64
 	// Changes are the event indices (0-based) at which a concept changes:
 	// the first example of the new concept for an abrupt change, the
-	// centre of the transition for a gradual one.
+	// centre of the sigmoid for Agrawal's gradual switch, the start of the
+	// window for Friedman's gsg.
 	Changes() []int
 	// Spec is the canonical spec (Parse(Spec()) builds the same stream).
 	Spec() string

@@ -9,7 +9,7 @@ package drift
 //
 //	F0: y = 10 sin(π x1 x2) + 20 (x3 − ½)² + 10 x4 + 5 x5 + ε,  ε ~ N(0, 1).
 //
-// Two of the paper's three scenarios:
+// The paper's three scenarios:
 //
 //   - "gra", global recurring abrupt drift: the relevant features swap
 //     roles at P1, F1: y = 10 sin(π x4 x5) + 20 (x2 − ½)² + 10 x1 + 5 x3 + ε,
