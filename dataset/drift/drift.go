@@ -3,8 +3,7 @@
 // SEA concepts (sea.go), the rotating hyperplane (hyperplane.go), Agrawal's
 // loan functions with abrupt and gradual switches (agrawal.go) and
 // Friedman #1 with global abrupt, gradual and local drift (friedman.go).
-// docs/drift.md
-// states every definition, parameter and reference.
+// docs/drift.md states every definition, parameter and reference.
 //
 // A Generator is an ordered stream: Next writes the next example into the
 // caller's buffer and returns its label, with no allocation. Classification
