@@ -25,9 +25,9 @@
 // ADWIN also follows, in every choice the paper leaves open:
 //
 //   - the test (BoundBernstein, the default) is MOA's: with n = |W|,
-//     σ²_W the population variance of W, δ'' = ln(2·ln(n)/δ) and
+//     σ²_W the population variance of W, L = ln(2·ln(n)/δ) and
 //     1/m := 1/(n0−4) + 1/(n1−4),
-//     ε = sqrt(2 · (1/m) · σ²_W · δ'') + (2/3) · δ'' · (1/m);
+//     ε = sqrt(2 · (1/m) · σ²_W · L) + (2/3) · L · (1/m);
 //     a cut needs both sub-windows longer than 6 values. Compared with
 //     the paper's refinement, δ' = δ/ln n instead of δ/n (only O(log n)
 //     splits are tried), and n_i − 4 instead of n_i in m;
