@@ -29,7 +29,7 @@ func driftStream(seed uint64, n int) []float64 {
 	return xs
 }
 
-func mustMarshal(t *testing.T, d Detector) []byte {
+func mustMarshal(t testing.TB, d Detector) []byte {
 	t.Helper()
 	b, err := d.MarshalBinary()
 	if err != nil {
