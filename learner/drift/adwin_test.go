@@ -137,3 +137,64 @@ func TestADWINConfig(t *testing.T) {
 		}
 	}
 }
+
+// After every check no bucket boundary is left where the cut test holds:
+// the test recomputed here from the raw values of the window (not from
+// the detector's incremental sums), ε from its definition. Clock = 1, so
+// every insertion is a check.
+func TestADWINNoCutLeft(t *testing.T) {
+	for _, bound := range []Bound{BoundBernstein, BoundHoeffding} {
+		a := newADWIN(t, ADWINConfig{Clock: 1, Bound: bound})
+		src := rng.New(8)
+		var xs []float64
+		cuts := 0
+		for i := range 4000 {
+			x := bernoulli(src, 0.1+0.7*float64((i/1000)%2))
+			xs = append(xs, x)
+			if a.Add(x) {
+				cuts++
+			}
+			n := a.Width()
+			if n <= adwinGrace {
+				continue
+			}
+			win := xs[len(xs)-n:]
+			var s, ss float64
+			for _, v := range win {
+				s += v
+			}
+			for _, v := range win {
+				ss += (v - s/float64(n)) * (v - s/float64(n))
+			}
+			n0 := 0
+			for r := a.nrows - 1; r >= 0; r-- {
+				for k := 0; k < a.cnt[r]; k++ {
+					n0 += 1 << r
+					n1 := n - n0
+					if n1 == 0 || n0 <= adwinMinSub+1 || n1 <= adwinMinSub+1 {
+						continue
+					}
+					var s0 float64
+					for _, v := range win[:n0] {
+						s0 += v
+					}
+					diff := math.Abs(s0/float64(n0) - (s-s0)/float64(n1))
+					var eps float64
+					if bound == BoundBernstein {
+						lg := math.Log(2 * math.Log(float64(n)) / DefaultADWINDelta)
+						mrec := 1/float64(n0-4) + 1/float64(n1-4)
+						eps = math.Sqrt(2*mrec*(ss/float64(n))*lg) + 2.0/3*lg*mrec
+					} else {
+						eps = math.Sqrt((1/float64(n0) + 1/float64(n1)) / 2 * math.Log(4*float64(n)/DefaultADWINDelta))
+					}
+					if diff > eps+1e-9 {
+						t.Fatalf("%v step %d: split %d|%d has |Δμ| = %v > ε = %v after the check", bound, i, n0, n1, diff, eps)
+					}
+				}
+			}
+		}
+		if cuts < 3 {
+			t.Errorf("%v: %d cuts on a stream with 3 changes", bound, cuts)
+		}
+	}
+}
