@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"okstream/dataset"
+	"okstream/dataset/drift"
 	"okstream/dataset/kuairec"
 	"okstream/eval"
 	"okstream/internal/progress"
@@ -338,6 +339,10 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
+	}
+	if df.drift { // each run its own draw of the drift stream (run 0 the spec's seed)
+		spec := df.data
+		cfg.Sequence = func(run int) (*dataset.Dataset, error) { return drift.LoadRun(spec, run) }
 	}
 	if df.game != nil { // a new adversarial game per run, as okstream reproduce forks-table2 plays them
 		base, game := df.gameBase, *df.game

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"okstream/dataset"
+	"okstream/dataset/drift"
 	"okstream/dataset/kuairec"
 	"okstream/learner"
 )
@@ -123,6 +124,9 @@ type dataFlags struct {
 	// KuaiRec stream in replay order): callers must not permute them
 	// (eval.Config.NoPermute).
 	ordered bool
+	// drift is set by load for a drift stream (--data drift:KIND,...):
+	// run r of eval draws its own stream (drift.LoadRun).
+	drift bool
 	// fitted is the scaling load fitted on the file, and positiveUsed the
 	// label load mapped to +1 (nil: the labels were ±1 already), for
 	// loadTest to treat a test file exactly as the training file.
@@ -134,7 +138,7 @@ type dataFlags struct {
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
+	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), a drift stream drift:KIND[,key=value...] (KIND sea, hyperplane, agrawal, friedman; docs/drift.md), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
 	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm, csv or jsonl (JSON lines: one event object per line, the runtime's schema)")
 	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
 	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
@@ -202,6 +206,20 @@ func (d *dataFlags) options() (string, dataset.Options, error) {
 
 // load reads and preprocesses the dataset for a task.
 func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, error) {
+	if drift.IsSpec(d.data) && !isFile(d.data) {
+		ds, g, err := drift.Load(d.data)
+		if err != nil {
+			return nil, dataset.Scale{}, fmt.Errorf("--data: %w", err)
+		}
+		switch {
+		case classification && g.Regression():
+			return nil, dataset.Scale{}, fmt.Errorf("--data %s: %w: a regression stream (use regression models, e.g. --model auto:loss=square)", d.data, dataset.ErrNotBinary)
+		case !classification && !g.Regression():
+			return nil, dataset.Scale{}, fmt.Errorf("--data %s is a classification stream (labels -1/+1): use classification models", d.data)
+		}
+		d.ordered, d.drift = true, true // a stream in its order: eval runs it with NoPermute, each run its own draw
+		return ds, dataset.Scale{}, nil
+	}
 	if base, g, ok := dataset.ParseAdversarialName(d.data); ok && !isFile(d.data) {
 		if _, isShared := dataset.Shared[base]; isShared {
 			if !classification {
