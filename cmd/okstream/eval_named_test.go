@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,61 @@ func TestDemoNamedFile(t *testing.T) {
 	if code != 0 || !strings.Contains(out.String(), "prediction records: 2000 for 2000 events") ||
 		!strings.Contains(out.String(), "exact recovery: every partition's final models are bit-identical") {
 		t.Fatalf("demo exited %d:\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+// --test on a binary file whose labels are class names (yes/no): the test
+// file's names are matched to the training file's by name, whatever order
+// the test file shows them in, and a class the training file lacks is
+// refused with its name.
+func TestEvalTestClassNames(t *testing.T) {
+	dir := t.TempDir()
+	var train, test, bad strings.Builder
+	train.WriteString("a,b,label\n")
+	test.WriteString("a,b,label\n")
+	bad.WriteString("a,b,label\n0.3,0.1,maybe\n0.5,0.2,no\n")
+	for i := 0; i < 300; i++ {
+		a, b := float64(i%17)/17, float64(i%5)/5
+		y := "no"
+		if a+b > 0.9 {
+			y = "yes"
+		}
+		fmt.Fprintf(&train, "%v,%v,%s\n", a, b, y)
+	}
+	for i := 0; i < 60; i++ { // "yes" first: the test file's own order is the reverse
+		a, b := float64(16-i%17)/17, float64(4-i%5)/5
+		y := "no"
+		if a+b > 0.9 {
+			y = "yes"
+		}
+		fmt.Fprintf(&test, "%v,%v,%s\n", a, b, y)
+	}
+	paths := map[string]string{}
+	for k, sb := range map[string]*strings.Builder{"train": &train, "test": &test, "bad": &bad} {
+		paths[k] = filepath.Join(dir, k+".csv")
+		if err := os.WriteFile(paths[k], []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--model", "linear", "--data", paths["train"], "--label", "label", "--test", paths["test"]}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var testRow string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "linear ") {
+			testRow = l // the last linear row is the test set's
+		}
+	}
+	f := strings.Fields(testRow)
+	if len(f) < 2 {
+		t.Fatalf("no test row in\n%s", out.String())
+	}
+	if m, err := strconv.ParseFloat(f[1], 64); err != nil || m > 30 {
+		t.Fatalf("test mistake rate %q: the classes were not matched by name\n%s", f[1], out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--model", "linear", "--data", paths["train"], "--label", "label", "--test", paths["bad"]}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `has class "maybe"`) {
+		t.Fatalf("an unknown test class: exit %d: %s", code, errb.String())
 	}
 }

@@ -335,12 +335,29 @@ func (d *dataFlags) loadTest(path string, train *dataset.Dataset, classification
 	if err != nil {
 		return nil, fmt.Errorf("--test: %w", err)
 	}
+	opts.ClassNames = train.Classes != nil // class names (yes/no) as the training file's
 	ds, err := dataset.Load(p, opts)
 	if err != nil {
 		return nil, fmt.Errorf("--test: %w", err)
 	}
 	if ds.Dim != train.Dim {
 		return nil, fmt.Errorf("--test %s: dimension %d, the training file's is %d", path, ds.Dim, train.Dim)
+	}
+	if classification && train.Classes != nil {
+		// The test file numbers its class names in its own order: renumber
+		// them as the training file did, by name.
+		if ds.Classes == nil {
+			return nil, fmt.Errorf("--test %s: the labels are numbers, the training file's are class names (%s)", path, strings.Join(train.Classes, ", "))
+		}
+		for i, y := range ds.Y {
+			name := ds.Classes[int(y)]
+			k := slices.Index(train.Classes, name)
+			if k < 0 {
+				return nil, fmt.Errorf("--test %s: row %d has class %q; the training file's classes are %s", path, i+1, name, strings.Join(train.Classes, ", "))
+			}
+			ds.Y[i] = float64(k)
+		}
+		ds.Classes = train.Classes
 	}
 	if classification {
 		switch {
