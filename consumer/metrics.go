@@ -50,6 +50,7 @@ type metrics struct {
 	pendingBytes       *prometheus.GaugeVec   // {partition}
 	impressionsRefused *prometheus.CounterVec // {reason}: duplicate_id, too_large
 	modelResets        *prometheus.CounterVec // {model, reason}: non_finite, non_finite_at_checkpoint
+	modelChanges       *prometheus.CounterVec // {model}: changes detected and acted on (issue 40)
 	// Added with the checkpoint and dead-letter health (issue 37).
 	ckptMissing *prometheus.CounterVec // {partition}: a committed group offset without a checkpoint
 	// Added with the measures and baselines (issue 38).
@@ -144,6 +145,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Impressions scored but not kept for feedback, by reason (duplicate_id: the id is already pending; too_large: above the byte limit alone)."}, []string{"reason"})).(*prometheus.CounterVec)
 	m.modelResets = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_resets_total",
 		Help: "Models reset to a fresh learner because their state became non-finite, by model and reason (non_finite: at an event; non_finite_at_checkpoint: by the check before a checkpoint)."}, []string{"model", "reason"})).(*prometheus.CounterVec)
+	m.modelChanges = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_changes_detected_total",
+		Help: "Changes in the stream a model detected and acted on, by model (auto: its loss rose, by ADWIN on its own loss, and it restarted its member bank with fresh members beside the survivors; docs/drift.md). A partition restored from a checkpoint reports again a change at an event it replays."}, []string{"model"})).(*prometheus.CounterVec)
 	m.ckptMissing = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "checkpoint_missing_total",
 		Help: "Restores of a partition that found no checkpoint although the consumer group has a committed offset for it (checkpoints lost: a deleted or recreated checkpoint topic); the partition fails unless --allow-fresh-start."}, []string{"partition"})).(*prometheus.CounterVec)
 	m.logLoss = f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "model_log_loss_total",

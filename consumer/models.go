@@ -64,7 +64,11 @@ type model struct {
 	classify bool // binary or multi-class
 	updates  uint64
 	stats    Stats
-	tally    tally // since the worker last drained it into the counters
+	// detects: the learner detects changes (learner.ChangeCount); changes
+	// is the count last seen.
+	detects bool
+	changes int64
+	tally   tally // since the worker last drained it into the counters
 	// calib is the online Platt calibration of a classifier's score
 	// (eval.Platt) that gives the probability published with each
 	// prediction (codec.ModelScore.Prob) and scored by the log loss, for a
@@ -140,6 +144,9 @@ type modelSet struct {
 	lastX   []float64 // features of the last labelled event every model learnt with a finite score
 	learnt  bool      // a model learnt since the last checkpoint (lastX is then set)
 	onReset func(m *model, reason string)
+	// onChange reports a change the model detected in its stream and acted
+	// on (learner.ChangeCount: auto restarting its bank, auto_track.go).
+	onChange func(m *model, changes, alarms int64)
 
 	// share is the partition's position in the sharing schedule (nil: no
 	// shared model), checkpointed with the models (payload version 4).
@@ -400,7 +407,8 @@ func newModel(c Model, dim int) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", c.Name, err)
 	}
-	return &model{name: c.Name, spec: l.Info().Spec, l: l, classify: l.Info().Task == learner.Classification, calib: eval.NewPlatt()}, nil
+	_, _, detects := learner.ChangeCount(l)
+	return &model{name: c.Name, spec: l.Info().Spec, l: l, classify: l.Info().Task == learner.Classification, calib: eval.NewPlatt(), detects: detects}, nil
 }
 
 // score predicts x with every model — and, if the event is labelled, lets
@@ -509,6 +517,9 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 		return m.l.Learn(x, y)
 	}
 	if f = run(); finite(f) {
+		if hasY && m.detects {
+			ms.noteChanges(m)
+		}
 		return f, before
 	}
 	m.tally.nonFinite++
@@ -518,6 +529,16 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 		ms.reset(m, resetNonFinite)
 	}
 	return f, before
+}
+
+// noteChanges reports the model's newly detected changes (the counts are
+// part of its state, so a restored model does not report old ones again).
+func (ms *modelSet) noteChanges(m *model) {
+	c, a, _ := learner.ChangeCount(m.l)
+	if c > m.changes && ms.onChange != nil {
+		ms.onChange(m, c, a)
+	}
+	m.changes = c
 }
 
 // prob is a classifier's probability that y = +1 for its score f: the
@@ -615,7 +636,7 @@ func (ms *modelSet) reset(m *model, reason string) {
 		if err != nil { // the spec built this model before: cannot happen
 			panic(fmt.Sprintf("consumer: rebuilding model %s from its own spec %q: %v", m.name, m.spec, err))
 		}
-		m.l, m.updates = l, 0
+		m.l, m.updates, m.changes = l, 0, 0
 	}
 	if ks := ms.kinds.Current(); ks != nil {
 		// The fresh learner takes the named features' kinds as the others
@@ -775,7 +796,11 @@ func (m *model) unmarshal(b []byte) error {
 	if m.mc != nil {
 		return m.mc.UnmarshalBinary(b)
 	}
-	return m.l.UnmarshalBinary(b)
+	if err := m.l.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	m.changes, _, _ = learner.ChangeCount(m.l) // reported before the checkpoint
+	return nil
 }
 
 // marshal encodes every model's state and statistics (deterministically)

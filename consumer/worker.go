@@ -244,6 +244,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 	w.pos.Store(-1) // until restored
 	w.dlqLog = map[string]*dlqLogState{}
 	ms.onReset = w.modelReset
+	ms.onChange = w.modelChange
 	w.setupShare()
 	return w, nil
 }
@@ -961,6 +962,15 @@ func (w *worker) modelReset(m *model, reason string) {
 	w.p.m.modelResets.WithLabelValues(m.name, reason).Inc()
 	w.log.Error("model state is not finite: reset to a fresh learner (see Guarantees in the README)",
 		"model", m.name, "reason", reason, "offset", w.next-1, "resets", m.stats.Resets)
+}
+
+// modelChange reports a change in the stream that a model detected and
+// acted on (auto: its loss rose, so it restarted its bank with fresh
+// members; learner/auto_track.go); w.next-1 is the offset of the event.
+func (w *worker) modelChange(m *model, changes, alarms int64) {
+	w.p.m.modelChanges.WithLabelValues(m.name).Inc()
+	w.log.Info("model detected a change in the stream: it restarted its member bank (fresh members join the survivors)",
+		"model", m.name, "offset", w.next-1, "changes", changes, "alarms", alarms)
 }
 
 // feedback resolves a label-only event: the models learn from the

@@ -131,24 +131,26 @@ const autoFORKSPreset = "wide"
 // New("auto:base=..."); New wraps it in the self-tuning wrapper.
 type Auto struct {
 	base
-	specs   []map[string]string // members' specs (for rebuilding)
-	names   []string            // members' learners (the base, or linear)
+	specs   []map[string]string // the bank's configurations (for rebuilding), by slot
+	names   []string            // their learners (the base, or linear), by slot
+	slot    []int               // member i's configuration (specs, names); i without track
 	bname   string
 	members []Learner // nil once pruned
 	alive   []int     // indices of the survivors, increasing
-	loss    []float64 // cumulative normalised square loss per member
+	loss    []float64 // cumulative square loss per member (since the last restart with track)
 	lo, hi  float64   // prediction range
 	ranged  bool      // regression: a label has been seen
 	next    uint64    // the next pruning event count (0: no more pruning)
 	keep    int
-	delta   float64   // AdaHedge: cumulative mixability gap Δ
-	f       []float64 // scratch: members' scores, then losses
-	w       []float64 // scratch: members' weights
+	delta   float64    // AdaHedge: cumulative mixability gap Δ
+	f       []float64  // scratch: members' scores, then losses
+	w       []float64  // scratch: members' weights
+	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
 }
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features", "track"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
@@ -157,6 +159,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	n0 := p.Int("halving", 1000, InRange(1, 1<<40))
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
+	track := autoTrackParam(p)
 	ridgeD := autoRidgeFeatures
 	if p.Has("ridge_features") { // absent: the canonical spec is unchanged for classification
 		ridgeD = p.Int("ridge_features", autoRidgeFeatures, InRange(0, 1<<10))
@@ -246,6 +249,9 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	if len(a.members) <= keep {
 		a.next = 0
 	}
+	if track {
+		a.tr = newAutoTrack(len(a.members), keep, uint64(n0))
+	}
 	return a, nil
 }
 
@@ -278,6 +284,7 @@ func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid 
 	}
 	a.specs = append(a.specs, kv)
 	a.names = append(a.names, bname)
+	a.slot = append(a.slot, len(a.slot))
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
 	return nil
@@ -291,6 +298,7 @@ func (a *Auto) addLinear(kv map[string]string, dim int) error {
 	}
 	a.specs = append(a.specs, kv)
 	a.names = append(a.names, "linear")
+	a.slot = append(a.slot, len(a.slot))
 	a.members = append(a.members, m)
 	a.alive = append(a.alive, len(a.alive))
 	return nil
@@ -377,7 +385,16 @@ func (a *Auto) clip(f float64) float64 {
 // weights writes the AdaHedge weights of the survivors (not normalised) into
 // a.w and returns their sum (adaHedgeWeights at η = ln K/Δ).
 func (a *Auto) weights() float64 {
-	return adaHedgeWeights(a.w, a.loss, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
+	return adaHedgeWeights(a.w, a.weighLoss(), a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
+}
+
+// weighLoss is the loss the weights come from: the cumulative loss, or
+// with track the Fixed Share loss (auto_track.go).
+func (a *Auto) weighLoss() []float64 {
+	if a.tr != nil {
+		return a.tr.tl
+	}
+	return a.loss
 }
 
 // adaHedgeRate is AdaHedge's learning rate η = ln K/Δ for K survivors and
@@ -525,6 +542,9 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	for _, i := range a.alive {
 		a.loss[i] += a.f[i]
 	}
+	if a.tr != nil {
+		a.share()
+	}
 	if a.task == Regression {
 		if !a.ranged {
 			a.lo, a.hi, a.ranged = y, y, true
@@ -535,17 +555,26 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	if a.next != 0 && a.updates == a.next {
 		a.prune()
 	}
+	if a.tr != nil {
+		a.detect(score, y)
+	}
 	return score
 }
 
-// prune keeps the better half (at least keep) of the survivors.
+// prune keeps the better half (at least keep) of the survivors. The
+// schedule doubles the distance from its origin: event 0, or with track
+// the last restart.
 func (a *Auto) prune() {
 	kept, dropped := halveSurvivors(a.alive, a.loss, a.keep)
 	for _, i := range dropped {
 		a.members[i] = nil
 	}
 	a.alive = kept
-	a.next *= 2
+	origin := uint64(0)
+	if a.tr != nil {
+		origin = a.tr.origin
+	}
+	a.next = origin + 2*(a.next-origin)
 	if len(a.alive) <= a.keep {
 		a.next = 0
 	}
@@ -560,6 +589,12 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 	e.F64(a.hi)
 	e.Bool(a.ranged)
 	e.F64(a.delta)
+	if a.tr != nil {
+		e.Ints(a.slot)
+		if err := a.tr.encode(e); err != nil {
+			return nil, err
+		}
+	}
 	e.Ints(a.alive)
 	e.F64s(a.loss)
 	for _, i := range a.alive {
@@ -580,17 +615,35 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	lo, hi := d.F64(), d.F64()
 	ranged := d.Bool()
 	delta := d.F64()
+	n := len(a.specs)
+	slot := a.slot
+	var tr *autoTrack
+	if a.tr != nil {
+		slot = d.Ints(nil)
+		if d.Err() == nil && (len(slot) == 0 || len(slot) > a.tr.maxBank) {
+			d.Fail("bank of %d members (at most %d)", len(slot), a.tr.maxBank)
+		}
+		for _, s := range slot {
+			if d.Err() == nil && (s < 0 || s >= len(a.specs)) {
+				d.Fail("member configuration %d of %d", s, len(a.specs))
+			}
+		}
+		n = len(slot)
+		if d.Err() == nil {
+			tr = a.tr.decode(d, n, updates)
+		}
+	}
 	alive := d.Ints(nil)
-	loss := d.F64sN(nil, len(a.specs))
+	loss := d.F64sN(nil, n)
 	if d.Err() != nil {
 		return d.Err()
 	}
-	if len(alive) == 0 || len(alive) > len(a.specs) {
-		d.Fail("%d survivors of %d", len(alive), len(a.specs))
+	if len(alive) == 0 || len(alive) > n {
+		d.Fail("%d survivors of %d", len(alive), n)
 		return d.Err()
 	}
 	for k, i := range alive {
-		if i < 0 || i >= len(a.specs) || (k > 0 && i <= alive[k-1]) {
+		if i < 0 || i >= n || (k > 0 && i <= alive[k-1]) {
 			d.Fail("bad survivor list")
 			return d.Err()
 		}
@@ -613,13 +666,13 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		d.Fail("pruning point %d not after %d updates", next, updates)
 		return d.Err()
 	}
-	members := make([]Learner, len(a.specs))
+	members := make([]Learner, n)
 	for _, i := range alive {
 		blob := d.Blob()
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := newPlain(a.names[i], a.specs[i], a.dim)
+		m, err := newPlain(a.names[slot[i]], a.specs[slot[i]], a.dim)
 		if err != nil {
 			return err
 		}
@@ -633,6 +686,11 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	}
 	a.updates, a.next, a.lo, a.hi, a.ranged, a.delta = updates, next, lo, hi, ranged, delta
 	a.alive, a.loss, a.members = alive, loss, members
+	if tr != nil {
+		a.slot, a.tr = slot, tr
+		a.f = make([]float64, max(n, len(a.f)))
+		a.w = make([]float64, max(n, len(a.w)))
+	}
 	return nil
 }
 
@@ -652,11 +710,12 @@ func (a *Auto) Info() Info {
 func (a *Auto) String() string {
 	s := "auto[" + a.bname + "]"
 	for _, i := range a.alive {
-		name := a.specs[i]["sigma"] + "σ̂"
-		if a.names[i] == "linear" {
+		kv := a.specs[a.slot[i]]
+		name := kv["sigma"] + "σ̂"
+		if a.names[a.slot[i]] == "linear" {
 			name = "linear"
-			if f := a.specs[i]["features"]; f != "" {
-				name = "ridge" + f + "@" + a.specs[i]["sigma"] + "σ̂"
+			if f := kv["features"]; f != "" {
+				name = "ridge" + f + "@" + kv["sigma"] + "σ̂"
 			}
 		}
 		s += " " + name + ":" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)

@@ -1,0 +1,334 @@
+package learner
+
+// auto, track=true (the default) — weights that switch, and a bank that
+// restarts on a detected change.
+//
+// Successive halving and AdaHedge on cumulative losses (auto.go) are made
+// for a stationary stream: a member pruned at event 1,000 never returns,
+// and the weights of members that trail by a cumulative loss gap G are
+// exp(−ηG), a gap that a change at event 10⁶ takes ~G events to close.
+// track adds two mechanisms, both deterministic, bounded in cost and
+// checkpointed.
+//
+// 1. Fixed Share weights (Herbster & Warmuth, "Tracking the Best Expert",
+// Machine Learning 32(2), 1998, §5), in the form for a time-varying
+// learning rate of Cesa-Bianchi, Gaillard, Lugosi & Stoltz ("Mirror Descent
+// Meets Fixed Share (and feels no regret)", NIPS 2012): after each round's
+// exponential update at AdaHedge's next rate η' = ln K/Δ, the normalised
+// weights v are mixed with the uniform distribution,
+//
+//	v'_i = (1 − α_t)·v_i + α_t/K,  α_t = 1/(t + 1),
+//
+// t the events since the last restart. auto keeps its weights as losses
+// (w_i = exp(−η(L̃_i − min L̃))), so the share is applied to the losses the
+// weights come from: L̃_i ← min L̃ − ln(v'_i/v'_max)/η'. Without the share
+// (α = 0) L̃ is the cumulative loss and auto is AdaHedge exactly; with it
+// no member's weight falls below α_t/K of the leader's at the rate it is
+// shared at, so a trailing member that becomes the best takes the weight
+// after a loss gap of about ln(Kt)/η instead of its whole cumulative gap
+// (the tracking regret of Fixed Share: about ln(K) + ln(T)·(1 + switches)
+// over η, in place of AdaHedge's bound against one fixed member; with a
+// decreasing α_t it needs no known horizon or number of switches, the
+// "decreasing switching rate" of Koolen & de Rooij, "Universal Codes From
+// Switching Strategies", IEEE Trans. IT 59(11), 2013). The losses pruning
+// compares stay the plain cumulative ones: Fixed Share only moves weight
+// between survivors.
+//
+// 2. Restart on a detected change (what ADWIN-based learners do, Bifet &
+// Gavaldà, "Learning from Time-Changing Data with Adaptive Windowing",
+// SDM 2007, §4). ADWIN (learner/drift, δ = 0.002) watches auto's own
+// normalised loss: (clip(p̂) − y)²/4 for classification,
+// (clip(p̂) − y)²/(hi − lo)² (at most 1) for regression. When it cuts its
+// window and the recent part's mean loss is the higher (an increase: a
+// decrease means auto is learning), and the bank is at its steady size
+// (pruning has reached keep members, so no restart is in progress), auto
+// restarts:
+//   - the survivors stay, with their models (a false alarm costs little:
+//     they keep leading);
+//   - fresh members (new state, the same configurations) join them: one
+//     per survivor, and the σ grid's two neighbours (2^±1/per_octave) of the
+//     best kernel survivor at its η, if on the grid — this is how a
+//     configuration pruned long ago comes back: at most keep + 2 new ones;
+//   - every member's loss, the Fixed Share losses and AdaHedge's Δ restart
+//     at 0 (follow the leader since the change), and successive halving
+//     runs again from the restart: at restart + halving, + 2·halving, ...
+//     until keep members are left.
+// Fresh members matter because the models themselves adapt slowly deep
+// in a stream: AdaGrad's steps (the linear member, softmax heads) and
+// FOGD's weights carry the whole past; a fresh member learns the new
+// concept at the speed auto learned the first one. The detector's window
+// restarts with the bank.
+//
+// Cost: between restarts, as without track plus O(K) exp and log for the
+// share. During a restart the bank holds at most 2·keep + 2 members (6 at
+// the defaults) for halving events, then 3, then keep; a restart cannot
+// begin before the previous one has been pruned to keep, so over any
+// stretch the bank averages at most (6 + 3)/2 = 4.5 members while restarts
+// follow one another back to back, and keep between them. The detector
+// costs ~30 ns per event (learner/drift).
+//
+// What a restart does not change: the self-tuning wrapper's standardiser
+// and σ̂ (selftune.go), which every member shares; a shift of the feature
+// scale is absorbed by the members' learning, not by re-standardising
+// (re-standardising would break the stored examples of budgeted members).
+//
+// Reported: Changes (restarts) and Alarms (increases ADWIN reported,
+// acted on or not), through learner.ChangeCount for metrics and logs.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"okstream/learner/drift"
+	"okstream/learner/state"
+)
+
+// autoTrack is auto's tracking state (track=true).
+type autoTrack struct {
+	tl      []float64 // Fixed Share losses per member (the weights' losses)
+	origin  uint64    // updates at the last restart (0: none yet)
+	halving uint64    // the pruning period n0
+	changes int64     // restarts
+	alarms  int64     // increases detected (acted on or not)
+	det     *drift.ADWIN
+	maxBank int // the most members the bank can hold (restore bound)
+}
+
+// autoTrackParam reads track (default true). track=false is auto as before
+// tracking existed, with the same canonical spec, so that its states stay
+// readable.
+func autoTrackParam(p *Params) bool {
+	v := p.Bool("track", true)
+	if !v {
+		delete(p.resolved, "track")
+		p.local["track"] = "false"
+	}
+	return v
+}
+
+func newAutoTrack(members, keep int, halving uint64) *autoTrack {
+	det, err := drift.NewADWIN(drift.ADWINConfig{})
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
+	return &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2)}
+}
+
+// share applies the Fixed Share step to the tracking losses after the
+// round's losses a.f (auto.go: Learn) and the updated Δ.
+func (a *Auto) share() {
+	tr := a.tr
+	for _, i := range a.alive {
+		tr.tl[i] += a.f[i]
+	}
+	k := len(a.alive)
+	eta := adaHedgeRate(k, a.delta, math.Inf(1))
+	if k < 2 || math.IsInf(eta, 1) {
+		return // follow the leader (Δ = 0): nothing to share yet
+	}
+	t := a.updates + 1 - tr.origin // this event's count since the restart
+	alpha := 1 / float64(t+1)
+	den := adaHedgeWeights(a.w, tr.tl, a.alive, eta)
+	lmin := math.Inf(1)
+	for _, i := range a.alive {
+		lmin = math.Min(lmin, tr.tl[i])
+	}
+	u := alpha / float64(k)
+	vmax := (1-alpha)/den + u // the leaders' shared weight (w = 1)
+	for _, i := range a.alive {
+		v := (1-alpha)*a.w[i]/den + u
+		tr.tl[i] = lmin - math.Log(v/vmax)/eta
+	}
+}
+
+// detect feeds the round's normalised loss to ADWIN and restarts the bank
+// on an increase when it is at its steady size.
+func (a *Auto) detect(score, y float64) {
+	tr := a.tr
+	d := a.clip(score) - y
+	l := d * d / 4
+	if a.task == Regression {
+		r := a.hi - a.lo
+		l = 0
+		if r > 0 {
+			l = math.Min(1, d*d/(r*r))
+		}
+	}
+	before := tr.det.Mean()
+	if !tr.det.Add(l) || tr.det.Mean() <= before {
+		return
+	}
+	tr.alarms++
+	if a.next != 0 {
+		return // the bank is still being pruned (at the start or after a restart)
+	}
+	a.restart()
+}
+
+// restart compacts the bank to its survivors, adds the fresh members and
+// restarts the losses, the weights and the pruning schedule.
+func (a *Auto) restart() {
+	tr := a.tr
+	var slots []int
+	var members []Learner
+	for _, i := range a.alive {
+		slots = append(slots, a.slot[i])
+		members = append(members, a.members[i])
+	}
+	var fresh []int
+	for _, s := range slots {
+		if !slices.Contains(fresh, s) {
+			fresh = append(fresh, s)
+		}
+	}
+	// The σ neighbours of the best kernel survivor.
+	best := -1
+	for _, i := range a.alive {
+		if a.names[a.slot[i]] != "linear" && (best < 0 || a.loss[i] < a.loss[best]) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		for _, s := range a.neighbours(a.slot[best]) {
+			if !slices.Contains(fresh, s) {
+				fresh = append(fresh, s)
+			}
+		}
+	}
+	for _, s := range fresh {
+		m, err := newPlain(a.names[s], a.specs[s], a.dim)
+		if err != nil {
+			panic(fmt.Sprintf("auto: rebuilding member %v: %v", a.specs[s], err)) // built before with the same spec
+		}
+		slots = append(slots, s)
+		members = append(members, m)
+	}
+	n := len(members)
+	a.slot, a.members = slots, members
+	a.alive = a.alive[:0]
+	for i := range n {
+		a.alive = append(a.alive, i)
+	}
+	a.loss = make([]float64, n) // restarts only: O(bank) per change
+	tr.tl = make([]float64, n)
+	a.f = make([]float64, max(n, len(a.f)))
+	a.w = make([]float64, max(n, len(a.w)))
+	a.delta = 0
+	tr.origin = a.updates
+	tr.changes++
+	a.next = 0
+	if n > a.keep {
+		a.next = a.updates + tr.halving
+	}
+	tr.det.Reset()
+}
+
+// neighbours returns the slots of the σ grid points next to slot s (the
+// same η, σ·2^±1/per_octave), those that exist.
+func (a *Auto) neighbours(s int) []int {
+	sig, _ := ParseNumber(a.specs[s]["sigma"])
+	var out []int
+	for j, kv := range a.specs {
+		if j == s || a.names[j] == "linear" || kv["eta"] != a.specs[s]["eta"] {
+			continue
+		}
+		o, _ := ParseNumber(kv["sigma"])
+		if o > 0 && sig > 0 {
+			r := math.Abs(math.Log2(o / sig))
+			if r > 0 && r <= a.sigmaStep()+1e-9 {
+				out = append(out, j)
+			}
+		}
+	}
+	return out
+}
+
+// sigmaStep is the grid's σ step in octaves (1/per_octave).
+func (a *Auto) sigmaStep() float64 {
+	step := math.Inf(1)
+	for j, kv := range a.specs {
+		if a.names[j] == "linear" || j == 0 {
+			continue
+		}
+		s0, _ := ParseNumber(a.specs[0]["sigma"])
+		s1, _ := ParseNumber(kv["sigma"])
+		if s0 > 0 && s1 > 0 && s0 != s1 {
+			step = math.Min(step, math.Abs(math.Log2(s1/s0)))
+		}
+	}
+	return step
+}
+
+// encode writes the tracking state (after the member slots).
+func (tr *autoTrack) encode(e *state.Encoder) error {
+	e.F64s(tr.tl)
+	e.U64(tr.origin)
+	e.I64(tr.changes)
+	e.I64(tr.alarms)
+	b, err := tr.det.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	e.Blob(b)
+	return nil
+}
+
+// decode reads a tracking state for a bank of n members into a copy of tr;
+// tr is unchanged.
+func (tr *autoTrack) decode(d *state.Decoder, n int, updates uint64) *autoTrack {
+	tl := d.F64sN(nil, n)
+	origin := d.U64()
+	changes, alarms := d.I64(), d.I64()
+	blob := d.Blob()
+	if d.Err() != nil {
+		return nil
+	}
+	for _, l := range tl {
+		if math.IsNaN(l) || math.IsInf(l, 0) {
+			d.Fail("bad tracking loss %v", l)
+			return nil
+		}
+	}
+	if origin > updates || changes < 0 || alarms < changes {
+		d.Fail("bad tracking counters (origin %d of %d updates, %d changes, %d alarms)", origin, updates, changes, alarms)
+		return nil
+	}
+	det, _ := drift.NewADWIN(drift.ADWINConfig{})
+	if err := det.UnmarshalBinary(blob); err != nil {
+		d.Fail("change detector: %v", err)
+		return nil
+	}
+	return &autoTrack{tl: tl, origin: origin, halving: tr.halving, changes: changes, alarms: alarms, det: det, maxBank: tr.maxBank}
+}
+
+// Changes is the number of changes auto acted on (restarts of its bank),
+// and Alarms the increases of its loss the detector reported; both 0
+// without track.
+func (a *Auto) Changes() (changes, alarms int64) {
+	if a.tr == nil {
+		return 0, 0
+	}
+	return a.tr.changes, a.tr.alarms
+}
+
+// changeCounter is a learner that detects and counts changes in its stream.
+type changeCounter interface {
+	Changes() (changes, alarms int64)
+}
+
+// ChangeCount reports the changes l acted on and the alarms its detector
+// raised (auto with track; through the self-tuning wrapper), and whether l
+// detects changes at all.
+func ChangeCount(l Learner) (changes, alarms int64, ok bool) {
+	if t, isT := l.(*selfTuned); isT {
+		l = t.inner
+	}
+	c, ok := l.(changeCounter)
+	if !ok {
+		return 0, 0, false
+	}
+	changes, alarms = c.Changes()
+	return changes, alarms, true
+}
+
