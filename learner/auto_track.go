@@ -331,4 +331,3 @@ func ChangeCount(l Learner) (changes, alarms int64, ok bool) {
 	changes, alarms = c.Changes()
 	return changes, alarms, true
 }
-
