@@ -122,23 +122,31 @@ func (a *Auto) share() {
 	for _, i := range a.alive {
 		tr.tl[i] += a.f[i]
 	}
-	k := len(a.alive)
-	eta := adaHedgeRate(k, a.delta, math.Inf(1))
+	fixedShare(tr.tl, a.w, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)), a.updates+1-tr.origin)
+}
+
+// fixedShare mixes the weights exp(−η(tl_i − min tl)) of the members in
+// alive with the uniform distribution at rate α = 1/(t+1), t ≥ 1 the
+// events since the last restart, and writes the result back as losses
+// (the file comment): tl_i ← min tl − ln(v'_i/v'_max)/η. At η = ∞ (follow
+// the leader, Δ = 0) or with one member it does nothing. w is scratch
+// (indexed like tl). Shared by auto and multi-class auto.
+func fixedShare(tl, w []float64, alive []int, eta float64, t uint64) {
+	k := len(alive)
 	if k < 2 || math.IsInf(eta, 1) {
-		return // follow the leader (Δ = 0): nothing to share yet
+		return
 	}
-	t := a.updates + 1 - tr.origin // this event's count since the restart
 	alpha := 1 / float64(t+1)
-	den := adaHedgeWeights(a.w, tr.tl, a.alive, eta)
+	den := adaHedgeWeights(w, tl, alive, eta)
 	lmin := math.Inf(1)
-	for _, i := range a.alive {
-		lmin = math.Min(lmin, tr.tl[i])
+	for _, i := range alive {
+		lmin = math.Min(lmin, tl[i])
 	}
 	u := alpha / float64(k)
 	vmax := (1-alpha)/den + u // the leaders' shared weight (w = 1)
-	for _, i := range a.alive {
-		v := (1-alpha)*a.w[i]/den + u
-		tr.tl[i] = lmin - math.Log(v/vmax)/eta
+	for _, i := range alive {
+		v := (1-alpha)*w[i]/den + u
+		tl[i] = lmin - math.Log(v/vmax)/eta
 	}
 }
 
@@ -155,8 +163,7 @@ func (a *Auto) detect(score, y float64) {
 			l = math.Min(1, d*d/(r*r))
 		}
 	}
-	before := tr.det.Mean()
-	if !tr.det.Add(l) || tr.det.Mean() <= before {
+	if !lossRose(tr.det, l) {
 		return
 	}
 	tr.alarms++
@@ -164,6 +171,15 @@ func (a *Auto) detect(score, y float64) {
 		return // the bank is still being pruned (at the start or after a restart)
 	}
 	a.restart()
+}
+
+// lossRose feeds the loss l to the detector and reports whether it cut
+// its window with the recent part's mean the higher (an increase; a
+// decrease is learning, not a change to act on). Shared by auto and
+// multi-class auto.
+func lossRose(det *drift.ADWIN, l float64) bool {
+	before := det.Mean()
+	return det.Add(l) && det.Mean() > before
 }
 
 // restart compacts the bank to its survivors, adds the fresh members and
