@@ -250,7 +250,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		a.next = 0
 	}
 	if track {
-		a.tr = newAutoTrack(len(a.members), keep, uint64(n0))
+		a.tr = newAutoTrack(len(a.members), keep, dim, uint64(n0))
 	}
 	return a, nil
 }
@@ -515,8 +515,9 @@ func (a *Auto) combine() float64 {
 // Predict returns the weighted average of the members' clipped predictions.
 func (a *Auto) Predict(x []float64) float64 {
 	a.checkDim(x)
+	a.tr.newEvent()
 	for _, i := range a.alive {
-		a.f[i] = a.members[i].Predict(x)
+		a.f[i] = a.members[i].Predict(a.tr.input(x, i))
 	}
 	return a.combine()
 }
@@ -526,8 +527,9 @@ func (a *Auto) Predict(x []float64) float64 {
 // combined score.
 func (a *Auto) Learn(x []float64, y float64) float64 {
 	a.checkDim(x)
+	a.tr.newEvent()
 	for _, i := range a.alive {
-		a.f[i] = a.members[i].Learn(x, y)
+		a.f[i] = a.members[i].Learn(a.tr.input(x, i), y)
 	}
 	score := a.combine() // also leaves the weights of this round in a.w
 	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range
@@ -556,6 +558,7 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 		a.prune()
 	}
 	if a.tr != nil {
+		a.tr.observe(x, a.updates-a.tr.origin)
 		a.detect(score, y)
 	}
 	return score
@@ -630,7 +633,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		}
 		n = len(slot)
 		if d.Err() == nil {
-			tr = a.tr.decode(d, n, updates)
+			tr = a.tr.decode(d, n, a.dim, updates)
 		}
 	}
 	alive := d.Ints(nil)

@@ -60,17 +60,29 @@ package learner
 // restarts with the bank.
 //
 // Cost: between restarts, as without track plus O(K) exp and log for the
-// share. During a restart the bank holds at most 2·keep + 2 members (6 at
+// share and the transforms of item 3. During a restart the bank holds at most 2·keep + 2 members (6 at
 // the defaults) for halving events, then 3, then keep; a restart cannot
 // begin before the previous one has been pruned to keep, so over any
 // stretch the bank averages at most (6 + 3)/2 = 4.5 members while restarts
 // follow one another back to back, and keep between them. The detector
 // costs ~30 ns per event (learner/drift).
 //
-// What a restart does not change: the self-tuning wrapper's standardiser
-// and σ̂ (selftune.go), which every member shares; a shift of the feature
-// scale is absorbed by the members' learning, not by re-standardising
-// (re-standardising would break the stored examples of budgeted members).
+// 3. Fresh members re-standardised. The self-tuning wrapper's
+// standardisation (selftune.go) and σ̂ are frozen after its warm-up, and
+// every member shares them; re-standardising everyone would break the
+// members that store examples or weights in the old scale. So only the
+// fresh members of a restart get new scales: auto keeps the running mean
+// and variance of its input over the first halving events (the
+// reference, rm and rs) and, after each restart, over the first halving
+// events since it; the fresh members see u_j = rm_j + (x_j − m_j)·rs_j/s_j
+// (the factor clipped to [1/64, 64]), which follows the running statistics
+// m, s while they form and then stays fixed. After a shift of the features
+// (a sensor recalibrated: x → 4x + 3 in TestAutoTrackRestandardisesFreshMembers)
+// the fresh members see inputs distributed as the first ones were, at the
+// same σ grid; the survivors keep their own. Without a shift the factor
+// is 1 ± a few % (the statistics of halving events). Cost: O(d) per event
+// for halving events after each restart, and O(d) per event for each
+// generation of re-standardised survivors (usually one).
 //
 // Reported: Changes (restarts) and Alarms (increases ADWIN reported,
 // acted on or not), through learner.ChangeCount for metrics and logs.
@@ -93,7 +105,30 @@ type autoTrack struct {
 	alarms  int64     // increases detected (acted on or not)
 	det     *drift.ADWIN
 	maxBank int // the most members the bank can hold (restore bound)
+
+	// Re-standardisation of fresh members (autoScale below), over auto's
+	// input of dimension d.
+	km, kv []float64 // (d) the running mean and variance of the inputs since the last restart (or the start), over at most halving of them
+	rm, rs []float64 // (d) the reference mean and scale: the first halving inputs'; nil before
+	gen    []int     // per member: its input transform, 0 the identity
+	tx     []autoScale
 }
+
+// autoScale is the input transform of the members a restart added:
+// u = x ⊙ mul + add, which maps inputs of the mean km and scale √kv seen
+// since the restart to the reference mean rm and scale rs (per
+// coordinate). The newest transform follows the running statistics for
+// the first halving inputs after its restart, then stays fixed.
+type autoScale struct {
+	mul, add []float64 // (d)
+	u        []float64 // (d) scratch: this event's u
+	done     bool      // u holds this event's input
+}
+
+// autoScaleMax bounds a coordinate's re-standardising factor (and its
+// inverse): a coordinate whose spread collapsed (a sensor stuck at one
+// value) is not blown up.
+const autoScaleMax = 64
 
 // autoTrackParam reads track (default true). track=false is auto as before
 // tracking existed, with the same canonical spec, so that its states stay
@@ -107,12 +142,91 @@ func autoTrackParam(p *Params) bool {
 	return v
 }
 
-func newAutoTrack(members, keep int, halving uint64) *autoTrack {
+func newAutoTrack(members, keep, dim int, halving uint64) *autoTrack {
 	det, err := drift.NewADWIN(drift.ADWINConfig{})
 	if err != nil {
 		panic(err) // the defaults are valid
 	}
-	return &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2)}
+	return &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2),
+		km: make([]float64, dim), kv: make([]float64, dim), gen: make([]int, members)}
+}
+
+// newEvent marks the transforms' inputs stale (a new x). Nil-safe.
+func (tr *autoTrack) newEvent() {
+	if tr == nil {
+		return
+	}
+	for g := range tr.tx {
+		tr.tx[g].done = false
+	}
+}
+
+// input returns member i's input for x: x itself, or x re-standardised
+// by the member's transform (computed once per event and transform).
+// Nil-safe.
+func (tr *autoTrack) input(x []float64, i int) []float64 {
+	if tr == nil || tr.gen[i] == 0 {
+		return x
+	}
+	t := &tr.tx[tr.gen[i]-1]
+	if !t.done {
+		for j, v := range x {
+			t.u[j] = float64(v*t.mul[j]) + t.add[j]
+		}
+		t.done = true
+	}
+	return t.u
+}
+
+// observe updates the running statistics with x, after the members learnt
+// it (Welford's update, products rounded explicitly so that the bits are
+// the same on every platform), for the first halving inputs since the
+// last restart (or the start): at the start they become the reference;
+// after a restart the newest transform follows them. k is x's count since
+// the restart.
+func (tr *autoTrack) observe(x []float64, k uint64) {
+	h := max(tr.halving, 2)
+	if k > h {
+		return
+	}
+	rho := 1 / float64(k)
+	for j, v := range x {
+		d := v - tr.km[j]
+		tr.km[j] += float64(rho * d)
+		tr.kv[j] = float64((1 - rho) * (tr.kv[j] + float64(rho*float64(d*d))))
+	}
+	switch {
+	case tr.rs == nil && k == h:
+		tr.rm = append([]float64(nil), tr.km...)
+		tr.rs = make([]float64, len(tr.kv))
+		for j, v := range tr.kv {
+			tr.rs[j] = math.Sqrt(v)
+		}
+	case tr.rs != nil && len(tr.tx) > 0 && tr.origin > 0:
+		tr.setScale(&tr.tx[len(tr.tx)-1])
+	}
+}
+
+// setScale sets t to map the running statistics to the reference.
+func (tr *autoTrack) setScale(t *autoScale) {
+	for j := range t.mul {
+		m := 1.0
+		if s := math.Sqrt(tr.kv[j]); tr.rs[j] > 0 && s > 0 {
+			m = math.Max(1.0/autoScaleMax, math.Min(autoScaleMax, tr.rs[j]/s))
+		}
+		t.mul[j] = m
+		t.add[j] = tr.rm[j] - float64(tr.km[j]*m)
+	}
+}
+
+// newScale returns an identity transform for a restart's fresh members
+// (observe then fits it to the inputs that follow).
+func newScale(d int) autoScale {
+	t := autoScale{mul: make([]float64, d), add: make([]float64, d), u: make([]float64, d)}
+	for j := range t.mul {
+		t.mul[j] = 1
+	}
+	return t
 }
 
 // share applies the Fixed Share step to the tracking losses after the
@@ -186,12 +300,24 @@ func lossRose(det *drift.ADWIN, l float64) bool {
 // restarts the losses, the weights and the pruning schedule.
 func (a *Auto) restart() {
 	tr := a.tr
-	var slots []int
+	var slots, gens []int
 	var members []Learner
+	var tx []autoScale // the transforms the survivors use, renumbered
+	remap := map[int]int{0: 0}
 	for _, i := range a.alive {
+		g := tr.gen[i]
+		if _, ok := remap[g]; !ok {
+			tx = append(tx, tr.tx[g-1])
+			remap[g] = len(tx)
+		}
 		slots = append(slots, a.slot[i])
+		gens = append(gens, remap[g])
 		members = append(members, a.members[i])
 	}
+	tx = append(tx, newScale(len(tr.km)))
+	clear(tr.km)
+	clear(tr.kv)
+	fresh0 := len(tx)
 	var fresh []int
 	for _, s := range slots {
 		if !slices.Contains(fresh, s) {
@@ -218,10 +344,12 @@ func (a *Auto) restart() {
 			panic(fmt.Sprintf("auto: rebuilding member %v: %v", a.specs[s], err)) // built before with the same spec
 		}
 		slots = append(slots, s)
+		gens = append(gens, fresh0)
 		members = append(members, m)
 	}
 	n := len(members)
 	a.slot, a.members = slots, members
+	tr.gen, tr.tx = gens, tx
 	a.alive = a.alive[:0]
 	for i := range n {
 		a.alive = append(a.alive, i)
@@ -287,24 +415,88 @@ func (tr *autoTrack) encode(e *state.Encoder) error {
 		return err
 	}
 	e.Blob(b)
+	e.F64s(tr.km)
+	e.F64s(tr.kv)
+	e.Bool(tr.rs != nil)
+	if tr.rs != nil {
+		e.F64s(tr.rm)
+		e.F64s(tr.rs)
+	}
+	e.Ints(tr.gen)
+	e.Int(len(tr.tx))
+	for _, t := range tr.tx {
+		e.F64s(t.mul)
+		e.F64s(t.add)
+	}
 	return nil
 }
 
-// decode reads a tracking state for a bank of n members into a copy of tr;
-// tr is unchanged.
-func (tr *autoTrack) decode(d *state.Decoder, n int, updates uint64) *autoTrack {
+// decode reads a tracking state for a bank of n members of input
+// dimension dim into a copy of tr (nil and d failed on a bad one); tr is
+// unchanged.
+func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoTrack {
 	tl := d.F64sN(nil, n)
 	origin := d.U64()
 	changes, alarms := d.I64(), d.I64()
 	blob := d.Blob()
+	km, kv := d.F64sN(nil, dim), d.F64sN(nil, dim)
+	var rm, rs []float64
+	if d.Bool() {
+		rm, rs = d.F64sN(nil, dim), d.F64sN(nil, dim)
+	}
+	gen := d.Ints(nil)
+	ntx := d.IntIn(0, n, "transforms")
 	if d.Err() != nil {
 		return nil
+	}
+	if len(gen) != n {
+		d.Fail("%d transform indices for %d members", len(gen), n)
+		return nil
+	}
+	var tx []autoScale
+	for range ntx {
+		if !d.Need(2*dim, 8, "transform") {
+			return nil
+		}
+		t := autoScale{mul: d.F64sN(nil, dim), add: d.F64sN(nil, dim), u: make([]float64, dim)}
+		if d.Err() != nil {
+			return nil
+		}
+		for j, m := range t.mul {
+			if !(m >= 1.0/autoScaleMax && m <= autoScaleMax) || math.IsNaN(t.add[j]) || math.IsInf(t.add[j], 0) {
+				d.Fail("bad input transform")
+				return nil
+			}
+		}
+		tx = append(tx, t)
+	}
+	for _, g := range gen {
+		if g < 0 || g > ntx {
+			d.Fail("transform %d of %d", g, ntx)
+			return nil
+		}
 	}
 	for _, l := range tl {
 		if math.IsNaN(l) || math.IsInf(l, 0) {
 			d.Fail("bad tracking loss %v", l)
 			return nil
 		}
+	}
+	finite := func(v []float64, nonneg bool) bool {
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) || (nonneg && x < 0) {
+				return false
+			}
+		}
+		return true
+	}
+	if !finite(km, false) || !finite(kv, true) || !finite(rm, false) || !finite(rs, true) {
+		d.Fail("bad input statistics")
+		return nil
+	}
+	if (rs != nil) != (updates >= max(tr.halving, 2)) || (changes > 0 && rs == nil) {
+		d.Fail("reference statistics after %d inputs", updates)
+		return nil
 	}
 	if origin > updates || changes < 0 || alarms < changes {
 		d.Fail("bad tracking counters (origin %d of %d updates, %d changes, %d alarms)", origin, updates, changes, alarms)
@@ -315,7 +507,8 @@ func (tr *autoTrack) decode(d *state.Decoder, n int, updates uint64) *autoTrack 
 		d.Fail("change detector: %v", err)
 		return nil
 	}
-	return &autoTrack{tl: tl, origin: origin, halving: tr.halving, changes: changes, alarms: alarms, det: det, maxBank: tr.maxBank}
+	return &autoTrack{tl: tl, origin: origin, halving: tr.halving, changes: changes, alarms: alarms, det: det, maxBank: tr.maxBank,
+		km: km, kv: kv, rm: rm, rs: rs, gen: gen, tx: tx}
 }
 
 // Changes is the number of changes auto acted on (restarts of its bank),

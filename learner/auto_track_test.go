@@ -265,3 +265,66 @@ func TestAutoTrackForgedState(t *testing.T) {
 		}
 	}
 }
+
+// A sensor recalibration: at event change every raw feature becomes
+// 4x + 3 while the concept (in the calibrated units) stays. The wrapper's
+// frozen standardisation now maps the inputs far from where the members
+// learnt; tracking auto detects the loss increase, and its fresh members
+// see the inputs re-standardised to the reference statistics (mean within
+// 0.2 and spread within 15 % of the first halving inputs': the transform
+// is fitted on 300 inputs, whose mean has a standard error of 0.06
+// reference deviations and their spread 4 %), so it recovers
+// far faster than auto without tracking.
+func TestAutoTrackRestandardisesFreshMembers(t *testing.T) {
+	src := rng.New(4)
+	const n, change, after = 12000, 6000, 3000
+	var xs [][]float64
+	var ys []float64
+	for i := range n {
+		x := make([]float64, 4)
+		for j := range x {
+			x[j] = 2*src.Float64() - 1
+		}
+		y := 1.0
+		if math.Sin(3*x[0])+x[1]*x[1] < 0.5 {
+			y = -1
+		}
+		if i >= change {
+			for j := range x {
+				x[j] = 4*x[j] + 3
+			}
+		}
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	const spec = "auto:halving=300"
+	on, l := mistakesAfter(t, spec, xs, ys, change, change+after)
+	off, _ := mistakesAfter(t, spec+",track=false", xs, ys, change, change+after)
+	a := l.(*selfTuned).inner.(*Auto)
+	if a.tr.changes < 1 || len(a.tr.tx) == 0 {
+		t.Fatalf("no restart (%d changes, %d transforms)", a.tr.changes, len(a.tr.tx))
+	}
+	// The newest transform applied to the recalibrated inputs (in auto's
+	// input space) gives the reference statistics back.
+	w := l.(*selfTuned)
+	tx := a.tr.tx[len(a.tr.tx)-1]
+	d := len(tx.mul)
+	mean, sq := make([]float64, d), make([]float64, d)
+	for _, x := range xs[n-2000:] {
+		z := w.input(x)
+		for j := range d {
+			u := z[j]*tx.mul[j] + tx.add[j]
+			mean[j] += u / 2000
+			sq[j] += u * u / 2000
+		}
+	}
+	for j := range d {
+		sd := math.Sqrt(sq[j] - mean[j]*mean[j])
+		if math.Abs(mean[j]-a.tr.rm[j]) > 0.2*a.tr.rs[j] || math.Abs(sd/a.tr.rs[j]-1) > 0.15 {
+			t.Fatalf("coordinate %d: re-standardised mean %.4g sd %.4g, reference %.4g, %.4g", j, mean[j], sd, a.tr.rm[j], a.tr.rs[j])
+		}
+	}
+	if float64(on) > 0.6*float64(off) {
+		t.Fatalf("mistakes in the %d events after the recalibration: tracking %d, without %d (want at most 60 %%)", after, on, off)
+	}
+	t.Logf("mistakes in the %d events after the recalibration: tracking %d, without %d", after, on, off)
+}
