@@ -35,7 +35,7 @@ func TestSelfTuneSpecs(t *testing.T) {
 		"fogd:sigma=auto":                   "fogd:budget=100,eta=0.2,features=400,horizon=10000,kernel=gaussian,loss=hinge,normalize=false,scale=standard,seed=1,sigma=auto,warmup=300",
 		"fogd:sigma=2,scale=standard":       "scale=standard,seed=1,sigma=2,warmup=300",
 		"fogd:sigma=auto,scale=none":        "scale=none,seed=1,sigma=auto,warmup=300",
-		"auto":                              "auto:base=fogd,budget=100,etas=3,features=400,halving=1000,horizon=10000,keep=2,kernel=gaussian,linear=true,loss=hinge,normalize=false,octaves=3,per_octave=1,scale=standard,seed=1,sigma=auto,warmup=300",
+		"auto":                              "auto:base=fogd,budget=100,etas=3,features=400,halving=1000,horizon=10000,keep=2,kernel=gaussian,linear=true,loss=hinge,normalize=false,octaves=3,per_octave=1,scale=standard,seed=1,sigma=auto,track=true,warmup=300",
 		"nogd:kernel=linear,scale=standard": "nogd:budget=100,eta=0.2,horizon=10000,k=10,kernel=linear,loss=hinge,scale=standard,warmup=300",
 	} {
 		l, err := New(spec, 3)
