@@ -98,6 +98,13 @@ package learner
 //
 // State: the survivors' states, the loss sums, Δ, K and the schedule; a
 // restored auto continues bit for bit.
+//
+// Tracking (track=true, the default; auto_multi_track.go): the weights
+// come from Fixed Share losses, and a rise of the mixture's log loss that
+// ADWIN detects restarts the bank (survivors kept, fresh members added,
+// halving run again); the state then also holds each member's
+// configuration and the tracking state. track=false is the learner above
+// exactly (spec and state).
 
 import (
 	"fmt"
@@ -122,6 +129,7 @@ func init() {
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "linear", Default: "true", Doc: "also run multinomial logistic regression (linear) as a member"},
 			{Name: "common", Default: "true with scale=standard (the default), else false", Doc: "also run the FOGD σ × η grid on the common-scale view (centred features divided by one common scale and their own median-heuristic σ̂'; selftune_multi.go), for pixel-like data where per-feature standardisation inflates rare features"},
+			{Name: "track", Default: "true", Doc: "Fixed Share weights and a restart of the bank (survivors kept, fresh members of their configurations and σ neighbours, a fresh linear member, halving run again) when ADWIN detects a rise of the mixture's log loss (auto_multi_track.go); false: the bank and weights as before tracking, with the same spec and states"},
 			{Name: "(other keys)", Default: "fogd's defaults", Doc: "passed to every FOGD member (budget, features, kernel, normalize, seed)"},
 		},
 		New: newAutoMulti,

@@ -111,7 +111,6 @@ func TestAutoMultiTrackStateAcrossRestart(t *testing.T) {
 	p, q := make([]float64, MaxClasses+1), make([]float64, MaxClasses+1)
 	var cut Multi
 	restoredAt := -1
-	var states [][]byte
 	for i := range xs {
 		a := ref.LearnClass(xs[i], cs[i], p)
 		if cut != nil {
@@ -126,7 +125,6 @@ func TestAutoMultiTrackStateAcrossRestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			states = append(states, s)
 			cut, err = NewMulti(multiTrackSpec, drift.LEDDim)
 			if err != nil {
 				t.Fatal(err)
@@ -264,8 +262,12 @@ func TestAutoMultiTrackMeasure(t *testing.T) {
 		t.Skip("OKSTREAM_MEASURE=1 to run")
 	}
 	const n, change, win = 50000, 25000, 2000
-	for _, seed := range []uint64{1, 2, 3} {
-		xs, cs := ledStream(t, n, change, 7, seed)
+	for _, seed := range []uint64{1, 2, 3, 101, 102} {
+		swaps := 7
+		if seed > 100 {
+			swaps = 0 // stationary: no drift
+		}
+		xs, cs := ledStream(t, n, change, swaps, seed)
 		// class prior: the running majority class
 		var counts [LEDClassesForTest]int
 		pw, pa := 0, 0
