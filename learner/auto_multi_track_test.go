@@ -292,6 +292,16 @@ func TestAutoMultiTrackMeasure(t *testing.T) {
 			ch, al, _ := MultiChangeCount(m)
 			t.Logf("seed %d %-18s all %.2f %%, after %.2f %%, changes %d alarms %d", seed, spec, 100*float64(a)/n, 100*float64(w)/win, ch, al)
 		}
+		// The first restart's event.
+		m, _ := NewMulti("auto", drift.LEDDim)
+		p := make([]float64, MaxClasses+1)
+		for i := range xs {
+			m.LearnClass(xs[i], cs[i], p)
+			if c, _, _ := MultiChangeCount(m); c > 0 {
+				t.Logf("seed %d: first restart after event %d (change at %d)", seed, i, change)
+				break
+			}
+		}
 	}
 }
 
