@@ -307,3 +307,23 @@ func TestAutoMultiTrackMeasure(t *testing.T) {
 
 // LEDClassesForTest is the LED stream's number of classes.
 const LEDClassesForTest = drift.LEDClasses
+
+// Tracking allocates nothing per event once the bank is steady.
+func TestAutoMultiTrackNoAlloc(t *testing.T) {
+	xs, cs := ledStream(t, 2500, 1<<30, 0, 6)
+	_, _, m := multiMistakes(t, multiTrackSpec, xs, cs, 0, 0)
+	a := m.(*selfTunedMulti).inner().m.(*AutoMulti)
+	if a.tr == nil || a.next != 0 {
+		t.Fatalf("not a steady tracking bank (next %d)", a.next)
+	}
+	x := make([]float64, 2*drift.LEDDim)
+	copy(x, xs[0])
+	p := make([]float64, MaxClasses+1)
+	i := 0
+	if n := testing.AllocsPerRun(200, func() {
+		a.LearnClass(x, cs[i%len(cs)], p)
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations per event", n)
+	}
+}
