@@ -98,6 +98,13 @@ package learner
 //
 // State: the survivors' states, the loss sums, Δ, K and the schedule; a
 // restored auto continues bit for bit.
+//
+// Tracking (track=true, the default; auto_multi_track.go): the weights
+// come from Fixed Share losses, and a rise of the mixture's log loss that
+// ADWIN detects restarts the bank (survivors kept, fresh members added,
+// halving run again); the state then also holds each member's
+// configuration and the tracking state. track=false is the learner above
+// exactly (spec and state).
 
 import (
 	"fmt"
@@ -122,6 +129,7 @@ func init() {
 			{Name: "keep", Default: "2", Doc: "pruning never goes below this many members"},
 			{Name: "linear", Default: "true", Doc: "also run multinomial logistic regression (linear) as a member"},
 			{Name: "common", Default: "true with scale=standard (the default), else false", Doc: "also run the FOGD σ × η grid on the common-scale view (centred features divided by one common scale and their own median-heuristic σ̂'; selftune_multi.go), for pixel-like data where per-feature standardisation inflates rare features"},
+			{Name: "track", Default: "true", Doc: "Fixed Share weights and a restart of the bank (survivors kept, fresh members of their configurations and σ neighbours, a fresh linear member, halving run again) when ADWIN detects a rise of the mixture's log loss (auto_multi_track.go); false: the bank and weights as before tracking, with the same spec and states"},
 			{Name: "(other keys)", Default: "fogd's defaults", Doc: "passed to every FOGD member (budget, features, kernel, normalize, seed)"},
 		},
 		New: newAutoMulti,
@@ -134,7 +142,7 @@ const autoMultiEps = 1e-6
 
 var autoMultiEtas = []float64{1, 3, 0.3, 10}
 
-var autoMultiOwnKeys = []string{"base", "octaves", "etas", "halving", "keep", "linear", "common"}
+var autoMultiOwnKeys = []string{"base", "octaves", "etas", "halving", "keep", "linear", "common", "track"}
 
 // AutoMulti is the multi-class model-selection learner. Build it with
 // NewMulti("auto:..."), which wraps it in the self-tuning wrapper.
@@ -148,6 +156,7 @@ type AutoMulti struct {
 	shared  *kernel.Fourier     // the map at σ = 1 every FOGD member is built on
 	pbuf    [][]float64         // per view: scratch, the shared map's projections (D)
 	pdone   []bool              // per view: scratch, projected this event
+	slot    []int               // member i's configuration (specs, names, views, fogdOn); i without track
 	members []Multi             // nil once pruned
 	alive   []int
 	loss    []float64 // cumulative clipped log loss per member
@@ -157,8 +166,10 @@ type AutoMulti struct {
 	den     float64 // scratch: Σ w of the round
 	k       int     // classes
 	q       [][]float64
-	w       []float64 // scratch: weights
-	l       []float64 // scratch: the round's losses
+	w       []float64  // scratch: weights
+	l       []float64  // scratch: the round's losses
+	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_multi_track.go); nil otherwise
+	width   float64    // σ̂ the wrapper last told (setInputWidth; 0: never), for fresh linear members
 }
 
 func (a *AutoMulti) selfTuning() {}
@@ -171,6 +182,7 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
 	common := p.Bool("common", false) // (the wrapper sets it, selftune_multi.go)
+	track := autoTrackParam(p)
 	fwd := map[string]string{}
 	for k, v := range p.raw {
 		if !slices.Contains(autoMultiOwnKeys, k) {
@@ -245,6 +257,9 @@ func newAutoMulti(p *Params, dim int) (Multi, error) {
 	if n-len(a.members)+a.fogdCount() <= keep {
 		a.next = 0 // nothing to prune: the FOGD members are already at keep
 	}
+	if track {
+		a.tr = newAutoMultiTrack(n, keep, uint64(n0))
+	}
 	return a, nil
 }
 
@@ -260,12 +275,22 @@ func (a *AutoMulti) setInputWidth(w float64) {
 	if !(w > 0) || math.IsInf(w, 0) {
 		return
 	}
+	a.width = w
 	for i, m := range a.members {
-		if lm, ok := m.(*LinearMulti); ok && a.names[i] == "linear" {
-			eta := linearMultiEta(a.mdim)
-			lm.head.eta, lm.head.etaB = eta*w, eta // the bias's feature, 1, is not scaled
+		if lm, ok := m.(*LinearMulti); ok && a.names[a.slot[i]] == "linear" {
+			a.scaleLinear(lm)
 		}
 	}
+}
+
+// scaleLinear sets a linear member's steps for the width a.width
+// (setInputWidth; nothing before the wrapper told one).
+func (a *AutoMulti) scaleLinear(lm *LinearMulti) {
+	if a.width == 0 {
+		return
+	}
+	eta := linearMultiEta(a.mdim)
+	lm.head.eta, lm.head.etaB = eta*a.width, eta // the bias's feature, 1, is not scaled
 }
 
 func (a *AutoMulti) add(name string, kv map[string]string, m Multi, view int) {
@@ -274,6 +299,7 @@ func (a *AutoMulti) add(name string, kv map[string]string, m Multi, view int) {
 	a.views = append(a.views, view)
 	a.fogdOn = append(a.fogdOn, name == "fogd")
 	a.members = append(a.members, m)
+	a.slot = append(a.slot, len(a.slot))
 	a.alive = append(a.alive, len(a.alive))
 }
 
@@ -289,7 +315,7 @@ func (a *AutoMulti) newMember(name string, kv map[string]string) (Multi, error) 
 
 // view returns member i's part of auto's input x.
 func (a *AutoMulti) view(x []float64, i int) []float64 {
-	v := a.views[i] * a.mdim
+	v := a.views[a.slot[i]] * a.mdim
 	return x[v : v+a.mdim]
 }
 
@@ -297,10 +323,10 @@ func (a *AutoMulti) view(x []float64, i int) []float64 {
 // a.pbuf[view] (computing them once per event and view), or nil for the
 // linear member.
 func (a *AutoMulti) fogd(x []float64, i int) *FOGDMulti {
-	if !a.fogdOn[i] {
+	if !a.fogdOn[a.slot[i]] {
 		return nil
 	}
-	if v := a.views[i]; !a.pdone[v] {
+	if v := a.views[a.slot[i]]; !a.pdone[v] {
 		a.shared.Project(a.pbuf[v], a.view(x, i))
 		a.pdone[v] = true
 	}
@@ -321,7 +347,7 @@ func (a *AutoMulti) scratch(i, n int) []float64 {
 // mix writes the weighted average of the survivors' distributions a.q
 // (over K classes) into p, with the weights of this round in a.w.
 func (a *AutoMulti) mix(p []float64) []float64 {
-	den := adaHedgeWeights(a.w, a.loss, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
+	den := adaHedgeWeights(a.w, a.weighLoss(), a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
 	a.den = den
 	p = p[:a.k]
 	clear(p)
@@ -342,7 +368,7 @@ func (a *AutoMulti) PredictProba(x, p []float64) []float64 {
 	a.checkDim(x)
 	for _, i := range a.alive {
 		if f := a.fogd(x, i); f != nil {
-			a.q[i] = f.predictProjected(a.view(x, i), a.pbuf[a.views[i]], a.scratch(i, a.k+1))
+			a.q[i] = f.predictProjected(a.view(x, i), a.pbuf[a.views[a.slot[i]]], a.scratch(i, a.k+1))
 		} else {
 			a.q[i] = a.members[i].PredictProba(a.view(x, i), a.scratch(i, a.k+1))
 		}
@@ -360,7 +386,7 @@ func (a *AutoMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 	}
 	for _, i := range a.alive {
 		if f := a.fogd(x, i); f != nil {
-			a.q[i] = f.learnProjected(a.view(x, i), a.pbuf[a.views[i]], c, a.scratch(i, a.k+1))
+			a.q[i] = f.learnProjected(a.view(x, i), a.pbuf[a.views[a.slot[i]]], c, a.scratch(i, a.k+1))
 		} else {
 			a.q[i] = a.members[i].LearnClass(a.view(x, i), c, a.scratch(i, a.k+1))
 		}
@@ -386,12 +412,29 @@ func (a *AutoMulti) LearnClass(x []float64, c int, p []float64) []float64 {
 	for _, i := range a.alive {
 		a.loss[i] += a.l[i]
 	}
+	if a.tr != nil {
+		a.share()
+	}
+	var mixLoss float64 // the mixture's clipped log loss (the detector's, track)
+	if a.tr != nil {
+		pc := 0.0
+		if c < a.k {
+			pc = p[c]
+		}
+		mixLoss = -math.Log(math.Max(pc, autoMultiEps))
+		if math.IsNaN(mixLoss) {
+			mixLoss = -math.Log(autoMultiEps)
+		}
+	}
 	if c == a.k {
 		a.k++
 	}
 	a.updates++
 	if a.next != 0 && a.updates == a.next {
 		a.prune()
+	}
+	if a.tr != nil {
+		a.detect(mixLoss)
 	}
 	return p
 }
@@ -412,12 +455,17 @@ func (a *AutoMulti) fogdCount() int {
 // (halveSurvivors, never below keep); the linear member is never dropped,
 // so the regret bound holds against the linear model on every stream, also
 // one where it overtakes the kernel members only after they were pruned
-// (near-linear files: dna, wine quality).
+// (near-linear files: dna, wine quality). With track, after a restart the
+// bank has two linear members (the old one and a fresh one,
+// auto_multi_track.go): both stay until the last halving of the restart's
+// schedule, which keeps the one of least loss since the restart.
+// The schedule doubles the distance from its origin: event 0, or with
+// track the last restart.
 func (a *AutoMulti) prune() {
 	var cand []int
 	alive := a.alive[:0:0]
 	for _, i := range a.alive {
-		if a.names[i] == "linear" {
+		if a.names[a.slot[i]] == "linear" {
 			alive = append(alive, i)
 		} else {
 			cand = append(cand, i)
@@ -427,12 +475,17 @@ func (a *AutoMulti) prune() {
 	for _, i := range dropped {
 		a.members[i], a.q[i] = nil, nil
 	}
-	a.alive = append(alive, kept...)
-	slices.Sort(a.alive)
-	a.next *= 2
+	origin := uint64(0)
+	if a.tr != nil {
+		origin = a.tr.origin
+	}
+	a.next = origin + 2*(a.next-origin)
 	if len(kept) <= a.keep {
 		a.next = 0
+		alive = a.oneLinear(alive)
 	}
+	a.alive = append(alive, kept...)
+	slices.Sort(a.alive)
 }
 
 // MarshalBinary writes the schedule, K, Δ, survivors, loss sums and the
@@ -442,6 +495,12 @@ func (a *AutoMulti) MarshalBinary() ([]byte, error) {
 	e.U64(a.next)
 	e.Int(a.k)
 	e.F64(a.delta)
+	if a.tr != nil {
+		e.Ints(a.slot)
+		if err := a.tr.encode(e); err != nil {
+			return nil, err
+		}
+	}
 	e.Ints(a.alive)
 	e.F64s(a.loss)
 	for _, i := range a.alive {
@@ -461,17 +520,35 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 	next := d.U64()
 	k := d.IntIn(0, MaxClasses, "classes")
 	delta := d.F64()
+	n := len(a.specs)
+	slot := a.slot
+	var tr *autoTrack
+	if a.tr != nil {
+		slot = d.Ints(nil)
+		if d.Err() == nil && (len(slot) == 0 || len(slot) > a.tr.maxBank) {
+			d.Fail("bank of %d members (at most %d)", len(slot), a.tr.maxBank)
+		}
+		for _, s := range slot {
+			if d.Err() == nil && (s < 0 || s >= len(a.specs)) {
+				d.Fail("member configuration %d of %d", s, len(a.specs))
+			}
+		}
+		n = len(slot)
+		if d.Err() == nil {
+			tr = a.tr.decode(d, n, updates)
+		}
+	}
 	alive := d.Ints(nil)
-	loss := d.F64sN(nil, len(a.specs))
+	loss := d.F64sN(nil, n)
 	if d.Err() != nil {
 		return d.Err()
 	}
-	if len(alive) == 0 || len(alive) > len(a.specs) {
-		d.Fail("%d survivors of %d", len(alive), len(a.specs))
+	if len(alive) == 0 || len(alive) > n {
+		d.Fail("%d survivors of %d", len(alive), n)
 		return d.Err()
 	}
 	for j, i := range alive {
-		if i < 0 || i >= len(a.specs) || (j > 0 && i <= alive[j-1]) {
+		if i < 0 || i >= n || (j > 0 && i <= alive[j-1]) {
 			d.Fail("bad survivor list")
 			return d.Err()
 		}
@@ -490,13 +567,17 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 		d.Fail("pruning point %d not after %d updates", next, updates)
 		return d.Err()
 	}
-	members := make([]Multi, len(a.specs))
+	if tr != nil && !validTrackBank(slot, alive, a.names, next, tr) {
+		d.Fail("bad tracking bank")
+		return d.Err()
+	}
+	members := make([]Multi, n)
 	for _, i := range alive {
 		blob := d.Blob()
 		if d.Err() != nil {
 			return d.Err()
 		}
-		m, err := a.newMember(a.names[i], a.specs[i])
+		m, err := a.newMember(a.names[slot[i]], a.specs[slot[i]])
 		if err != nil {
 			return err
 		}
@@ -514,7 +595,12 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 	}
 	a.updates, a.next, a.k, a.delta = updates, next, k, delta
 	a.alive, a.loss, a.members = alive, loss, members
-	a.q = make([][]float64, len(a.specs))
+	a.q = make([][]float64, n)
+	if tr != nil {
+		a.slot, a.tr = slot, tr
+		a.w = make([]float64, max(n, len(a.w)))
+		a.l = make([]float64, max(n, len(a.l)))
+	}
 	return nil
 }
 
@@ -538,11 +624,11 @@ func (a *AutoMulti) Info() Info {
 func (a *AutoMulti) String() string {
 	s := "auto[multi] Δ=" + strconv.FormatFloat(a.delta, 'g', 4, 64)
 	for _, i := range a.alive {
-		name := "linear"
-		if a.names[i] == "fogd" {
-			name = a.specs[i]["sigma"] + "σ̂/η" + a.specs[i]["eta"]
-			if a.views[i] == 1 {
-				name = a.specs[i]["sigma"] + "σ̂'/η" + a.specs[i]["eta"]
+		name, j := "linear", a.slot[i]
+		if a.names[j] == "fogd" {
+			name = a.specs[j]["sigma"] + "σ̂/η" + a.specs[j]["eta"]
+			if a.views[j] == 1 {
+				name = a.specs[j]["sigma"] + "σ̂'/η" + a.specs[j]["eta"]
 			}
 		}
 		s += " " + name + ":" + strconv.FormatFloat(a.loss[i], 'g', 4, 64)

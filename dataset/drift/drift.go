@@ -134,8 +134,10 @@ func Parse(spec string) (Generator, int, error) {
 			}
 		}
 		g, err = NewFriedman(c)
+	case "led":
+		g, err = NewLED(LEDConfig{Seed: seed, Noise: a.float("noise", 0.1, 0, 1), Position: a.int("p", n/2, 0, maxN), Swaps: a.int("k", 7, 0, LEDDim)})
 	default:
-		return nil, 0, fmt.Errorf("drift %q: unknown kind %q (known: sea, hyperplane, agrawal, friedman)", spec, kind)
+		return nil, 0, fmt.Errorf("drift %q: unknown kind %q (known: sea, hyperplane, agrawal, friedman, led)", spec, kind)
 	}
 	if a.err != nil {
 		return nil, 0, a.err
