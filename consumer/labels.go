@@ -42,7 +42,8 @@ func newMultiModel(c Model, dim int) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s (multi-class): %w", c.Name, err)
 	}
-	return &model{name: c.Name, spec: l.Info().Spec, mc: l, classify: true, calib: eval.NewPlatt()}, nil
+	_, _, detects := learner.MultiChangeCount(l)
+	return &model{name: c.Name, spec: l.Info().Spec, mc: l, classify: true, calib: eval.NewPlatt(), detects: detects}, nil
 }
 
 // multiSpec is the multi-class form of a configured spec (label.ResolveSpec).
@@ -123,6 +124,9 @@ func (ms *modelSet) stepMulti(m *model, x []float64, c, d int, hasY bool) (pd []
 		return m.dist(q, d)
 	}
 	if pd = run(); finiteAll(pd) {
+		if hasY && m.detects {
+			ms.noteChanges(m)
+		}
 		return pd, before
 	}
 	m.tally.nonFinite++

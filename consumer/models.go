@@ -534,11 +534,22 @@ func (ms *modelSet) step(m *model, x []float64, y float64, hasY bool) (f float64
 // noteChanges reports the model's newly detected changes (the counts are
 // part of its state, so a restored model does not report old ones again).
 func (ms *modelSet) noteChanges(m *model) {
-	c, a, _ := learner.ChangeCount(m.l)
+	c, a := m.changeCount()
 	if c > m.changes && ms.onChange != nil {
 		ms.onChange(m, c, a)
 	}
 	m.changes = c
+}
+
+// changeCount is the learner's learner.ChangeCount (MultiChangeCount for
+// a multi-class model).
+func (m *model) changeCount() (changes, alarms int64) {
+	if m.mc != nil {
+		changes, alarms, _ = learner.MultiChangeCount(m.mc)
+	} else {
+		changes, alarms, _ = learner.ChangeCount(m.l)
+	}
+	return changes, alarms
 }
 
 // prob is a classifier's probability that y = +1 for its score f: the
@@ -629,7 +640,7 @@ func (ms *modelSet) reset(m *model, reason string) {
 		if err != nil { // the spec built this model before: cannot happen
 			panic(fmt.Sprintf("consumer: rebuilding multi-class model %s from its own spec %q: %v", m.name, m.spec, err))
 		}
-		m.mc, m.updates = l, 0
+		m.mc, m.updates, m.changes = l, 0, 0
 		m.setClasses(nil) // the fresh model learns the classes anew
 	} else {
 		l, err := learner.New(m.spec, ms.dim)
@@ -793,14 +804,16 @@ func (m *model) state() ([]byte, error) {
 
 // unmarshal restores the learner's state.
 func (m *model) unmarshal(b []byte) error {
+	var err error
 	if m.mc != nil {
-		return m.mc.UnmarshalBinary(b)
+		err = m.mc.UnmarshalBinary(b)
+	} else {
+		err = m.l.UnmarshalBinary(b)
 	}
-	if err := m.l.UnmarshalBinary(b); err != nil {
-		return err
+	if err == nil {
+		m.changes, _ = m.changeCount() // reported before the checkpoint
 	}
-	m.changes, _, _ = learner.ChangeCount(m.l) // reported before the checkpoint
-	return nil
+	return err
 }
 
 // marshal encodes every model's state and statistics (deterministically)

@@ -535,7 +535,7 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 		}
 		n = len(slot)
 		if d.Err() == nil {
-			tr = a.tr.decode(d, n, updates)
+			tr = a.tr.decode(d, n, 0, updates)
 		}
 	}
 	alive := d.Ints(nil)

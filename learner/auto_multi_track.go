@@ -50,7 +50,7 @@ import (
 
 // newAutoMultiTrack is newAutoTrack with multi-class auto's bank bound.
 func newAutoMultiTrack(members, keep int, halving uint64) *autoTrack {
-	tr := newAutoTrack(members, keep, halving)
+	tr := newAutoTrack(members, keep, 0, halving) // dimension 0: no re-standardised members (auto_track.go item 3)
 	tr.maxBank = max(members, 2*keep+4)
 	return tr
 }
@@ -175,6 +175,7 @@ func (a *AutoMulti) restart() {
 	}
 	a.loss = make([]float64, n) // restarts only: O(bank) per change
 	tr.tl = make([]float64, n)
+	tr.gen = make([]int, n) // every member reads the inputs as they are
 	a.q = make([][]float64, n)
 	a.w = make([]float64, max(n, len(a.w)))
 	a.l = make([]float64, max(n, len(a.l)))

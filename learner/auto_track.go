@@ -494,7 +494,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		d.Fail("bad input statistics")
 		return nil
 	}
-	if (rs != nil) != (updates >= max(tr.halving, 2)) || (changes > 0 && rs == nil) {
+	if dim > 0 && ((rs != nil) != (updates >= max(tr.halving, 2)) || (changes > 0 && rs == nil)) {
 		d.Fail("reference statistics after %d inputs", updates)
 		return nil
 	}
