@@ -160,8 +160,24 @@ func evalMulti(taskFlag string, task label.Task, df *dataFlags) bool {
 	case taskFlag != "auto" || task == label.Regression || df.positive != "":
 		return false
 	}
+	if drift.IsSpec(df.data) && !isFile(df.data) {
+		g, _, err := drift.Parse(df.data)
+		return err == nil && driftClasses(g) > 2
+	}
 	path, _, err := dataset.Resolve(df.data)
 	return err == nil && dataset.DeclaredTask(path) == dataset.TaskMultiClass
+}
+
+// driftClasses is the number of classes of a multi-class drift stream
+// (led), 2 for a binary one and 0 for regression.
+func driftClasses(g drift.Generator) int {
+	if g.Regression() {
+		return 0
+	}
+	if c, ok := g.(interface{ Classes() int }); ok {
+		return c.Classes()
+	}
+	return 2
 }
 
 // loadMulti reads the dataset for a multi-class evaluation: the labels
@@ -176,6 +192,17 @@ func (d *dataFlags) loadMulti() (*dataset.Dataset, error) {
 	}
 	if _, _, ok, _ := kuairec.ParseDataArg(d.data); ok {
 		return nil, errors.New("--data kuairec:... is a binary stream, not a multi-class dataset")
+	}
+	if drift.IsSpec(d.data) && !isFile(d.data) {
+		ds, g, err := drift.Load(d.data)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		if driftClasses(g) <= 2 {
+			return nil, fmt.Errorf("--data %s is not a multi-class stream (drift:led is): use --task binary or regression", d.data)
+		}
+		d.ordered, d.drift = true, true // in its order, each run its own draw
+		return ds, nil
 	}
 	path, opts, err := d.options()
 	if err != nil {
@@ -340,7 +367,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	if df.drift { // each run its own draw of the drift stream (run 0 the spec's seed)
+	if df.drift && !multi { // each run its own draw of the drift stream (run 0 the spec's seed); a multi-class one (led) is the spec's draw in every run: vary its seed= instead
 		spec := df.data
 		cfg.Sequence = func(run int) (*dataset.Dataset, error) { return drift.LoadRun(spec, run) }
 	}

@@ -32,3 +32,19 @@ func TestEvalDriftStreams(t *testing.T) {
 		t.Fatalf("a bad key: exit %d: %s", code, errb.String())
 	}
 }
+
+// A multi-class drift stream (led) runs multi-class without --task, in its
+// order; asked for binary it is refused with the flag to use.
+func TestEvalDriftMultiClass(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--data", "drift:led,n=3000"}, &out, &errb); code != 0 {
+		t.Fatalf("led: exit %d: %s", code, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "drift:led") || !strings.Contains(s, "multiclass") || !strings.Contains(s, "class prior") {
+		t.Fatalf("led:\n%s", s)
+	}
+	errb.Reset()
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--task", "binary", "--data", "drift:led,n=3000"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--task multiclass") {
+		t.Fatalf("led as binary: exit %d: %s", code, errb.String())
+	}
+}

@@ -138,7 +138,7 @@ type dataFlags struct {
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), a drift stream drift:KIND[,key=value...] (KIND sea, hyperplane, agrawal, friedman; docs/drift.md), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
+	fs.StringVar(&d.data, "data", "", "dataset: a file path, a short name of the shared datasets ("+strings.Join(dataset.SharedNames(), ", ")+"), a drift stream drift:KIND[,key=value...] (KIND sea, hyperplane, agrawal, friedman, or led: multi-class; docs/drift.md), or kuairec[,OPT...]:DIR for a KuaiRec 2.0 folder (real or synthetic) in replay order with the kuairec-v1 features; OPTs: matrix=small|big, threshold=F, profile=full|compact, same-day, dedup, limit=N")
 	fs.StringVar(&d.format, "format", "auto", "file format: auto, libsvm, csv or jsonl (JSON lines: one event object per line, the runtime's schema)")
 	fs.StringVar(&d.label, "label", "", "CSV label column: index (0 first, -1 last) or header name (default: the shared dataset's, else required for CSV)")
 	fs.StringVar(&d.drop, "drop", "", "CSV columns to ignore, comma-separated indices or names")
@@ -214,6 +214,8 @@ func (d *dataFlags) load(classification bool) (*dataset.Dataset, dataset.Scale, 
 		switch {
 		case classification && g.Regression():
 			return nil, dataset.Scale{}, fmt.Errorf("--data %s: %w: a regression stream (use regression models, e.g. --model auto:loss=square)", d.data, dataset.ErrNotBinary)
+		case driftClasses(g) > 2:
+			return nil, dataset.Scale{}, fmt.Errorf("--data %s is a multi-class stream: use --task multiclass", d.data)
 		case !classification && !g.Regression():
 			return nil, dataset.Scale{}, fmt.Errorf("--data %s is a classification stream (labels -1/+1): use classification models", d.data)
 		}
