@@ -560,7 +560,7 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	}
 	if a.tr != nil {
 		a.tr.observe(x, a.updates-a.tr.origin)
-		a.detect(score, y)
+		a.detect(score, y, x)
 	}
 	return score
 }

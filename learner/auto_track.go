@@ -53,6 +53,12 @@ package learner
 //     at 0 (follow the leader since the change), and successive halving
 //     runs again from the restart: at restart + halving, + 2·halving, ...
 //     until keep members are left.
+// A second ADWIN watches the inputs: s(x) = mean_j min(((x_j − rm_j)/rs_j)², 9)/9
+// against the reference statistics of item 3 (in [0, 1]); a cut of its
+// window either way (the inputs moved, spread or gathered) is a shift, and
+// triggers the same restart (the fresh members are then re-standardised
+// to the new inputs, item 3). A shift that changes nothing costs one
+// restart: the survivors keep leading and the fresh members are pruned.
 // Fresh members matter because the models themselves adapt slowly deep
 // in a stream: AdaGrad's steps (the linear member, softmax heads) and
 // FOGD's weights carry the whole past; a fresh member learns the new
@@ -84,8 +90,9 @@ package learner
 // for halving events after each restart, and O(d) per event for each
 // generation of re-standardised survivors (usually one).
 //
-// Reported: Changes (restarts) and Alarms (increases ADWIN reported,
-// acted on or not), through learner.ChangeCount for metrics and logs.
+// Reported: Changes (restarts) and Alarms (rises of the loss and shifts of
+// the inputs the detectors reported, acted on or not), through
+// learner.ChangeCount for metrics and logs.
 
 import (
 	"fmt"
@@ -98,13 +105,15 @@ import (
 
 // autoTrack is auto's tracking state (track=true).
 type autoTrack struct {
-	tl      []float64 // Fixed Share losses per member (the weights' losses)
-	origin  uint64    // updates at the last restart (0: none yet)
-	halving uint64    // the pruning period n0
-	changes int64     // restarts
-	alarms  int64     // increases detected (acted on or not)
-	det     *drift.ADWIN
-	maxBank int // the most members the bank can hold (restore bound)
+	tl      []float64    // Fixed Share losses per member (the weights' losses)
+	origin  uint64       // updates at the last restart (0: none yet)
+	halving uint64       // the pruning period n0
+	changes int64        // restarts
+	alarms  int64        // changes detected, acted on or not: rises of the loss, shifts of the inputs
+	shifts  int64        // of which shifts of the inputs (fdet)
+	det     *drift.ADWIN // on auto's normalised loss
+	fdet    *drift.ADWIN // on the input statistic (featuresShifted); nil without re-standardisation (dimension 0)
+	maxBank int          // the most members the bank can hold (restore bound)
 
 	// Re-standardisation of fresh members (autoScale below), over auto's
 	// input of dimension d.
@@ -147,8 +156,12 @@ func newAutoTrack(members, keep, dim int, halving uint64) *autoTrack {
 	if err != nil {
 		panic(err) // the defaults are valid
 	}
-	return &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2),
+	tr := &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2),
 		km: make([]float64, dim), kv: make([]float64, dim), gen: make([]int, members)}
+	if dim > 0 {
+		tr.fdet, _ = drift.NewADWIN(drift.ADWINConfig{})
+	}
+	return tr
 }
 
 // newEvent marks the transforms' inputs stale (a new x). Nil-safe.
@@ -266,7 +279,7 @@ func fixedShare(tl, w []float64, alive []int, eta float64, t uint64) {
 
 // detect feeds the round's normalised loss to ADWIN and restarts the bank
 // on an increase when it is at its steady size.
-func (a *Auto) detect(score, y float64) {
+func (a *Auto) detect(score, y float64, x []float64) {
 	tr := a.tr
 	d := a.clip(score) - y
 	l := d * d / 4
@@ -277,14 +290,43 @@ func (a *Auto) detect(score, y float64) {
 			l = math.Min(1, d*d/(r*r))
 		}
 	}
-	if !lossRose(tr.det, l) {
+	rose := lossRose(tr.det, l)
+	shifted := tr.featuresShifted(x)
+	if !rose && !shifted {
 		return
 	}
 	tr.alarms++
+	if shifted {
+		tr.shifts++
+	}
 	if a.next != 0 {
 		return // the bank is still being pruned (at the start or after a restart)
 	}
 	a.restart()
+}
+
+// featuresShifted feeds the input statistic s(x) = mean over the
+// coordinates of min(((x_j − rm_j)/rs_j)², 9)/9 (in [0, 1]; coordinates of
+// reference scale 0 left out) to the feature detector, once the reference
+// exists, and reports whether it cut its window (either way: a shift of
+// the inputs' location or spread, or of their share of outliers). O(d).
+func (tr *autoTrack) featuresShifted(x []float64) bool {
+	if tr.fdet == nil || tr.rs == nil {
+		return false
+	}
+	var sum float64
+	n := 0
+	for j, v := range x {
+		if r := tr.rs[j]; r > 0 {
+			z := (v - tr.rm[j]) / r
+			sum += math.Min(float64(z*z), 9)
+			n++
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	return tr.fdet.Add(sum / float64(9*n))
 }
 
 // lossRose feeds the loss l to the detector and reports whether it cut
@@ -428,6 +470,14 @@ func (tr *autoTrack) encode(e *state.Encoder) error {
 		e.F64s(t.mul)
 		e.F64s(t.add)
 	}
+	if tr.fdet != nil {
+		e.I64(tr.shifts)
+		b, err := tr.fdet.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		e.Blob(b)
+	}
 	return nil
 }
 
@@ -470,6 +520,20 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		}
 		tx = append(tx, t)
 	}
+	var shifts int64
+	var fdet *drift.ADWIN
+	if tr.fdet != nil {
+		shifts = d.I64()
+		fblob := d.Blob()
+		if d.Err() != nil {
+			return nil
+		}
+		fdet, _ = drift.NewADWIN(drift.ADWINConfig{})
+		if err := fdet.UnmarshalBinary(fblob); err != nil {
+			d.Fail("feature change detector: %v", err)
+			return nil
+		}
+	}
 	for _, g := range gen {
 		if g < 0 || g > ntx {
 			d.Fail("transform %d of %d", g, ntx)
@@ -498,7 +562,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		d.Fail("reference statistics after %d inputs", updates)
 		return nil
 	}
-	if origin > updates || changes < 0 || alarms < changes {
+	if origin > updates || changes < 0 || alarms < changes || shifts < 0 || shifts > alarms {
 		d.Fail("bad tracking counters (origin %d of %d updates, %d changes, %d alarms)", origin, updates, changes, alarms)
 		return nil
 	}
@@ -508,7 +572,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		return nil
 	}
 	return &autoTrack{tl: tl, origin: origin, halving: tr.halving, changes: changes, alarms: alarms, det: det, maxBank: tr.maxBank,
-		km: km, kv: kv, rm: rm, rs: rs, gen: gen, tx: tx}
+		km: km, kv: kv, rm: rm, rs: rs, gen: gen, tx: tx, fdet: fdet, shifts: shifts}
 }
 
 // Changes is the number of changes auto acted on (restarts of its bank),

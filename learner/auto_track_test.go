@@ -76,7 +76,7 @@ func TestAutoTrackRecoversAfterAbruptChange(t *testing.T) {
 		}
 		// No restart before the change: run the first part alone.
 		_, lb := mistakesAfter(t, trackSpec, xs[:change], ys[:change], 0, 0)
-		if c, a, _ := ChangeCount(lb); c != 0 {
+		if c, a, _ := ChangeCount(lb); c != 0 || a != 0 {
 			t.Fatalf("seed %d: %d restarts (%d alarms) on the stationary first part", seed, c, a)
 		}
 		t.Logf("seed %d: mistakes in the %d events after the change: track %d, track=false %d; %d changes, %d alarms", seed, after, m1, m0, c, a)
@@ -300,8 +300,8 @@ func TestAutoTrackRestandardisesFreshMembers(t *testing.T) {
 	on, l := mistakesAfter(t, spec, xs, ys, change, change+after)
 	off, _ := mistakesAfter(t, spec+",track=false", xs, ys, change, change+after)
 	a := l.(*selfTuned).inner.(*Auto)
-	if a.tr.changes < 1 || len(a.tr.tx) == 0 {
-		t.Fatalf("no restart (%d changes, %d transforms)", a.tr.changes, len(a.tr.tx))
+	if a.tr.changes < 1 || len(a.tr.tx) == 0 || a.tr.shifts < 1 {
+		t.Fatalf("no restart (%d changes, %d transforms) or no shift of the inputs detected (%d)", a.tr.changes, len(a.tr.tx), a.tr.shifts)
 	}
 	// The newest transform applied to the recalibrated inputs (in auto's
 	// input space) gives the reference statistics back.
