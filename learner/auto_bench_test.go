@@ -12,14 +12,17 @@ import (
 // the counts include the linear member)
 // and reports its cost per event divided by that of its most expensive
 // survivor timed alone on the same (scaled) inputs, as "x-member" (the
-// issue's bound is ≤ 3), and the marshalled state size. The survivors are
+// issue's bound is ≤ 3), and the marshalled state size. With track=true
+// (the default) the bank is between restarts (the stream is stationary);
+// track=false rows are the bank without tracking. The survivors are
 // timed on restored copies, so the bank itself is not disturbed.
 func BenchmarkAutoSteadyState(b *testing.B) {
 	for _, c := range []struct {
 		base string
 		d    int
 	}{{"fogd,budget=100", 8}, {"nogd,budget=100", 8}, {"forks,budget=100", 8}, {"fogd,budget=100", 300}, {"nogd,budget=100", 300},
-		{"fogd,budget=100,loss=square", 8}, {"fogd,budget=100,loss=square", 40}} {
+		{"fogd,budget=100,loss=square", 8}, {"fogd,budget=100,loss=square", 40},
+		{"fogd,budget=100,track=false", 8}, {"fogd,budget=100,track=false", 300}} {
 		b.Run(fmt.Sprintf("%s/d=%d", c.base, c.d), func(b *testing.B) {
 			xs, ys := benchStream(c.d)
 			l, err := New("auto:halving=100,base="+c.base, c.d)
@@ -55,6 +58,7 @@ func BenchmarkAutoSteadyState(b *testing.B) {
 				worst = max(worst, cost(a.members[i]))
 			}
 			ratio := cost(a) / worst
+			c0, _, _ := ChangeCount(l)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				l.Learn(xs[i%len(xs)], ys[i%len(xs)])
@@ -64,6 +68,8 @@ func BenchmarkAutoSteadyState(b *testing.B) {
 			b.ReportMetric(ratio, "x-member")
 			b.ReportMetric(float64(len(st)), "state-bytes")
 			b.ReportMetric(float64(len(a.alive)), "survivors")
+			c1, _, _ := ChangeCount(l)
+			b.ReportMetric(float64(c1-c0), "restarts")
 		})
 	}
 }

@@ -105,15 +105,18 @@ import (
 
 // autoTrack is auto's tracking state (track=true).
 type autoTrack struct {
-	tl      []float64    // Fixed Share losses per member (the weights' losses)
-	origin  uint64       // updates at the last restart (0: none yet)
-	halving uint64       // the pruning period n0
-	changes int64        // restarts
-	alarms  int64        // changes detected, acted on or not: rises of the loss, shifts of the inputs
-	shifts  int64        // of which shifts of the inputs (fdet)
-	det     *drift.ADWIN // on auto's normalised loss
-	fdet    *drift.ADWIN // on the input statistic (featuresShifted); nil without re-standardisation (dimension 0)
-	maxBank int          // the most members the bank can hold (restore bound)
+	tl      []float64 // Fixed Share losses per member (the weights' losses)
+	origin  uint64    // updates at the last restart (0: none yet)
+	halving uint64    // the pruning period n0
+	changes int64     // restarts
+	alarms  int64     // changes detected, acted on or not: rises of the loss, shifts of the inputs
+	shifts  int64     // of which shifts of the inputs (fdet)
+	// lastShift is the update count at the last shift of the inputs (0:
+	// none).
+	lastShift uint64
+	det       *drift.ADWIN // on auto's normalised loss
+	fdet      *drift.ADWIN // on the input statistic (featuresShifted); nil without re-standardisation (dimension 0)
+	maxBank   int          // the most members the bank can hold (restore bound)
 
 	// Re-standardisation of fresh members (autoScale below), over auto's
 	// input of dimension d.
@@ -132,6 +135,8 @@ type autoScale struct {
 	mul, add []float64 // (d)
 	u        []float64 // (d) scratch: this event's u
 	done     bool      // u holds this event's input
+	identity bool      // mul = 1 and add = 0: u is x
+	fit      bool      // follows the running statistics (the inputs shifted); else stays the identity
 }
 
 // autoScaleMax bounds a coordinate's re-standardising factor (and its
@@ -182,6 +187,9 @@ func (tr *autoTrack) input(x []float64, i int) []float64 {
 		return x
 	}
 	t := &tr.tx[tr.gen[i]-1]
+	if t.identity {
+		return x
+	}
 	if !t.done {
 		for j, v := range x {
 			t.u[j] = float64(v*t.mul[j]) + t.add[j]
@@ -215,20 +223,36 @@ func (tr *autoTrack) observe(x []float64, k uint64) {
 		for j, v := range tr.kv {
 			tr.rs[j] = math.Sqrt(v)
 		}
-	case tr.rs != nil && len(tr.tx) > 0 && tr.origin > 0:
+	case tr.rs != nil && len(tr.tx) > 0 && tr.origin > 0 && tr.tx[len(tr.tx)-1].fit:
 		tr.setScale(&tr.tx[len(tr.tx)-1])
 	}
 }
 
-// setScale sets t to map the running statistics to the reference.
+// setScale sets t to map the running statistics to the reference. A
+// coordinate's shift below 4/√h reference deviations, or factor within
+// 3/√h of 1, h = halving the number of inputs the statistics are over, is
+// within their noise (the mean of h inputs has a standard error of 1/√h
+// deviations and their spread 1/√(2h)) and is left at 0 or 1: on a stream
+// whose inputs did not move the transform is the identity with high
+// probability, and a sparse input stays sparse.
 func (tr *autoTrack) setScale(t *autoScale) {
+	h := math.Sqrt(float64(max(tr.halving, 2)))
+	shift, ratio := 4/h, 3/h
+	t.identity = true
 	for j := range t.mul {
 		m := 1.0
 		if s := math.Sqrt(tr.kv[j]); tr.rs[j] > 0 && s > 0 {
 			m = math.Max(1.0/autoScaleMax, math.Min(autoScaleMax, tr.rs[j]/s))
 		}
-		t.mul[j] = m
-		t.add[j] = tr.rm[j] - float64(tr.km[j]*m)
+		if math.Abs(m-1) < ratio {
+			m = 1
+		}
+		add := tr.rm[j] - float64(tr.km[j]*m)
+		if math.Abs(add) < float64(shift*tr.rs[j]) {
+			add = 0
+		}
+		t.mul[j], t.add[j] = m, add
+		t.identity = t.identity && m == 1 && add == 0
 	}
 }
 
@@ -239,6 +263,7 @@ func newScale(d int) autoScale {
 	for j := range t.mul {
 		t.mul[j] = 1
 	}
+	t.identity = true
 	return t
 }
 
@@ -298,6 +323,12 @@ func (a *Auto) detect(score, y float64, x []float64) {
 	tr.alarms++
 	if shifted {
 		tr.shifts++
+		tr.lastShift = a.updates
+		// A shift found while a restart's fresh members are young (its
+		// statistics still forming): they are re-standardised from now.
+		if n := len(tr.tx); n > 0 && tr.origin > 0 && a.updates-tr.origin <= max(tr.halving, 2) {
+			tr.tx[n-1].fit = true
+		}
 	}
 	if a.next != 0 {
 		return // the bank is still being pruned (at the start or after a restart)
@@ -356,7 +387,12 @@ func (a *Auto) restart() {
 		gens = append(gens, remap[g])
 		members = append(members, a.members[i])
 	}
-	tx = append(tx, newScale(len(tr.km)))
+	scale := newScale(len(tr.km))
+	// Re-standardised only when the inputs moved: a shift detected now or
+	// within the last 2·halving events (else the fresh members read the
+	// inputs as the survivors do).
+	scale.fit = tr.lastShift > 0 && a.updates-tr.lastShift <= 2*max(tr.halving, 2)
+	tx = append(tx, scale)
 	clear(tr.km)
 	clear(tr.kv)
 	fresh0 := len(tx)
@@ -469,9 +505,11 @@ func (tr *autoTrack) encode(e *state.Encoder) error {
 	for _, t := range tr.tx {
 		e.F64s(t.mul)
 		e.F64s(t.add)
+		e.Bool(t.fit)
 	}
 	if tr.fdet != nil {
 		e.I64(tr.shifts)
+		e.U64(tr.lastShift)
 		b, err := tr.fdet.MarshalBinary()
 		if err != nil {
 			return err
@@ -509,6 +547,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 			return nil
 		}
 		t := autoScale{mul: d.F64sN(nil, dim), add: d.F64sN(nil, dim), u: make([]float64, dim)}
+		t.fit = d.Bool()
 		if d.Err() != nil {
 			return nil
 		}
@@ -518,12 +557,18 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 				return nil
 			}
 		}
+		t.identity = true
+		for j, m := range t.mul {
+			t.identity = t.identity && m == 1 && t.add[j] == 0
+		}
 		tx = append(tx, t)
 	}
 	var shifts int64
+	var lastShift uint64
 	var fdet *drift.ADWIN
 	if tr.fdet != nil {
 		shifts = d.I64()
+		lastShift = d.U64()
 		fblob := d.Blob()
 		if d.Err() != nil {
 			return nil
@@ -562,7 +607,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		d.Fail("reference statistics after %d inputs", updates)
 		return nil
 	}
-	if origin > updates || changes < 0 || alarms < changes || shifts < 0 || shifts > alarms {
+	if origin > updates || changes < 0 || alarms < changes || shifts < 0 || shifts > alarms || lastShift > updates || (shifts == 0) != (lastShift == 0) {
 		d.Fail("bad tracking counters (origin %d of %d updates, %d changes, %d alarms)", origin, updates, changes, alarms)
 		return nil
 	}
@@ -572,7 +617,7 @@ func (tr *autoTrack) decode(d *state.Decoder, n, dim int, updates uint64) *autoT
 		return nil
 	}
 	return &autoTrack{tl: tl, origin: origin, halving: tr.halving, changes: changes, alarms: alarms, det: det, maxBank: tr.maxBank,
-		km: km, kv: kv, rm: rm, rs: rs, gen: gen, tx: tx, fdet: fdet, shifts: shifts}
+		km: km, kv: kv, rm: rm, rs: rs, gen: gen, tx: tx, fdet: fdet, shifts: shifts, lastShift: lastShift}
 }
 
 // Changes is the number of changes auto acted on (restarts of its bank),
