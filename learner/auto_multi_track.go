@@ -71,7 +71,7 @@ func (a *AutoMulti) share() {
 	for _, i := range a.alive {
 		tr.tl[i] += a.l[i]
 	}
-	fixedShare(tr.tl, a.w, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)), a.updates+1-tr.origin)
+	fixedShare(tr.tl, a.w, a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)), tr.shareCount(a.updates))
 }
 
 // detect feeds the mixture's normalised loss (mixLoss/ln(1/ε), in [0, 1])

@@ -132,7 +132,7 @@ func TestAutoFixedShareFloor(t *testing.T) {
 		}
 		den := adaHedgeWeights(w, a.tr.tl, a.alive, eta)
 		k := float64(len(a.alive))
-		alpha := 1 / float64(a.updates-a.tr.origin+1)
+		alpha := 1 / float64(a.tr.shareCount(a.updates-1)+1)
 		for _, j := range a.alive {
 			share := w[j] / den
 			if share < alpha/k*(1-1e-9) {
@@ -148,7 +148,7 @@ func TestAutoFixedShareFloor(t *testing.T) {
 	for _, j := range a.alive {
 		plainMin = math.Min(plainMin, w[j]/den)
 	}
-	alpha := 1 / float64(a.updates+1)
+	alpha := 1 / float64(a.tr.shareCount(a.updates-1)+1)
 	if plainMin >= alpha/float64(len(a.alive)) {
 		t.Fatalf("the test does not exercise the share: AdaHedge's smallest weight %.3g ≥ α/K", plainMin)
 	}
