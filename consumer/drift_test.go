@@ -1,11 +1,9 @@
 package consumer
 
 import (
-	"bytes"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,24 +12,6 @@ import (
 	"okstream/codec"
 	"okstream/internal/kafkatest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the pipeline's concurrent logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A change in the stream that auto detects and acts on (issue 40,
 // learner/auto_track.go) is a metric and a log line: a binary stream whose
@@ -61,7 +41,7 @@ func TestDriftChangeReported(t *testing.T) {
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.Models = []Model{{Name: "auto", Spec: "auto:halving=50,budget=20"}, {Name: "fogd", Spec: "fogd"}}
 	cfg.Dim = 4
-	logs := &syncBuffer{}
+	logs := &kafkatest.SyncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := start(t, cfg)
 	ends := endOffsets(t, e, input)

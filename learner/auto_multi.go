@@ -524,19 +524,8 @@ func (a *AutoMulti) UnmarshalBinary(data []byte) error {
 	slot := a.slot
 	var tr *autoTrack
 	if a.tr != nil {
-		slot = d.Ints(nil)
-		if d.Err() == nil && (len(slot) == 0 || len(slot) > a.tr.maxBank) {
-			d.Fail("bank of %d members (at most %d)", len(slot), a.tr.maxBank)
-		}
-		for _, s := range slot {
-			if d.Err() == nil && (s < 0 || s >= len(a.specs)) {
-				d.Fail("member configuration %d of %d", s, len(a.specs))
-			}
-		}
+		slot, tr = a.tr.decodeBank(d, len(a.specs), 0, updates)
 		n = len(slot)
-		if d.Err() == nil {
-			tr = a.tr.decode(d, n, 0, updates)
-		}
 	}
 	alive := d.Ints(nil)
 	loss := d.F64sN(nil, n)

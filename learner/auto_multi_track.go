@@ -169,41 +169,19 @@ func (a *AutoMulti) restart() {
 	}
 	n := len(members)
 	a.slot, a.members = slots, members
-	a.alive = a.alive[:0]
-	for i := range n {
-		a.alive = append(a.alive, i)
-	}
-	a.loss = make([]float64, n) // restarts only: O(bank) per change
-	tr.tl = make([]float64, n)
+	a.alive = restartAlive(a.alive, n)
 	tr.gen = make([]int, n) // every member reads the inputs as they are
 	a.q = make([][]float64, n)
 	a.w = make([]float64, max(n, len(a.w)))
 	a.l = make([]float64, max(n, len(a.l)))
 	a.delta = 0
-	tr.origin = a.updates
-	tr.changes++
-	a.next = 0
-	if nf > a.keep {
-		a.next = a.updates + tr.halving
-	}
-	tr.det.Reset()
+	a.loss, a.next = tr.begin(a.updates, n, nf, a.keep)
 }
 
 // neighbours returns the configurations of the FOGD members at σ·2^±1 with
 // the same η and view as configuration s (those on the grid).
 func (a *AutoMulti) neighbours(s int) []int {
-	sig, _ := ParseNumber(a.specs[s]["sigma"])
-	var out []int
-	for j, kv := range a.specs {
-		if j == s || !a.fogdOn[j] || a.views[j] != a.views[s] || kv["eta"] != a.specs[s]["eta"] {
-			continue
-		}
-		o, _ := ParseNumber(kv["sigma"])
-		if o > 0 && sig > 0 && math.Abs(math.Abs(math.Log2(o/sig))-1) < 1e-9 {
-			out = append(out, j)
-		}
-	}
-	return out
+	return sigmaNeighbours(a.specs, s, 1, func(j int) bool { return a.fogdOn[j] && a.views[j] == a.views[s] })
 }
 
 // validTrackBank checks a restored bank against what restarts and halving

@@ -441,42 +441,46 @@ func (a *Auto) restart() {
 	n := len(members)
 	a.slot, a.members = slots, members
 	tr.gen, tr.tx = gens, tx
-	a.alive = a.alive[:0]
-	for i := range n {
-		a.alive = append(a.alive, i)
-	}
-	a.loss = make([]float64, n) // restarts only: O(bank) per change
-	tr.tl = make([]float64, n)
+	a.alive = restartAlive(a.alive, n)
 	a.f = make([]float64, max(n, len(a.f)))
 	a.w = make([]float64, max(n, len(a.w)))
 	a.delta = 0
-	tr.origin = a.updates
-	tr.changes++
-	a.next = 0
-	if n > a.keep {
-		a.next = a.updates + tr.halving
-	}
-	tr.det.Reset()
+	a.loss, a.next = tr.begin(a.updates, n, n, a.keep)
 }
 
 // neighbours returns the slots of the σ grid points next to slot s (the
 // same η, σ·2^±1/per_octave), those that exist.
 func (a *Auto) neighbours(s int) []int {
-	sig, _ := ParseNumber(a.specs[s]["sigma"])
+	return sigmaNeighbours(a.specs, s, a.sigmaStep(), func(j int) bool { return a.names[j] != "linear" })
+}
+
+// sigmaNeighbours returns the configurations j ≠ s among specs, eligible,
+// with the same eta whose σ is within step octaves of configuration s's
+// (and not equal to it). Shared by auto and multi-class auto.
+func sigmaNeighbours(specs []map[string]string, s int, step float64, eligible func(j int) bool) []int {
+	sig, _ := ParseNumber(specs[s]["sigma"])
 	var out []int
-	for j, kv := range a.specs {
-		if j == s || a.names[j] == "linear" || kv["eta"] != a.specs[s]["eta"] {
+	for j, kv := range specs {
+		if j == s || !eligible(j) || kv["eta"] != specs[s]["eta"] {
 			continue
 		}
 		o, _ := ParseNumber(kv["sigma"])
 		if o > 0 && sig > 0 {
-			r := math.Abs(math.Log2(o / sig))
-			if r > 0 && r <= a.sigmaStep()+1e-9 {
+			if r := math.Abs(math.Log2(o / sig)); r > 0 && r <= step+1e-9 {
 				out = append(out, j)
 			}
 		}
 	}
 	return out
+}
+
+// restartAlive rebuilds alive as every member 0..n−1 (a restart's bank).
+func restartAlive(alive []int, n int) []int {
+	alive = alive[:0]
+	for i := range n {
+		alive = append(alive, i)
+	}
+	return alive
 }
 
 // sigmaStep is the grid's σ step in octaves (1/per_octave).
@@ -501,11 +505,9 @@ func (tr *autoTrack) encode(e *state.Encoder) error {
 	e.U64(tr.origin)
 	e.I64(tr.changes)
 	e.I64(tr.alarms)
-	b, err := tr.det.MarshalBinary()
-	if err != nil {
+	if err := encodeDetector(e, tr.det); err != nil {
 		return err
 	}
-	e.Blob(b)
 	e.F64s(tr.km)
 	e.F64s(tr.kv)
 	e.Bool(tr.rs != nil)
@@ -523,13 +525,54 @@ func (tr *autoTrack) encode(e *state.Encoder) error {
 	if tr.fdet != nil {
 		e.I64(tr.shifts)
 		e.U64(tr.lastShift)
-		b, err := tr.fdet.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		e.Blob(b)
+		return encodeDetector(e, tr.fdet)
 	}
 	return nil
+}
+
+// encodeDetector appends a detector's state as a blob.
+func encodeDetector(e *state.Encoder, det *drift.ADWIN) error {
+	b, err := det.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	e.Blob(b)
+	return nil
+}
+
+// decodeBank reads the member configurations of a tracking bank (each an
+// index into nspecs configurations, at most maxBank of them) and the
+// tracking state for inputs of dimension dim; nil and d failed on a bad
+// one. Shared by auto and multi-class auto.
+func (tr *autoTrack) decodeBank(d *state.Decoder, nspecs, dim int, updates uint64) (slot []int, restored *autoTrack) {
+	slot = d.Ints(nil)
+	if d.Err() == nil && (len(slot) == 0 || len(slot) > tr.maxBank) {
+		d.Fail("bank of %d members (at most %d)", len(slot), tr.maxBank)
+	}
+	for _, s := range slot {
+		if d.Err() == nil && (s < 0 || s >= nspecs) {
+			d.Fail("member configuration %d of %d", s, nspecs)
+		}
+	}
+	if d.Err() != nil {
+		return nil, nil
+	}
+	return slot, tr.decode(d, len(slot), dim, updates)
+}
+
+// begin starts the tracking state of a restarted bank of n members at
+// updates: Fixed Share losses at 0, the restart's origin and count, the
+// loss detector's window emptied. It returns the fresh loss sums and the
+// next pruning point (0 when prunable members are at most keep).
+func (tr *autoTrack) begin(updates uint64, n, prunable, keep int) (loss []float64, next uint64) {
+	tr.tl = make([]float64, n)
+	tr.origin = updates
+	tr.changes++
+	tr.det.Reset()
+	if prunable > keep {
+		next = updates + tr.halving
+	}
+	return make([]float64, n), next // restarts only: O(bank) per change
 }
 
 // decode reads a tracking state for a bank of n members of input
