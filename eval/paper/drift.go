@@ -355,26 +355,32 @@ func driftRecovery(ts []int, changes []int, task string, m *driftModel) {
 
 // riverResult is scripts/river_drift.py's output (docs/data/drift_river.json).
 type riverResult struct {
-	River   string `json:"river_version"`
-	Python  string `json:"python_version"`
-	Date    string `json:"date"`
-	Script  string `json:"script"`
-	Note    string `json:"note"`
-	Streams []struct {
-		Key    string `json:"key"`
-		Spec   string `json:"spec"`
-		N      int    `json:"n"`
-		Runs   int    `json:"runs"`
-		Ts     []int  `json:"ts"`
-		Models []struct {
-			Label   string    `json:"label"`
-			Overall float64   `json:"overall"`
-			Std     float64   `json:"std"`
-			Window  []float64 `json:"windowed"`
-			Seconds float64   `json:"seconds"`
-			Events  int       `json:"events"` // events scored (< n if time-boxed)
-		} `json:"models"`
-	} `json:"streams"`
+	River   string        `json:"river_version"`
+	Python  string        `json:"python_version"`
+	Date    string        `json:"date"`
+	Script  string        `json:"script"`
+	Note    string        `json:"note"`
+	Streams []riverStream `json:"streams"`
+}
+
+// riverStream is one stream's River results.
+type riverStream struct {
+	Key    string       `json:"key"`
+	Spec   string       `json:"spec"`
+	N      int          `json:"n"`
+	Runs   int          `json:"runs"`
+	Ts     []int        `json:"ts"`
+	Models []riverModel `json:"models"`
+}
+
+// riverModel is one River model's result on a stream.
+type riverModel struct {
+	Label   string    `json:"label"`
+	Overall float64   `json:"overall"`
+	Std     float64   `json:"std"`
+	Window  []float64 `json:"windowed"`
+	Seconds float64   `json:"seconds"`
+	Events  int       `json:"events"` // events scored (< n if time-boxed)
 }
 
 // readRiver reads the recorded River results (nil, nil when absent).
