@@ -1,9 +1,12 @@
 package paper
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -111,6 +114,10 @@ type driftModel struct {
 	Window  []float64     `json:"windowed"` // error per window (ends DriftStreamResult.Ts), mean over runs
 	Changes []driftChange `json:"changes,omitempty"`
 	River   bool          `json:"river,omitempty"` // a recorded River result
+	// Trivial marks a predictor that learns no function of the features
+	// (the constant predictor; River's prior, mean and no-change): the
+	// plot's y axis ignores it.
+	Trivial bool `json:"trivial,omitempty"`
 }
 
 // driftStreamResult is one stream's results.
@@ -128,6 +135,7 @@ type driftStreamResult struct {
 	Ts      []int        `json:"ts"` // window ends
 	Models  []driftModel `json:"models"`
 	Command string       `json:"command"`
+	SHA256  string       `json:"sha256,omitempty"` // a data file's (Elec2)
 }
 
 // driftResult is the experiment's raw results (docs/data/drift.json).
@@ -272,7 +280,7 @@ func runDriftEval(ds *dataset.Dataset, task string, cfg eval.Config, o Options, 
 	if b := r.Baseline; b != nil {
 		ts, c := cum(b.Curve)
 		st := b.Measures[r.Metric]
-		sr.Models = append(sr.Models, driftModel{Label: b.Label, Overall: st.Mean, Std: st.Std, Window: drift.SegmentErrors(ts, c)})
+		sr.Models = append(sr.Models, driftModel{Label: b.Label, Overall: st.Mean, Std: st.Std, Window: drift.SegmentErrors(ts, c), Trivial: true})
 	}
 	return sr, nil
 }
@@ -316,8 +324,25 @@ func runElec2(o Options) (*driftStreamResult, string, error) {
 		return nil, "", err
 	}
 	sr.Key, sr.Title, sr.Spec = elec2Key, "Elec2 (Harries 1999; NSW electricity price up/down, time order)", filepath.Base(path)
+	if sr.SHA256, err = fileSHA256(path); err != nil {
+		return nil, "", err
+	}
 	sr.Command = driftCommand("--data "+path+" --label target --no-permute", cfg, "classification")
 	return sr, "", nil
+}
+
+// fileSHA256 is the hex SHA-256 of a file.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // driftRecovery fills m.Changes for the change points of a stream:
@@ -383,6 +408,10 @@ type riverModel struct {
 	Events  int       `json:"events"` // events scored (< n if time-boxed)
 }
 
+// riverTrivial are scripts/river_drift.py's predictors that learn no
+// function of the features.
+var riverTrivial = map[string]bool{"Prior": true, "Mean": true, "NoChange": true}
+
 // readRiver reads the recorded River results (nil, nil when absent).
 func readRiver(path string) (*riverResult, error) {
 	b, err := os.ReadFile(path)
@@ -414,7 +443,11 @@ func riverModels(rv *riverResult, sr *driftStreamResult) []driftModel {
 			if len(m.Window) != len(sr.Ts) || (m.Events != 0 && m.Events != sr.N) {
 				continue
 			}
-			dm := driftModel{Label: "River " + m.Label, Overall: m.Overall, Std: m.Std, Window: m.Window, River: true}
+			dm := driftModel{Label: "River " + m.Label, Overall: m.Overall, Std: m.Std, Window: m.Window, River: true,
+				Trivial: riverTrivial[m.Label]}
+			if m.Events > 0 {
+				dm.NsEvent = 1e9 * m.Seconds / float64(m.Events)
+			}
 			driftRecovery(sr.Ts, sr.Changes, sr.Task, &dm)
 			out = append(out, dm)
 		}
@@ -554,7 +587,11 @@ func driftSummary(b *strings.Builder, res *driftResult, rv *riverResult) {
 
 // driftStreamSection writes one stream's tables and plot.
 func driftStreamSection(b *strings.Builder, sr *driftStreamResult, all []driftModel, plot string) {
-	fmt.Fprintf(b, "### %s\n\n`%s`: n = %d, d = %d, %d run(s)", sr.Title, sr.Spec, sr.N, sr.Dim, sr.Runs)
+	fmt.Fprintf(b, "### %s\n\n`%s`", sr.Title, sr.Spec)
+	if sr.SHA256 != "" {
+		fmt.Fprintf(b, " (sha256 %s; scripts/fetch_elec2.sh)", sr.SHA256)
+	}
+	fmt.Fprintf(b, ": n = %d, d = %d, %d run(s)", sr.N, sr.Dim, sr.Runs)
 	if len(sr.Changes) > 0 {
 		kind := "abrupt"
 		if sr.Gradual {

@@ -13,9 +13,11 @@ import (
 
 // driftPlot draws the windowed error of every model of a stream against
 // the events (one point per window, at its end), with a dotted vertical
-// line at each change point. The y axis stops at 1.15 × the worst window
-// of the learners (not of the constant predictor, whose line is then
-// clipped), so that the learners' curves stay readable.
+// line at each change point; River's curves dashed, River's prior and
+// running mean left out (eval's constant predictor is the same). The y
+// axis stops at 1.15 × the worst window of the models that learn a
+// function of the features (not of the trivial predictors, whose lines
+// are then clipped), so that the learners' curves stay readable.
 func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
 	p := plot.New()
 	p.Title.Text = sr.Title
@@ -28,7 +30,7 @@ func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
 	p.Legend.Top = true
 	top := 0.0
 	for _, m := range models {
-		if m.Spec == "" && !m.River { // the constant predictor
+		if m.Trivial {
 			continue
 		}
 		for _, v := range m.Window {
@@ -38,6 +40,9 @@ func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
 		}
 	}
 	for i, m := range models {
+		if m.River && (m.Label == "River Prior" || m.Label == "River Mean") {
+			continue // the same predictor as eval's constant one
+		}
 		xy := make(plotter.XYs, 0, len(m.Window))
 		for k, v := range m.Window {
 			if k < len(sr.Ts) && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -56,7 +61,7 @@ func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
 		if m.River {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
 		}
-		if m.Spec == "" && !m.River {
+		if m.Trivial && !m.River {
 			l.Color = color.Gray{Y: 120}
 			l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
 		}

@@ -93,7 +93,7 @@ func WriteDriftStreams(dir string, runs int, seed uint64, elec string, datasets 
 			if err := writeStreamCSV(filepath.Join(dir, name), ds); err != nil {
 				return nil, err
 			}
-			man.Streams = append(man.Streams, DriftManifestItem{Key: elec2Key, Spec: filepath.Base(path), Task: "classification", N: ds.Len(), Dim: ds.Dim,
+			man.Streams = append(man.Streams, DriftManifestItem{Key: elec2Key, Title: "Elec2", Spec: filepath.Base(path), Task: "classification", N: ds.Len(), Dim: ds.Dim,
 				Ts: driftTs(ds.Len()), Files: []string{name}})
 		} else if elec != "" {
 			return nil, err
