@@ -221,7 +221,7 @@ func runDriftStream(s driftStream, o Options) (*driftStreamResult, error) {
 	if g.Regression() != (s.Task == "regression") {
 		return nil, fmt.Errorf("stream %s is not %s", spec, s.Task)
 	}
-	cfg := eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers, CurvePoints: ds.Len() / DriftWindow, NoPermute: true,
+	cfg := eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers, CurvePoints: max(ds.Len()/DriftWindow, 1), NoPermute: true,
 		Sequence: func(run int) (*dataset.Dataset, error) { return drift.LoadRun(spec, run) }}
 	sr, err := runDriftEval(ds, s.Task, cfg, o, "drift "+s.Key)
 	if err != nil {
@@ -318,7 +318,7 @@ func runElec2(o Options) (*driftStreamResult, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cfg := eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers, CurvePoints: ds.Len() / DriftWindow, NoPermute: true}
+	cfg := eval.Config{Runs: o.Runs, Seed: o.Seed, Workers: o.Workers, CurvePoints: max(ds.Len()/DriftWindow, 1), NoPermute: true}
 	sr, err := runDriftEval(ds, "classification", cfg, o, "drift elec2")
 	if err != nil {
 		return nil, "", err

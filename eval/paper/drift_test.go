@@ -248,3 +248,54 @@ func TestDriftExperimentSEA(t *testing.T) {
 		}
 	}
 }
+
+// Elec2 is skipped with a note when its file is absent at the default
+// place, refused when a named file is absent, and run in file order when
+// present.
+func TestDriftElec2(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("OKSTREAM_DATA_ROOT", root)
+	old := DriftRiverPath
+	DriftRiverPath = filepath.Join(root, "none.json")
+	defer func() { DriftRiverPath = old }()
+	e, _ := Get("drift")
+	rep, err := e.Run(Options{Runs: 1, Datasets: []string{"elec2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Body, "Elec2 skipped") {
+		t.Errorf("no skip note:\n%s", rep.Body)
+	}
+	if _, err := e.Run(Options{Runs: 1, Datasets: []string{"elec2"}, Data: filepath.Join(root, "missing.csv")}); err == nil {
+		t.Error("a named missing Elec2 file was not refused")
+	}
+	// A small stand-in with Elec2's columns at the default place.
+	var b strings.Builder
+	b.WriteString("feat_1,feat_2,feat_3,feat_4,feat_5,feat_6,target\n")
+	for i := 0; i < 2500; i++ {
+		v := float64(i%48) / 47
+		y := 0
+		if (i/7)%2 == 0 {
+			y = 1
+		}
+		b.WriteString(strconv.FormatFloat(v, 'g', -1, 64) + ",0.1,0.2,0.3,0.4,0.5," + strconv.Itoa(y) + "\n")
+	}
+	if err := os.MkdirAll(filepath.Join(root, "elec2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Elec2Path(), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = e.Run(Options{Runs: 1, Datasets: []string{"elec2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Data.(*driftResult)
+	if len(res.Streams) != 1 || res.Streams[0].N != 2500 || !equalInts(res.Streams[0].Ts, driftTs(2500)) || len(res.Streams[0].SHA256) != 64 {
+		t.Fatalf("elec2 stand-in: %+v", res.Streams)
+	}
+	man, err := WriteDriftStreams(t.TempDir(), 1, 1, "", []string{"elec2"})
+	if err != nil || len(man.Streams) != 1 || man.Streams[0].Spec != res.Streams[0].Spec || !equalInts(man.Streams[0].Ts, res.Streams[0].Ts) {
+		t.Fatalf("elec2 stream file: %v %+v", err, man)
+	}
+}
