@@ -577,12 +577,68 @@ func driftSummary(b *strings.Builder, res *driftResult, rv *riverResult) {
 		}
 		b.WriteString("\n")
 	}
+	driftRecoverySummary(b, res, rv)
 	if rv != nil {
 		fmt.Fprintf(b, "River columns: recorded numbers, River %s (Python %s), run by `%s` on %s on the streams `okstream reproduce drift --write-streams DIR` writes (the same events, in the same order); not run in CI. %s\n\n",
 			rv.River, rv.Python, rv.Script, rv.Date, rv.Note)
 	} else {
 		fmt.Fprintf(b, "No recorded River results (%s absent): see scripts/river_drift.py.\n\n", DriftRiverPath)
 	}
+}
+
+// driftRecoverySummary writes, for every abrupt change of every stream,
+// each learner's recovery time and first window after the change.
+func driftRecoverySummary(b *strings.Builder, res *driftResult, rv *riverResult) {
+	var cols []string
+	seen := map[string]bool{}
+	type row struct {
+		sr *driftStreamResult
+		k  int
+		ms map[string]driftModel
+	}
+	var rows []row
+	for i := range res.Streams {
+		sr := &res.Streams[i]
+		if sr.Gradual || len(sr.Changes) == 0 {
+			continue
+		}
+		ms := map[string]driftModel{}
+		for _, m := range append(append([]driftModel(nil), sr.Models...), riverModels(rv, sr)...) {
+			if m.Trivial {
+				continue
+			}
+			ms[m.Label] = m
+			if !seen[m.Label] {
+				seen[m.Label] = true
+				cols = append(cols, m.Label)
+			}
+		}
+		for k := range sr.Changes {
+			rows = append(rows, row{sr, k, ms})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("### Recovery after each abrupt change (events until the windowed error is back within the tolerance; in parentheses the window before the change → the first window after it)\n\n| stream @ change |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s @ %d |", r.sr.Key, r.sr.Changes[r.k])
+		for _, c := range cols {
+			m, ok := r.ms[c]
+			if !ok || r.k >= len(m.Changes) {
+				b.WriteString(" – |")
+				continue
+			}
+			ch := m.Changes[r.k]
+			fmt.Fprintf(b, " %s (%s → %s) |", fmtRecovery(ch.Recovery), fmtErr(ch.Before, r.sr.Task), fmtErr(ch.First, r.sr.Task))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 // driftStreamSection writes one stream's tables and plot.
