@@ -327,7 +327,14 @@ func runElec2(o Options) (*driftStreamResult, string, error) {
 	if sr.SHA256, err = fileSHA256(path); err != nil {
 		return nil, "", err
 	}
-	sr.Command = driftCommand("--data "+path+" --label target --no-permute", cfg, "classification")
+	shown := path // the command names the default place machine-independently
+	if o.Data == "" {
+		shown = "../shared/datasets/elec2/elec.csv"
+		if os.Getenv("OKSTREAM_DATA_ROOT") != "" {
+			shown = "$OKSTREAM_DATA_ROOT/elec2/elec.csv"
+		}
+	}
+	sr.Command = driftCommand("--data "+shown+" --label target --no-permute", cfg, "classification")
 	return sr, "", nil
 }
 
