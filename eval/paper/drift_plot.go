@@ -15,7 +15,7 @@ import (
 // the events (one point per window, at its end), with a dotted vertical
 // line at each change point; River's curves dashed, River's prior and
 // running mean left out (eval's constant predictor is the same). The y
-// axis stops at 1.15 × the worst window of the models that learn a
+// axis stops at 1.5 × the worst window of the models that learn a
 // function of the features (not of the trivial predictors, whose lines
 // are then clipped), so that the learners' curves stay readable.
 func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
@@ -69,7 +69,7 @@ func driftPlot(sr *driftStreamResult, models []driftModel, path string) error {
 		p.Legend.Add(m.Label, l)
 	}
 	if top > 0 {
-		p.Y.Min, p.Y.Max = 0, 1.15*top
+		p.Y.Min, p.Y.Max = 0, 1.5*top // room for the legend above the curves
 	}
 	for _, c := range sr.Changes {
 		l, err := plotter.NewLine(plotter.XYs{{X: float64(c), Y: p.Y.Min}, {X: float64(c), Y: p.Y.Max}})
