@@ -77,6 +77,7 @@ the raw JSON results. The section replaces the experiment's previous one in
 	printOnly := fs.Bool("print", false, "print the markdown to stdout and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	rerender := fs.Bool("rerender", false, "re-render the section from the raw JSON results (--json) without running anything (table experiments); numbers stay byte-identical")
+	writeStreams := fs.String("write-streams", "", "drift: write the experiment's streams (every run, in order) as CSV files and streams.json into this directory, for scripts/river_drift.py, and run nothing")
 	algos := fs.String("algos", "", "comma-separated algorithm labels: run only these rows and merge them into the raw JSON results of an earlier run (same --runs, --seed), then re-render the whole section")
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -97,6 +98,23 @@ the raw JSON results. The section replaces the experiment's previous one in
 	if *selectRuns < -1 {
 		fmt.Fprintf(stderr, "okstream reproduce: --select-runs %d: use a count ≥ 1, 0 for the experiment's choice or -1 for the reported runs\n", *selectRuns)
 		return 2
+	}
+	if *writeStreams != "" {
+		if id != "drift" {
+			fmt.Fprintf(stderr, "okstream reproduce: --write-streams is for the drift experiment\n")
+			return 2
+		}
+		var keys []string
+		if *datasets != "" {
+			keys = strings.Split(*datasets, ",")
+		}
+		man, err := paper.WriteDriftStreams(*writeStreams, *runs, *seed, *data, keys)
+		if err != nil {
+			fmt.Fprintf(stderr, "okstream reproduce: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %d streams to %s (streams.json lists the files)\n", len(man.Streams), *writeStreams)
+		return 0
 	}
 	o := paper.Options{Runs: *runs, Seed: *seed, Workers: *workers, SelectRuns: *selectRuns}
 	o.Data = *data
