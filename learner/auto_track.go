@@ -162,7 +162,7 @@ func newAutoTrack(members, keep, dim int, halving uint64) *autoTrack {
 	if err != nil {
 		panic(err) // the defaults are valid
 	}
-	tr := &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+2),
+	tr := &autoTrack{tl: make([]float64, members), halving: halving, det: det, maxBank: max(members, 2*keep+4),
 		km: make([]float64, dim), kv: make([]float64, dim), gen: make([]int, members)}
 	if dim > 0 {
 		tr.fdet, _ = drift.NewADWIN(drift.ADWINConfig{})
@@ -445,7 +445,8 @@ func (a *Auto) restart() {
 	a.f = make([]float64, max(n, len(a.f)))
 	a.w = make([]float64, max(n, len(a.w)))
 	a.delta = 0
-	a.loss, a.next = tr.begin(a.updates, n, n, a.keep)
+	cand, _ := a.splitLinear()
+	a.loss, a.next = tr.begin(a.updates, n, len(cand), a.keep)
 }
 
 // neighbours returns the slots of the σ grid points next to slot s (the
@@ -472,6 +473,40 @@ func sigmaNeighbours(specs []map[string]string, s int, step float64, eligible fu
 		}
 	}
 	return out
+}
+
+// splitLinear returns the survivors that pruning halves and the plain
+// linear members (learner linear on auto's input, not the kernel ridge
+// members), which it does not (prune).
+func (a *Auto) splitLinear() (cand, lin []int) {
+	for _, i := range a.alive {
+		if s := a.slot[i]; a.names[s] == "linear" && a.specs[s]["features"] == "" {
+			lin = append(lin, i)
+		} else {
+			cand = append(cand, i)
+		}
+	}
+	return cand, lin
+}
+
+// bestPerSlot keeps, of the members in idx, the one of least loss of each
+// configuration (ties: the smaller index), in increasing order, and
+// returns the others.
+func (a *Auto) bestPerSlot(idx []int) (kept, dropped []int) {
+	best := map[int]int{} // configuration → member
+	for _, i := range idx {
+		if j, ok := best[a.slot[i]]; !ok || a.loss[i] < a.loss[j] {
+			best[a.slot[i]] = i
+		}
+	}
+	for _, i := range idx {
+		if best[a.slot[i]] == i {
+			kept = append(kept, i)
+		} else {
+			dropped = append(dropped, i)
+		}
+	}
+	return kept, dropped
 }
 
 // restartAlive rebuilds alive as every member 0..n−1 (a restart's bank).

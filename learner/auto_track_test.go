@@ -71,6 +71,11 @@ func TestAutoTrackRecoversAfterAbruptChange(t *testing.T) {
 		if !ok || c < 1 || c > 2 {
 			t.Fatalf("seed %d: %d changes (%d alarms), want 1 or 2 (ok %v)", seed, c, a, ok)
 		}
+		// After the restart's pruning the bank is back to keep members
+		// and the two linear members (one of each configuration).
+		if cand, lin := l1.(*selfTuned).inner.(*Auto).splitLinear(); len(cand) != 2 || len(lin) != 2 {
+			t.Fatalf("seed %d: bank of %d halved members and %d linear after the restart, want 2 and 2", seed, len(cand), len(lin))
+		}
 		if c0, _, _ := ChangeCount(l0); c0 != 0 {
 			t.Fatalf("seed %d: track=false restarted %d times", seed, c0)
 		}

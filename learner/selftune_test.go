@@ -145,27 +145,38 @@ func TestStandardiserOutlier(t *testing.T) {
 	}
 }
 
-// auto drops members on schedule and keeps at least keep.
+// auto drops members on schedule and keeps at least keep. With track (the
+// default) its two linear members (squared hinge and logistic) are not
+// halved: keep kernel members and they remain; with track=false the one
+// linear member is halved with the others.
 func TestAutoPruning(t *testing.T) {
 	xs, ys := stream(Classification, 1000, 5, 12)
-	l, _ := New("auto:base=fogd,budget=20,halving=100,warmup=50", 5)
-	var a *Auto
-	for i := range xs {
-		l.Learn(xs[i], ys[i])
-		a = l.(*selfTuned).inner.(*Auto)
-		want := 22 // 7 σ × 3 η, and the linear member
-		switch {
-		case i+1 >= 800:
-			want = 2
-		case i+1 >= 400:
-			want = 3
-		case i+1 >= 200:
-			want = 6
-		case i+1 >= 100:
-			want = 11
+	for _, c := range []struct {
+		spec string
+		lin  int // the linear member, kept beside the halved ones
+	}{{"auto:base=fogd,budget=20,halving=100,warmup=50", 2}, {"auto:base=fogd,budget=20,halving=100,warmup=50,track=false", 0}} {
+		l, _ := New(c.spec, 5)
+		var a *Auto
+		for i := range xs {
+			l.Learn(xs[i], ys[i])
+			a = l.(*selfTuned).inner.(*Auto)
+			want := 22 + c.lin/2 // 7 σ × 3 η, and the linear member(s)
+			switch {
+			case i+1 >= 800:
+				want = 2 + c.lin
+			case i+1 >= 400:
+				want = 3 + c.lin
+			case i+1 >= 200:
+				want = 6 + c.lin
+			case i+1 >= 100:
+				want = 11 + c.lin
+			}
+			if len(a.alive) != want {
+				t.Fatalf("%s: after %d events: %d survivors, want %d (%v)", c.spec, i+1, len(a.alive), want, a)
+			}
 		}
-		if len(a.alive) != want {
-			t.Fatalf("after %d events: %d survivors, want %d (%v)", i+1, len(a.alive), want, a)
+		if _, lin := a.splitLinear(); len(lin) != c.lin {
+			t.Fatalf("%s: %d linear survivors, want %d", c.spec, len(lin), c.lin)
 		}
 	}
 }
