@@ -327,7 +327,8 @@ func (a *Auto) addLinear(kv map[string]string, dim int) error {
 // 10.24 % and 12.54 %); the logistic member takes the weight (auto 7.19 %
 // and 11.74 %). On stationary files the squared hinge is often the better
 // of the two (w7a 2.03 % vs 2.39 %, docs/algorithms/selftune.md), so both
-// stay: two O(d) members, never pruned (prune), AdaHedge picks.
+// are members: the first pruning keeps the better one (by the loss auto
+// weighs by), which then stays (prune), and a restart brings both back.
 func autoLinearLoss(task Task) string {
 	if task == Regression {
 		return "square"
@@ -586,10 +587,10 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 // schedule doubles the distance from its origin: event 0, or with track
 // the last restart.
 //
-// With track the plain linear members are not among the halved: the best
-// linear member of each configuration by loss (after a restart added a
-// fresh one beside the old) always survives beside keep others
-// (auto_track.go).
+// With track the plain linear members are not among the halved: they
+// compete among themselves, and the best of them by loss (the squared
+// hinge or the logistic one, the old or a restart's fresh one) always
+// survives beside keep others (auto_track.go).
 func (a *Auto) prune() {
 	cand, lin := a.alive, []int(nil)
 	if a.tr != nil {
@@ -598,7 +599,8 @@ func (a *Auto) prune() {
 	kept, dropped := halveSurvivors(cand, a.loss, a.keep)
 	if len(lin) > 1 {
 		var more []int
-		lin, more = a.bestPerSlot(lin)
+		lin, more = halveSurvivors(lin, a.loss, 1)
+		lin, more = lin[:1], append(more, lin[1:]...)
 		dropped = append(dropped, more...)
 	}
 	for _, i := range dropped {

@@ -66,13 +66,22 @@ package learner
 // concept at the speed auto learned the first one. The detector's window
 // restarts with the bank.
 //
-// Cost: between restarts, as without track plus O(K) exp and log for the
-// share and the transforms of item 3. During a restart the bank holds at most 2·keep + 2 members (6 at
-// the defaults) for halving events, then 3, then keep; a restart cannot
-// begin before the previous one has been pruned to keep, so over any
-// stretch the bank averages at most (6 + 3)/2 = 4.5 members while restarts
-// follow one another back to back, and keep between them. The detector
-// costs ~30 ns per event (learner/drift).
+// The linear members. With track the bank starts with two linear members
+// (the squared-hinge one and online logistic regression: autoLinearLoss),
+// both O(d); pruning halves the others and keeps the better linear member
+// (by loss), which is never dropped after that. A restart adds both linear
+// configurations fresh, and the next pruning keeps the best linear member
+// again, old or fresh.
+//
+// Cost: between restarts, as without track plus one more O(d) linear
+// member, O(K) exp and log for the share, O(d) for the input statistic and
+// the transforms of item 3. During a restart the bank holds at most
+// 2·keep + 2 kernel members (6 at the defaults) and 3 linear ones for
+// halving events, then 3 and 1, then keep and 1; a restart cannot begin
+// before the previous one has been pruned back, so over any stretch the
+// kernel members average at most (6 + 3)/2 = 4.5 while restarts follow one
+// another back to back, and keep between them. The detectors cost ~30 ns
+// per event each (learner/drift).
 //
 // 3. Fresh members re-standardised. The self-tuning wrapper's
 // standardisation (selftune.go) and σ̂ are frozen after its warm-up, and
@@ -124,7 +133,13 @@ type autoTrack struct {
 	km, kv []float64 // (d) the running mean and variance of the inputs since the last restart (or the start), over at most halving of them
 	rm, rs []float64 // (d) the reference mean and scale: the first halving inputs'; nil before
 	gen    []int     // per member: its input transform, 0 the identity
-	tx     []autoScale
+	// featuresShifted's cache (derived from rm, rs; not in the state):
+	// 1/rs (0 where rs = 0), the statistic's sum at x = 0 and the count of
+	// coordinates it is over.
+	zinv  []float64
+	zbase float64
+	zn    int
+	tx    []autoScale
 }
 
 // autoScale is the input transform of the members a restart added:
@@ -358,19 +373,31 @@ func (tr *autoTrack) featuresShifted(x []float64) bool {
 	if tr.fdet == nil || tr.rs == nil {
 		return false
 	}
-	var sum float64
-	n := 0
-	for j, v := range x {
-		if r := tr.rs[j]; r > 0 {
-			z := (v - tr.rm[j]) / r
-			sum += math.Min(float64(z*z), 9)
-			n++
+	if tr.zinv == nil { // the reference's inverse scales and the zero input's terms, once
+		tr.zinv = make([]float64, len(tr.rs))
+		tr.zbase, tr.zn = 0, 0
+		for j, r := range tr.rs {
+			if r > 0 {
+				tr.zinv[j] = 1 / r
+				z := tr.rm[j] * tr.zinv[j]
+				tr.zbase += math.Min(float64(z*z), 9)
+				tr.zn++
+			}
 		}
 	}
-	if n == 0 {
+	if tr.zn == 0 {
 		return false
 	}
-	return tr.fdet.Add(sum / float64(9*n))
+	sum := tr.zbase // the terms of x = 0, corrected where x_j ≠ 0
+	for j, v := range x {
+		if v == 0 || tr.zinv[j] == 0 {
+			continue
+		}
+		z0 := tr.rm[j] * tr.zinv[j]
+		z := (v - tr.rm[j]) * tr.zinv[j]
+		sum += math.Min(float64(z*z), 9) - math.Min(float64(z0*z0), 9)
+	}
+	return tr.fdet.Add(math.Max(0, sum) / float64(9*tr.zn))
 }
 
 // lossRose feeds the loss l to the detector and reports whether it cut
@@ -422,6 +449,13 @@ func (a *Auto) restart() {
 			best = i
 		}
 	}
+	// Every linear configuration, cheap (the pruned one may be the better
+	// one now).
+	for s, name := range a.names {
+		if name == "linear" && a.specs[s]["features"] == "" && !slices.Contains(fresh, s) {
+			fresh = append(fresh, s)
+		}
+	}
 	if best >= 0 {
 		for _, s := range a.neighbours(a.slot[best]) {
 			if !slices.Contains(fresh, s) {
@@ -430,7 +464,7 @@ func (a *Auto) restart() {
 		}
 	}
 	for _, s := range fresh {
-		m, err := newPlain(a.names[s], a.specs[s], a.dim)
+		m, err := a.freshMember(s)
 		if err != nil {
 			panic(fmt.Sprintf("auto: rebuilding member %v: %v", a.specs[s], err)) // built before with the same spec
 		}
@@ -489,24 +523,26 @@ func (a *Auto) splitLinear() (cand, lin []int) {
 	return cand, lin
 }
 
-// bestPerSlot keeps, of the members in idx, the one of least loss of each
-// configuration (ties: the smaller index), in increasing order, and
-// returns the others.
-func (a *Auto) bestPerSlot(idx []int) (kept, dropped []int) {
-	best := map[int]int{} // configuration → member
-	for _, i := range idx {
-		if j, ok := best[a.slot[i]]; !ok || a.loss[i] < a.loss[j] {
-			best[a.slot[i]] = i
+// freshCopier is a learner that makes a fresh learner of its own
+// configuration more cheaply than a build (FOGD: without drawing its random
+// features again).
+type freshCopier interface {
+	freshCopy() Learner
+}
+
+// freshMember returns a member of configuration s that has learnt nothing:
+// a fresh copy of a survivor of that configuration when it can make one,
+// else a new build (the same bits either way: TestAutoFreshCopy).
+func (a *Auto) freshMember(s int) (Learner, error) {
+	for _, i := range a.alive {
+		if a.slot[i] != s {
+			continue
+		}
+		if c, ok := a.members[i].(freshCopier); ok {
+			return c.freshCopy(), nil
 		}
 	}
-	for _, i := range idx {
-		if best[a.slot[i]] == i {
-			kept = append(kept, i)
-		} else {
-			dropped = append(dropped, i)
-		}
-	}
-	return kept, dropped
+	return newPlain(a.names[s], a.specs[s], a.dim)
 }
 
 // restartAlive rebuilds alive as every member 0..n−1 (a restart's bank).

@@ -185,3 +185,16 @@ func (l *FOGD) ShareApply(deltas []SharedDelta, mix []float64) error {
 func (l *FOGD) Info() Info {
 	return l.info(l.budget, l.nfreq, 8*(len(l.w)+len(l.z)+l.dim*l.nfreq))
 }
+
+// freshCopy returns a FOGD of l's configuration that has learnt nothing,
+// sharing l's random features (drawn from the same seed, so the same
+// ones a fresh build would draw; read-only after the draw; the shared
+// scratch is used within one call only, and auto calls its members one
+// after the other): auto_track.go's restart, which would otherwise draw
+// d·D frequencies again per fresh member.
+func (l *FOGD) freshCopy() Learner {
+	c := &FOGD{base: l.base, loss: l.loss, eta: l.eta, nfreq: l.nfreq, budget: l.budget, rff: l.rff,
+		w: make([]float64, 2*l.nfreq), z: make([]float64, 2*l.nfreq), sh: vecShare{mean: l.sh.mean, own: l.sh.own}}
+	c.updates, c.nonFinite = 0, 0
+	return c
+}
