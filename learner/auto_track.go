@@ -7,8 +7,8 @@ package learner
 // for a stationary stream: a member pruned at event 1,000 never returns,
 // and the weights of members that trail by a cumulative loss gap G are
 // exp(−ηG), a gap that a change at event 10⁶ takes ~G events to close.
-// track adds two mechanisms, both deterministic, bounded in cost and
-// checkpointed.
+// track adds three mechanisms (and a second linear member), all
+// deterministic, bounded in cost and checkpointed.
 //
 // 1. Fixed Share weights (Herbster & Warmuth, "Tracking the Best Expert",
 // Machine Learning 32(2), 1998, §5), in the form for a time-varying
@@ -87,7 +87,10 @@ package learner
 // standardisation (selftune.go) and σ̂ are frozen after its warm-up, and
 // every member shares them; re-standardising everyone would break the
 // members that store examples or weights in the old scale. So only the
-// fresh members of a restart get new scales: auto keeps the running mean
+// fresh members of a restart get new scales, and only when the inputs
+// shifted (the input detector fired within 2·halving events before the
+// restart, or fires while the fresh members are young; otherwise they read
+// the inputs as the survivors do): auto keeps the running mean
 // and variance of its input over the first halving events (the
 // reference, rm and rs) and, after each restart, over the first halving
 // events since it; the fresh members see u_j = rm_j + (x_j − m_j)·rs_j/s_j
@@ -95,8 +98,9 @@ package learner
 // m, s while they form and then stays fixed. After a shift of the features
 // (a sensor recalibrated: x → 4x + 3 in TestAutoTrackRestandardisesFreshMembers)
 // the fresh members see inputs distributed as the first ones were, at the
-// same σ grid; the survivors keep their own. Without a shift the factor
-// is 1 ± a few % (the statistics of halving events). Cost: O(d) per event
+// same σ grid; the survivors keep their own. A coordinate whose shift or
+// factor is within the noise of halving events' statistics is left as it
+// is (setScale), so a sparse input stays sparse. Cost: O(d) per event
 // for halving events after each restart, and O(d) per event for each
 // generation of re-standardised survivors (usually one).
 //
