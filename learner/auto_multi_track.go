@@ -219,10 +219,5 @@ func MultiChangeCount(m Multi) (changes, alarms int64, ok bool) {
 			m = in.m
 		}
 	}
-	c, ok := m.(changeCounter)
-	if !ok {
-		return 0, 0, false
-	}
-	changes, alarms = c.Changes()
-	return changes, alarms, true
+	return changesOf(m)
 }

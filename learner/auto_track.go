@@ -773,7 +773,12 @@ func ChangeCount(l Learner) (changes, alarms int64, ok bool) {
 	if t, isT := l.(*selfTuned); isT {
 		l = t.inner
 	}
-	c, ok := l.(changeCounter)
+	return changesOf(l)
+}
+
+// changesOf is v's Changes if v is a changeCounter (ok false otherwise).
+func changesOf(v any) (changes, alarms int64, ok bool) {
+	c, ok := v.(changeCounter)
 	if !ok {
 		return 0, 0, false
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -442,7 +443,7 @@ func riverModels(rv *riverResult, sr *driftStreamResult) []driftModel {
 		return nil
 	}
 	for _, s := range rv.Streams {
-		if s.Key != sr.Key || s.Spec != sr.Spec || s.N != sr.N || !equalInts(s.Ts, sr.Ts) {
+		if s.Key != sr.Key || s.Spec != sr.Spec || s.N != sr.N || !slices.Equal(s.Ts, sr.Ts) {
 			continue
 		}
 		var out []driftModel
@@ -461,18 +462,6 @@ func riverModels(rv *riverResult, sr *driftStreamResult) []driftModel {
 		return out
 	}
 	return nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // renderDrift computes the change statistics, draws the plots and writes

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestWriteDriftStreamsSameEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalInts(it.Changes, g.Changes()) || len(it.Files) != 2 {
+		if !slices.Equal(it.Changes, g.Changes()) || len(it.Files) != 2 {
 			t.Fatalf("%s: changes %v files %v, want %v and 2 files", it.Key, it.Changes, it.Files, g.Changes())
 		}
 		for r, name := range it.Files {
@@ -291,11 +292,11 @@ func TestDriftElec2(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := rep.Data.(*driftResult)
-	if len(res.Streams) != 1 || res.Streams[0].N != 2500 || !equalInts(res.Streams[0].Ts, driftTs(2500)) || len(res.Streams[0].SHA256) != 64 {
+	if len(res.Streams) != 1 || res.Streams[0].N != 2500 || !slices.Equal(res.Streams[0].Ts, driftTs(2500)) || len(res.Streams[0].SHA256) != 64 {
 		t.Fatalf("elec2 stand-in: %+v", res.Streams)
 	}
 	man, err := WriteDriftStreams(t.TempDir(), 1, 1, "", []string{"elec2"})
-	if err != nil || len(man.Streams) != 1 || man.Streams[0].Spec != res.Streams[0].Spec || !equalInts(man.Streams[0].Ts, res.Streams[0].Ts) {
+	if err != nil || len(man.Streams) != 1 || man.Streams[0].Spec != res.Streams[0].Spec || !slices.Equal(man.Streams[0].Ts, res.Streams[0].Ts) {
 		t.Fatalf("elec2 stream file: %v %+v", err, man)
 	}
 }
