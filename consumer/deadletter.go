@@ -192,6 +192,12 @@ func refused(err error) bool {
 	return false
 }
 
+// messageWriter is what writeSorted needs of a writer: kafka-go's Writer
+// contract for WriteMessages (recordWriter, produce.go).
+type messageWriter interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
+}
+
 // refusal is a record refused for good, with the error.
 type refusal struct {
 	msg kafka.Message
@@ -204,7 +210,7 @@ type refusal struct {
 // error, for a retry. A broker refuses a whole batch at once, so the records
 // of a refused batch are written again one by one to find the ones refused
 // themselves. left reuses msgs' memory (so does the caller's next unit).
-func writeSorted(ctx context.Context, wr *kafka.Writer, msgs []kafka.Message) (left []kafka.Message, bad []refusal, err error) {
+func writeSorted(ctx context.Context, wr messageWriter, msgs []kafka.Message) (left []kafka.Message, bad []refusal, err error) {
 	for len(msgs) > 0 {
 		err := wr.WriteMessages(ctx, msgs...)
 		if err == nil {

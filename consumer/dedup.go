@@ -236,10 +236,6 @@ func (p *Pipeline) checkOutputPartitions(ctx context.Context, inputParts int) er
 	return nil
 }
 
-// samePartition is the balancer of effectively-once mode: a record goes to
-// the partition set on it (its input partition; see stamp).
-var samePartition = kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })
-
 // stamp sets the output partition and the group and unit headers of the
 // unit's records (idempotent: writeUnit calls it before every attempt, and
 // settle adds records between attempts).

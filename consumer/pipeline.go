@@ -28,8 +28,8 @@ type Pipeline struct {
 	task   label.Task // Undecided: decided per partition by its labels
 	client *kafka.Client
 	store  *checkpoint.Store
-	predW  *kafka.Writer
-	dlqW   *kafka.Writer
+	predW  *recordWriter
+	dlqW   *recordWriter
 	m      *metrics
 	reg    *prometheus.Registry
 	// Effectively-once delivery (dedup.go): its counters, and the group
@@ -400,7 +400,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		gen.Start(func(gctx context.Context) { p.heartbeat(gctx, lease, genID, gen.MemberID) })
 		for _, id := range ids {
 			gen.Start(func(gctx context.Context) {
-				w, err := newWorker(p, kafkaGen{gen}, id)
+				w, err := newWorker(p, kafkaGen{gen, p.client}, id)
 				if err == nil {
 					w.lease = lease
 					err = w.run(gctx)
@@ -463,37 +463,14 @@ func (p *Pipeline) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	writer := func(topic string, limit int) *kafka.Writer {
-		// kafka-go preallocates BatchSize messages for every batch it opens
-		// (one per output partition per write), so BatchSize is sized to
-		// what one micro-batch puts in one output partition: batches then
-		// fill and leave at once instead of waiting for BatchTimeout, and no
-		// memory is cleared for slots never used (a measured 40% of the CPU
-		// of a pass-through pipeline with BatchSize = micro-batch size).
-		parts, err := kafkautil.Partitions(ctx, p.client, topic)
-		if err != nil || parts < 1 {
-			parts = 1
-		}
-		wr := &kafka.Writer{
-			Addr:         kafka.TCP(cfg.Brokers...),
-			Topic:        topic,
-			Balancer:     &kafka.Murmur2Balancer{},
-			RequiredAcks: kafka.RequireAll,
-			BatchTimeout: 2 * time.Millisecond,
-			BatchSize:    max(16, (cfg.BatchSize+parts-1)/parts),
-			BatchBytes:   int64(limit),
-			// A few quick retries inside kafka-go; the worker's write loop
-			// retries for as long as it takes, logging and counting each
-			// failure (kafka-go's default of 10 hides an outage for ~20 s).
-			MaxAttempts: 4,
-			Transport:   p.client.Transport,
-		}
+	// The output writers (produce.go): predictions and dead letters go, in
+	// effectively-once mode, to the worker's own partition, else to the
+	// partition of their key's hash (kafka-go's Murmur2, as its Writer).
+	writer := func(topic string, limit int) *recordWriter {
 		if p.effectivelyOnce() {
-			// A micro-batch goes to one partition, and every retry is the
-			// write loop's, after a resync (dedup.go).
-			wr.Balancer, wr.BatchSize, wr.MaxAttempts = samePartition, max(16, cfg.BatchSize), 1
+			return newRecordWriter(p.client, topic, limit, nil)
 		}
-		return wr
+		return newRecordWriter(p.client, topic, limit, &kafka.Murmur2Balancer{})
 	}
 	predLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.Output))
 	dlqLimit := recordLimit(topicMaxMessageBytes(ctx, p.client, cfg.DeadLetter))
