@@ -30,16 +30,50 @@ func (w *worker) recycle(recs []kafkautil.Record) {
 	}
 }
 
-// reuse returns an empty record slice for the next fetch: a recycled one
-// if there is one, else a new one with room for the longest fetch so far.
-func (w *worker) reuse() []kafkautil.Record {
+// reuse returns an empty record slice for a fetch of at most limit bytes:
+// a recycled one if there is one with room for the records such a fetch is
+// expected to hold, else a new one with that room. Expected: the longest
+// fetch's count, and while the fetches grow (fetchLoop's slow start doubles
+// their bound) twice the last one's, at most limit over the bytes per
+// record seen so far. Sizing it ahead spares the fetch re-growing the slice
+// record by record (a measured 13 % of a pass-through pipeline's CPU while
+// the fetches grow, issue 41); a recycled slice too small is dropped.
+func (w *worker) reuse(limit int) []kafkautil.Record {
+	want := w.fetchLen
+	if limit > w.lastLimit && w.recBytes > 0 {
+		want = max(want, min(limit/w.recBytes, 2*w.lastLen, maxFetchRecords))
+	}
+	w.lastLimit = limit
 	select {
 	case recs := <-w.spent:
-		return recs
+		if cap(recs) >= want {
+			return recs
+		}
 	default:
-		return make([]kafkautil.Record, 0, w.fetchLen)
 	}
+	return make([]kafkautil.Record, 0, want)
 }
+
+// maxFetchRecords bounds the records a fetch's slice is sized for ahead.
+const maxFetchRecords = 1 << 16
+
+// noteFetch updates the fetcher's record-count statistics with a fetch.
+func (w *worker) noteFetch(recs []kafkautil.Record) {
+	w.fetchLen = max(w.fetchLen, len(recs))
+	if len(recs) == 0 {
+		return
+	}
+	w.lastLen = len(recs)
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Key) + len(recs[i].Value) + recordOverhead
+	}
+	w.recBytes = max(1, n/len(recs))
+}
+
+// recordOverhead approximates a record's bytes in a fetch response beyond
+// its key and value (its framing in the record batch).
+const recordOverhead = 16
 
 // updateSample is how often the learner update latency
 // (okstream_learner_update_seconds) is timed: one model step in

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,19 +10,22 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
 
 	"okstream/internal/kafkautil"
 )
 
 // recordWriter writes the worker's output records (predictions or dead
-// letters) to one topic: one kafka.Client.Produce request (acks=all) per
-// output partition of a call, sent concurrently when a call spans several.
+// letters) to one topic: one kafka.Client.RawProduce request (acks=all) per
+// output partition of a call, its record batch encoded by
+// kafkautil.AppendRecordBatch, sent concurrently when a call spans several.
 // It replaces kafka-go's Writer on the hot path (issue 41): the Writer looked
 // up the topic's metadata through the Transport's shared connection pool on
 // every WriteMessages call (a third of okstream's CPU on 16 cores, most of
 // it lock contention), re-batched records the worker had already batched,
-// and allocated a few objects per record. recordWriter allocates nothing
-// per record: its record set reads the messages in place.
+// and allocated a few objects per record; kafka-go's record encoder costs
+// 5× AppendRecordBatch (BenchmarkAppendRecordBatch). recordWriter allocates
+// nothing per record.
 //
 // It keeps the Writer's contract as writeSorted relies on it:
 //
@@ -244,9 +248,8 @@ func (rw *recordWriter) partitions(ctx context.Context) ([]int, error) {
 // produce writes one partition's records and sets errs for its messages
 // (left nil when written).
 func (rw *recordWriter) produce(ctx context.Context, set *recordSet, msgs []kafka.Message, errs []error, now time.Time) {
-	set.reset(msgs, now)
-	res, err := rw.client.Produce(ctx, &kafka.ProduceRequest{
-		Topic: rw.topic, Partition: set.partition, RequiredAcks: kafka.RequireAll, Records: set,
+	res, err := rw.client.RawProduce(ctx, &kafka.RawProduceRequest{
+		Topic: rw.topic, Partition: set.partition, RequiredAcks: kafka.RequireAll, RawRecords: set.encode(msgs, now),
 	})
 	idx := set.order[set.from:set.to]
 	if err == nil && res.Error == nil {
@@ -303,84 +306,31 @@ func varIntLen(v int) int {
 	return n
 }
 
-// recordSet is a kafka.RecordReader over some of a call's messages, in
-// place: records, keys and values are views of the messages, held in
-// slices reused from call to call.
+// recordSet is one partition's records of a call, encoded as a raw
+// record batch (kafkautil.AppendRecordBatch) into memory reused from call
+// to call.
 type recordSet struct {
 	partition int
 	order     []int32 // the call's message indices; this set's are order[from:to]
 	from, to  int
-	next      int
-	msgs      []kafka.Message
-	now       time.Time
-	rec       []kafka.Record
-	bytes     []byteView // 2 per record: key, value
+	msgs      []kafka.Message // this set's messages, when not the call's
+	buf       []byte
+	rd        bytes.Reader
 }
 
-// reset readies the set for reading msgs' records.
-func (s *recordSet) reset(msgs []kafka.Message, now time.Time) {
-	n := s.to - s.from
-	s.msgs, s.now, s.next = msgs, now, 0
-	if cap(s.rec) < n {
-		s.rec = make([]kafka.Record, n)
-		s.bytes = make([]byteView, 2*n)
+// encode encodes the set's records: msgs[order[from:to]], or msgs itself
+// when the set is the whole call (in order).
+func (s *recordSet) encode(msgs []kafka.Message, now time.Time) protocol.RawRecordSet {
+	view := msgs
+	if s.to-s.from != len(msgs) {
+		s.msgs = s.msgs[:0]
+		for _, i := range s.order[s.from:s.to] {
+			s.msgs = append(s.msgs, msgs[i])
+		}
+		view = s.msgs
 	}
-	s.rec, s.bytes = s.rec[:n], s.bytes[:2*n]
+	s.buf = kafkautil.AppendRecordBatch(s.buf[:0], view, now)
+	clear(s.msgs) // drop the references to the messages' memory
+	s.rd.Reset(s.buf)
+	return protocol.RawRecordSet{Reader: &s.rd}
 }
-
-// ReadRecord returns the next record, or io.EOF.
-func (s *recordSet) ReadRecord() (*kafka.Record, error) {
-	if s.from+s.next >= s.to {
-		// Drop the references to the messages' memory.
-		clear(s.rec)
-		clear(s.bytes)
-		s.msgs = nil
-		return nil, io.EOF
-	}
-	k := s.next
-	m := &s.msgs[s.order[s.from+k]]
-	s.next++
-	r := &s.rec[k]
-	*r = kafka.Record{Time: m.Time, Headers: m.Headers}
-	if r.Time.IsZero() {
-		r.Time = s.now
-	}
-	if m.Key != nil {
-		s.bytes[2*k] = byteView{b: m.Key}
-		r.Key = &s.bytes[2*k]
-	}
-	if m.Value != nil {
-		s.bytes[2*k+1] = byteView{b: m.Value}
-		r.Value = &s.bytes[2*k+1]
-	}
-	return r, nil
-}
-
-// byteView is a kafka.Bytes over a byte slice it does not own. WriteTo
-// spares io.Copy its 32 KiB buffer.
-type byteView struct {
-	b   []byte
-	off int
-}
-
-func (v *byteView) Len() int { return len(v.b) - v.off }
-
-func (v *byteView) Read(p []byte) (int, error) {
-	if v.off >= len(v.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, v.b[v.off:])
-	v.off += n
-	return n, nil
-}
-
-func (v *byteView) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(v.b[v.off:])
-	v.off += n
-	if err == nil && v.off < len(v.b) {
-		err = io.ErrShortWrite
-	}
-	return int64(n), err
-}
-
-func (v *byteView) Close() error { return nil }

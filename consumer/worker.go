@@ -142,9 +142,14 @@ type worker struct {
 	obs             []prometheus.Observer
 
 	// spent returns processed fetches' record slices to the fetcher;
-	// fetchLen is the longest fetch so far (the fetcher's only).
-	spent    chan []kafkautil.Record
-	fetchLen int
+	// fetchLen is the longest fetch so far, lastLen and recBytes the
+	// records and bytes per record of the last non-empty one, lastLimit
+	// the last fetch's bound (the fetcher's only; see reuse).
+	spent     chan []kafkautil.Record
+	fetchLen  int
+	recBytes  int
+	lastLen   int
+	lastLimit int
 	// timed counts model steps for sampledObs (the worker's only); idBuf
 	// builds default event ids (defaultID).
 	timed uint64
@@ -427,7 +432,7 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 	pos := from
 	limit := min(w.p.cfg.FetchMaxBytes, fetchStartBytes)
 	for ctx.Err() == nil {
-		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse())
+		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse(limit))
 		if err == nil {
 			if len(recs) == 0 && pos < hwm {
 				limit = w.p.cfg.FetchMaxBytes
@@ -435,7 +440,7 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 				limit = min(2*limit, w.p.cfg.FetchMaxBytes)
 			}
 		}
-		w.fetchLen = max(w.fetchLen, len(recs))
+		w.noteFetch(recs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
