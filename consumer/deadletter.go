@@ -93,17 +93,20 @@ func topicMaxMessageBytes(ctx context.Context, c *kafka.Client, topic string) in
 }
 
 // deadLetterMsg is the dead letter of a record with the given key and value:
-// both whole when together they fit in limit bytes; otherwise the key cut to
+// both whole (copies) when together they fit in limit bytes; otherwise the key cut to
 // at most limit/2 bytes, the value to the rest, copied (so that the
 // original's memory is not pinned), and the truncation headers added. The
 // detail is cut to maxDetailBytes.
 func deadLetterMsg(key, value []byte, limit int, reason, detail, source string) kafka.Message {
-	m := kafka.Message{Key: key, Value: value, Headers: []kafka.Header{
+	m := kafka.Message{Headers: []kafka.Header{
 		{Key: HeaderReason, Value: []byte(reason)},
 		{Key: HeaderDetail, Value: []byte(clipString(detail, maxDetailBytes))},
 		{Key: HeaderSource, Value: []byte(source)},
 	}}
 	if len(key)+len(value) <= limit {
+		// Copies: the fetch's memory is reused once its records are
+		// processed (kafkautil.Blocks), before the dead letter is written.
+		m.Key, m.Value = bytes.Clone(key), bytes.Clone(value) // nil stays nil (a null key)
 		return m
 	}
 	k := key[:min(len(key), limit/2)]

@@ -14,18 +14,19 @@ import (
 // allocation per event (issue 17: the pipeline with FORKS at B = 100 at
 // ≥ 70 % of pass-through; see BenchmarkPipelineRatio).
 
-// recycle hands a processed fetch's record slice back to the fetcher, so
-// that fetches stop allocating (and growing) a slice of a few thousand
-// records each; the slice is dropped when the fetcher has enough. The
-// records' keys and values are not reused (see kafkautil.FetchBatch): dead
-// letters may still refer to them.
-func (w *worker) recycle(recs []kafkautil.Record) {
-	if cap(recs) == 0 {
+// recycle hands a processed fetch's record slice and key/value blocks back
+// to the fetcher, so that fetches stop allocating (and growing) a slice of
+// a few thousand records and the blocks their keys and values are copied
+// into; they are dropped when the fetcher has enough. Nothing may refer to
+// the records' keys and values any more: a dead letter copies them
+// (deadLetterMsg), a prediction's key is a string of its own.
+func (w *worker) recycle(f fetched) {
+	if cap(f.recs) == 0 && len(f.blocks) == 0 {
 		return
 	}
-	clear(recs) // drop the references to the keys, values and headers
+	clear(f.recs) // drop the references to the keys, values and headers
 	select {
-	case w.spent <- recs[:0]:
+	case w.spent <- fetched{recs: f.recs[:0], blocks: f.blocks}:
 	default:
 	}
 }
@@ -45,9 +46,10 @@ func (w *worker) reuse(limit int) []kafkautil.Record {
 	}
 	w.lastLimit = limit
 	select {
-	case recs := <-w.spent:
-		if cap(recs) >= want {
-			return recs
+	case f := <-w.spent:
+		w.mem.Give(f.blocks)
+		if cap(f.recs) >= want {
+			return f.recs
 		}
 	default:
 	}

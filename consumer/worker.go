@@ -145,7 +145,8 @@ type worker struct {
 	// fetchLen is the longest fetch so far, lastLen and recBytes the
 	// records and bytes per record of the last non-empty one, lastLimit
 	// the last fetch's bound (the fetcher's only; see reuse).
-	spent     chan []kafkautil.Record
+	spent     chan fetched
+	mem       kafkautil.Blocks // the fetcher's key and value blocks
 	fetchLen  int
 	recBytes  int
 	lastLen   int
@@ -218,8 +219,9 @@ type unit struct {
 
 // fetched is one fetch handed from the fetcher to the worker.
 type fetched struct {
-	recs []kafkautil.Record
-	hwm  int64
+	recs   []kafkautil.Record
+	hwm    int64
+	blocks [][]byte // where recs' keys and values are (kafkautil.Blocks)
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
@@ -322,7 +324,7 @@ func (w *worker) run(ctx context.Context) error {
 	fctx, cancelFetch := context.WithCancel(ctx)
 	defer cancelFetch()
 	fetches := make(chan fetched, 1)
-	w.spent = make(chan []kafkautil.Record, 2)
+	w.spent = make(chan fetched, 2)
 	go w.fetchLoop(fctx, w.next, fetches)
 
 loop:
@@ -372,7 +374,7 @@ loop:
 			// are on the sync topic.
 			w.flushDeltas(ctx, false)
 		}
-		w.recycle(f.recs)
+		w.recycle(f)
 	}
 	cancelFetch()
 	close(w.writeCh) // the loop above was the only sender
@@ -432,7 +434,7 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 	pos := from
 	limit := min(w.p.cfg.FetchMaxBytes, fetchStartBytes)
 	for ctx.Err() == nil {
-		recs, hwm, err := kafkautil.FetchBatch(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse(limit))
+		recs, hwm, err := kafkautil.FetchBatchIn(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse(limit), &w.mem)
 		if err == nil {
 			if len(recs) == 0 && pos < hwm {
 				limit = w.p.cfg.FetchMaxBytes
@@ -463,7 +465,7 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 			pos = recs[len(recs)-1].Offset + 1
 		}
 		select {
-		case out <- fetched{recs: recs, hwm: hwm}:
+		case out <- fetched{recs: recs, hwm: hwm, blocks: w.mem.Take()}:
 		case <-ctx.Done():
 			return
 		}

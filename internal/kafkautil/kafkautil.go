@@ -203,17 +203,26 @@ type Record struct {
 // are referenced, and are never overwritten, but keeping one alive keeps
 // its block alive. Passing the previous call's slice as dst[:0] reuses it.
 func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record) ([]Record, int64, error) {
+	return FetchBatchIn(ctx, c, topic, partition, from, maxBytes, maxWait, dst, nil)
+}
+
+// FetchBatchIn is FetchBatch with the keys and values copied into blocks
+// from mem (nil: new ones). The caller then owns the blocks handed out
+// (mem.Take) and may give them back (mem.Give) once it holds no reference
+// to those records' keys and values: they are then overwritten by later
+// fetches.
+func FetchBatchIn(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record, mem *Blocks) ([]Record, int64, error) {
 	var arena []byte
 	hw, err := FetchFunc(ctx, c, topic, partition, from, maxBytes, maxWait, func(r *kafka.Record) error {
 		rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
 		var err error
 		if r.Key != nil {
-			if rec.Key, arena, err = readInto(arena, r.Key); err != nil {
+			if rec.Key, arena, err = readInto(arena, r.Key, mem); err != nil {
 				return err
 			}
 		}
 		if r.Value != nil {
-			if rec.Value, arena, err = readInto(arena, r.Value); err != nil {
+			if rec.Value, arena, err = readInto(arena, r.Value, mem); err != nil {
 				return err
 			}
 		}
@@ -221,6 +230,47 @@ func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition in
 		return nil
 	})
 	return dst, hw, err
+}
+
+// Blocks recycles the memory FetchBatchIn copies keys and values into:
+// blocks of fetchBlock bytes handed out to fetches (Take lists them) and
+// given back by their owner (Give). It keeps at most twice the blocks the
+// last fetch took, so an idle partition's small fetches shrink it. Not
+// safe for concurrent use: the fetching goroutine owns it.
+type Blocks struct {
+	free, used [][]byte
+}
+
+// block returns a block of at least n bytes: a recycled one when n fits.
+func (m *Blocks) block(n int) []byte {
+	if m == nil || n > fetchBlock {
+		return make([]byte, max(n, fetchBlock))
+	}
+	var b []byte
+	if k := len(m.free); k > 0 {
+		b, m.free[k-1] = m.free[k-1], nil
+		m.free = m.free[:k-1]
+	} else {
+		b = make([]byte, fetchBlock)
+	}
+	m.used = append(m.used, b)
+	return b
+}
+
+// Take returns the blocks handed out since the last Take, for Give.
+func (m *Blocks) Take() [][]byte {
+	out := m.used
+	m.used = nil
+	if k := 2 * len(out); len(m.free) > k {
+		clear(m.free[k:])
+		m.free = m.free[:k]
+	}
+	return out
+}
+
+// Give hands blocks back for reuse: nothing may refer to them any more.
+func (m *Blocks) Give(blocks [][]byte) {
+	m.free = append(m.free, blocks...)
 }
 
 // FetchFunc fetches the records of one partition from offset on (at most
@@ -267,19 +317,16 @@ func FetchFunc(ctx context.Context, c *kafka.Client, topic string, partition int
 // into.
 const fetchBlock = 64 << 10
 
-// readInto reads b into the free end of arena (a new block when it does not
-// fit) and returns the bytes read, with a capacity of their length (so an
+// readInto reads b into the free end of arena (a new block from mem when
+// it does not fit) and returns the bytes read, with a capacity of their length (so an
 // append to them never writes into the next record), and the arena's rest.
-func readInto(arena []byte, b interface {
-	io.Reader
-	Len() int
-}) (out, rest []byte, err error) {
+func readInto(arena []byte, b kafka.Bytes, mem *Blocks) (out, rest []byte, err error) {
 	n := b.Len()
 	if n == 0 {
 		return []byte{}, arena, nil // empty, not null
 	}
 	if n > cap(arena) {
-		arena = make([]byte, max(n, fetchBlock))
+		arena = mem.block(n)
 	}
 	arena = arena[:cap(arena)]
 	if _, err := io.ReadFull(b, arena[:n]); err != nil {
