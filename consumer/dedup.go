@@ -243,17 +243,10 @@ func (w *worker) stamp(u *unit) {
 	if !w.p.effectivelyOnce() {
 		return
 	}
-	if len(u.hdrs) != 2 {
-		u.hdrs = []kafka.Header{w.p.groupHdr[0], {Key: HeaderUnit}}
-	}
-	u.hdrs[1].Value = strconv.AppendInt(u.hdrs[1].Value[:0], u.first, 10)
+	hdrs := w.unitHeaders(u)
+	hdrs[1].Value = strconv.AppendInt(hdrs[1].Value[:0], u.first, 10)
 	auth := w.p.control().auth
-	if !auth.Enabled() {
-		for i := range u.preds {
-			u.preds[i].Partition = w.part
-			u.preds[i].Headers = u.hdrs
-		}
-	} else {
+	if auth.Enabled() {
 		// Each record's claim is signed (outputMAC): three headers and a
 		// MAC per record, in one allocation each per attempt.
 		hs := make([]kafka.Header, 3*len(u.preds))
@@ -264,21 +257,33 @@ func (w *worker) stamp(u *unit) {
 			n := len(macs)
 			macs = w.outputMAC(auth, macs, u.first, m.Value, "")
 			h := hs[3*i : 3*i+3 : 3*i+3]
-			h[0], h[1], h[2] = u.hdrs[0], u.hdrs[1], kafka.Header{Key: share.HeaderMAC, Value: macs[n:len(macs):len(macs)]}
+			h[0], h[1], h[2] = hdrs[0], hdrs[1], kafka.Header{Key: share.HeaderMAC, Value: macs[n:len(macs):len(macs)]}
 			m.Headers = h
 		}
 	}
+	// Unsigned, emit stamped the predictions as it made them (partition,
+	// and the unit's headers, whose value is set above).
 	for i := range u.dlq {
 		m := &u.dlq[i]
 		m.Partition = w.part
 		if header(*m, HeaderGroup) == "" {
-			m.Headers = append(m.Headers, u.hdrs...)
+			m.Headers = append(m.Headers, hdrs...)
 			if auth.Enabled() {
 				m.Headers = append(m.Headers, kafka.Header{Key: share.HeaderMAC,
 					Value: w.outputMAC(auth, nil, u.first, nil, header(*m, HeaderSource))})
 			}
 		}
 	}
+}
+
+// unitHeaders returns the unit's effectively-once headers (group, unit):
+// the one slice every unsigned prediction record of the unit refers to
+// (emit), whose unit value stamp sets in place before each attempt.
+func (w *worker) unitHeaders(u *unit) []kafka.Header {
+	if len(u.hdrs) != 2 {
+		u.hdrs = []kafka.Header{w.p.groupHdr[0], {Key: HeaderUnit}}
+	}
+	return u.hdrs
 }
 
 // outputMAC appends the MAC of an output record's effectively-once claim to

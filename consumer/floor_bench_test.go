@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,9 +106,9 @@ const (
 //     which holds no broker) per event, from every partition ready to every
 //     partition caught up;
 //   - allocs/event: heap allocations per event in the same window;
-//   - codec-ns/event: decoding the same events and encoding a prediction
-//     for each (codec.Decoder, codec.AppendPrediction), timed in the same
-//     run;
+//   - codec-ns/event: decoding the same events and encoding for each the
+//     prediction record pass-through writes (codec.Decoder,
+//     codec.AppendPrediction), timed in the same run;
 //   - floor-ratio: cpu-ns/event ÷ codec-ns/event (pass-through only);
 //   - events/cpu-s: events per CPU-second of okstream;
 //   - for auto, learn-ns/event: auto's own Learn at steady state (after
@@ -122,16 +123,17 @@ const (
 // OKSTREAM_BENCH_CPUPROFILE=prefix writes a CPU profile of each window.
 func BenchmarkPipelineFloor(b *testing.B) {
 	floorBroker(b)
-	codecNs := codecFloor(benchEvents(floorEvents, floorDim))
 	for _, c := range floorModels {
 		b.Run(c.name, func(b *testing.B) {
 			var cpu time.Duration
 			var allocs uint64
 			var n int64
+			var topic string
 			for i := 0; i < b.N; i++ {
 				r := floorRun(b, c.models)
-				cpu, allocs, n = cpu+r.cpu, allocs+r.allocs, n+r.events
+				cpu, allocs, n, topic = cpu+r.cpu, allocs+r.allocs, n+r.events, r.topic
 			}
+			codecNs := codecFloor(benchEvents(floorEvents, floorDim), topic)
 			perEvent := float64(cpu.Nanoseconds()) / float64(n)
 			b.ReportMetric(perEvent, "cpu-ns/event")
 			b.ReportMetric(float64(allocs)/float64(n), "allocs/event")
@@ -156,6 +158,7 @@ type floorResult struct {
 	cpu    time.Duration
 	allocs uint64
 	events int64
+	topic  string // the input topic
 }
 
 // floorRun produces the benchmark's events into a fresh 16-partition topic
@@ -190,21 +193,22 @@ func floorRun(b *testing.B, models []Model) floorResult {
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&ms)
 	stop()
-	res := floorResult{cpu: cpu, allocs: ms.Mallocs - allocs0, events: processed(p) - first}
+	res := floorResult{cpu: cpu, allocs: ms.Mallocs - allocs0, events: processed(p) - first, topic: input}
 	if err := r.shutdown(b); err != nil {
 		b.Fatal(err)
 	}
 	return res
 }
 
-// codecFloor returns the CPU nanoseconds per event of decoding msgs'
-// events and encoding a one-model prediction for each: what any pipeline
-// must do per event (best of three passes).
-func codecFloor(msgs []kafka.Message) float64 {
+// codecFloor returns the CPU nanoseconds per event of decoding msgs' events
+// and encoding for each the prediction record a pass-through pipeline
+// writes for it from topic (the default id topic/partition/offset, the
+// event's key, the source coordinates, the label; no model scores): what
+// any pipeline must do per event (best of three passes).
+func codecFloor(msgs []kafka.Message, topic string) float64 {
 	dec := codec.NewDecoder(codec.Limits{})
 	var ev codec.Event
-	scores := []codec.ModelScore{{Name: "m", Score: 0.5}}
-	var buf []byte
+	var buf, id []byte
 	best := time.Duration(1<<63 - 1)
 	for pass := 0; pass < 3; pass++ {
 		t0 := cpuTime()
@@ -212,8 +216,11 @@ func codecFloor(msgs []kafka.Message) float64 {
 			if err := dec.DecodeEvent(m.Value, &ev); err != nil {
 				panic(err)
 			}
-			pred := codec.Prediction{Version: codec.PredictionVersionProb, ID: ev.ID, Key: ev.Key,
-				Topic: "events", Partition: 3, Offset: int64(i), Y: ev.Y, HasY: ev.HasY, Models: scores}
+			part, off := i%floorPartitions, int64(i/floorPartitions)
+			id = append(append(append(append(id[:0], topic...), '/'), strconv.Itoa(part)...), '/')
+			id = strconv.AppendInt(id, off, 10)
+			pred := codec.Prediction{Version: codec.PredictionVersionProb, ID: string(id), Key: ev.Key,
+				Topic: topic, Partition: int32(part), Offset: off, Y: ev.Y, HasY: ev.HasY}
 			buf = codec.AppendPrediction(buf[:0], &pred)
 		}
 		best = min(best, cpuTime()-t0)

@@ -137,9 +137,12 @@ type worker struct {
 	// jsonIn and jsonOut: the input's events and the predictions are JSON
 	// (Config.InputFormat, Config.OutputFormat), else msgpack.
 	jsonIn, jsonOut bool
-	x               []float64
-	scores          []codec.ModelScore
-	obs             []prometheus.Observer
+	// stampAtEmit: effectively-once output, unsigned: emit sets each
+	// prediction record's partition and headers (see stamp).
+	stampAtEmit bool
+	x           []float64
+	scores      []codec.ModelScore
+	obs         []prometheus.Observer
 
 	// spent returns processed fetches' record slices to the fetcher;
 	// fetchLen is the longest fetch so far, lastLen and recBytes the
@@ -259,6 +262,7 @@ func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
 		free:    make(chan *unit, 4),
 		ackNote: make(chan struct{}, 1),
 	}
+	w.stampAtEmit = p.effectivelyOnce() && !p.control().auth.Enabled()
 	for _, m := range p.cfg.Models {
 		w.obs = append(w.obs, p.m.updateSecs.WithLabelValues(m.Name))
 		// Resolving the series creates them at 0 when the model starts.
@@ -1071,6 +1075,11 @@ func (w *worker) emit(u *unit, r *kafkautil.Record, im *impression) {
 	msg := kafka.Message{Value: u.arena[n:len(u.arena):len(u.arena)]}
 	if key != "" {
 		msg.Key = u.appendKey(key)
+	}
+	if w.stampAtEmit {
+		// Effectively-once, unsigned: the record's partition and headers
+		// (the unit's value is stamp's), set here while it is made.
+		msg.Partition, msg.Headers = w.part, w.unitHeaders(u)
 	}
 	// The record's Kafka timestamp is left to the write time: the event time
 	// is in the value's ts field. Using the event time would let time-based

@@ -27,7 +27,7 @@ func AppendRecordBatch(dst []byte, msgs []kafka.Message, now time.Time) []byte {
 	dst = append(dst, hdr[:]...) // size, base offset, length, epoch, magic, crc, ... (filled in below)
 	b := dst[start+4:]
 	binary.BigEndian.PutUint32(b[12:], ^uint32(0)) // partition leader epoch −1
-	b[16] = 2                                       // magic
+	b[16] = 2                                      // magic
 	// attributes 0 (b[21:23]); lastOffsetDelta, timestamps filled in below
 	binary.BigEndian.PutUint64(b[43:], ^uint64(0)) // producer id −1
 	binary.BigEndian.PutUint16(b[51:], ^uint16(0)) // producer epoch −1
@@ -36,6 +36,11 @@ func AppendRecordBatch(dst []byte, msgs []kafka.Message, now time.Time) []byte {
 
 	nowMs := now.UnixMilli()
 	var first, maxTs int64
+	// Records that share their headers (the same slice: a unit's
+	// effectively-once headers) share their encoding: the previous
+	// record's is copied rather than encoded again.
+	var prevHdrs []kafka.Header
+	hdrFrom, hdrTo, hdrLen := 0, 0, 0
 	for i := range msgs {
 		m := &msgs[i]
 		ts := nowMs
@@ -47,23 +52,32 @@ func AppendRecordBatch(dst []byte, msgs []kafka.Message, now time.Time) []byte {
 		}
 		maxTs = max(maxTs, ts)
 		delta := ts - first
-		length := 1 + varintLen(delta) + varintLen(int64(i)) + nullBytesLen(m.Key) + nullBytesLen(m.Value) +
-			varintLen(int64(len(m.Headers)))
-		for _, h := range m.Headers {
-			length += varintLen(int64(len(h.Key))) + len(h.Key) + nullBytesLen(h.Value)
+		same := i > 0 && len(m.Headers) == len(prevHdrs) && (len(m.Headers) == 0 || &m.Headers[0] == &prevHdrs[0])
+		if !same {
+			hdrLen = varintLen(int64(len(m.Headers)))
+			for _, h := range m.Headers {
+				hdrLen += varintLen(int64(len(h.Key))) + len(h.Key) + nullBytesLen(h.Value)
+			}
 		}
+		length := 1 + varintLen(delta) + varintLen(int64(i)) + nullBytesLen(m.Key) + nullBytesLen(m.Value) + hdrLen
 		dst = binary.AppendVarint(dst, int64(length))
 		dst = append(dst, 0) // record attributes
 		dst = binary.AppendVarint(dst, delta)
 		dst = binary.AppendVarint(dst, int64(i))
 		dst = appendNullBytes(dst, m.Key)
 		dst = appendNullBytes(dst, m.Value)
+		if same {
+			dst = append(dst, dst[hdrFrom:hdrTo]...)
+			continue
+		}
+		hdrFrom = len(dst)
 		dst = binary.AppendVarint(dst, int64(len(m.Headers)))
 		for _, h := range m.Headers {
 			dst = binary.AppendVarint(dst, int64(len(h.Key)))
 			dst = append(dst, h.Key...)
 			dst = appendNullBytes(dst, h.Value)
 		}
+		hdrTo, prevHdrs = len(dst), m.Headers
 	}
 	b = dst[start+4:]
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(b)))

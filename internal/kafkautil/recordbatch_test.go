@@ -29,6 +29,10 @@ func TestAppendRecordBatchMatchesKafkaGo(t *testing.T) {
 		many = append(many, kafka.Message{Key: []byte(fmt.Sprint(i)), Value: bytes.Repeat([]byte{byte(i)}, i*7)})
 	}
 	cases["many"] = many
+	shared := []kafka.Header{{Key: "okstream-group", Value: []byte("g")}, {Key: "okstream-unit", Value: []byte("42")}}
+	other := []kafka.Header{{Key: "okstream-group", Value: []byte("g")}, {Key: "okstream-unit", Value: []byte("43")}}
+	cases["shared headers"] = []kafka.Message{{Value: []byte("a"), Headers: shared}, {Value: []byte("b"), Headers: shared},
+		{Value: []byte("c"), Headers: other}, {Value: []byte("d"), Headers: shared[:1]}, {Value: []byte("e")}, {Value: []byte("f"), Headers: shared}}
 	for name, msgs := range cases {
 		recs := make([]kafka.Record, len(msgs))
 		for i, m := range msgs {
