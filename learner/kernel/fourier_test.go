@@ -81,8 +81,9 @@ var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 // Random features must have the same bits on every platform. The arm64
 // compiler fuses x*y+z into one instruction unless the product is rounded
 // explicitly (float64(x*y)); this cross-compiles the package's tests for
-// arm64 and checks that the disassembly of the feature code (rng.FastSincos
-// and its Payne–Hanek reduction, Fourier's projection and map, the seeded
+// arm64 and checks that the disassembly of the feature code (rng.FastSincos,
+// its Payne–Hanek reduction and its slice form, Fourier's projection, map
+// and evaluation, the seeded
 // features' Project and CosFeature) has no fused multiply-add.
 func TestFeatureCodeNoFMA(t *testing.T) {
 	if testing.Short() {
@@ -116,7 +117,9 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 	for _, sym := range []string{
 		"okstream/learner/rng.FastSincos",
 		"okstream/learner/rng.payneHanek",
+		"okstream/learner/rng.FastSincosSlice",
 		"okstream/learner/kernel.(*Fourier).mapDot",
+		"okstream/learner/kernel.(*Fourier).evaluate",
 		"okstream/learner/kernel.(*Fourier).project",
 		"okstream/learner/kernel.projectProbe",
 		"okstream/learner/kernel.cosFeatureProbe",
