@@ -117,7 +117,7 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 	for _, sym := range []string{
 		"okstream/learner/rng.FastSincos",
 		"okstream/learner/rng.payneHanek",
-		"okstream/learner/rng.FastSincosSlice",
+		"okstream/learner/rng.fastSincosRun",
 		"okstream/learner/kernel.(*Fourier).mapDot",
 		"okstream/learner/kernel.(*Fourier).evaluate",
 		"okstream/learner/kernel.(*Fourier).project",

@@ -121,31 +121,19 @@ func FastSincos(x float64) (sin, cos float64) {
 
 // FastSincosSlice sets sin[j], cos[j] = FastSincos(x[j]) for j < len(x),
 // with the same bits (TestFastSincosSliceBits); sin and cos must have at
-// least len(x) elements, and sin (or cos) may be x itself. It is FastSincos
-// with the fast path's reduction and kernel written out in the loop (a call
-// per element costs about a third of the kernel): arguments the fast path
-// does not take (|x| ≥ 2²⁰, ±0, NaN, ±Inf) call FastSincos. The operations
-// and their order are FastSincos's, term for term: a change to one must be
-// made to the other.
+// least len(x) elements (it panics otherwise), and sin (or cos) may be x
+// itself. The fast path runs without a call per element (fastSincosRun: on
+// amd64 two arguments at a time in SSE2 registers, fastsincos_amd64.s;
+// elsewhere a Go loop, fastsincos_generic.go); an argument the fast path
+// does not take (|x| ≥ 2²⁰, ±0, NaN, ±Inf) goes through FastSincos.
 func FastSincosSlice(sin, cos, x []float64) {
 	sin, cos = sin[:len(x)], cos[:len(x)]
-	for j, v := range x {
-		if !(math.Abs(v) < fsMax && v != 0) {
-			sin[j], cos[j] = FastSincos(v)
-			continue
+	for j := 0; j < len(x); {
+		j += fastSincosRun(sin[j:], cos[j:], x[j:])
+		if j < len(x) {
+			sin[j], cos[j] = FastSincos(x[j])
+			j++
 		}
-		t := float64(v*fsInvH) + fsMagic
-		kf := t - fsMagic
-		r := (v - float64(kf*fsHA)) - float64(kf*fsHB)
-		r -= float64(kf * fsHC)
-		k := math.Float64bits(t)
-		r2 := float64(r * r)
-		sr := r + float64(float64(r*r2)*(fsS1+float64(r2*fsS2)))
-		cm := float64(r2 * (fsC1 + float64(r2*(fsC2+float64(r2*fsC3)))))
-		S := fsSin[k&511]
-		C := fsSin[(k+128)&511]
-		sin[j] = S + (float64(C*sr) + float64(S*cm))
-		cos[j] = C + (float64(C*cm) - float64(S*sr))
 	}
 }
 
