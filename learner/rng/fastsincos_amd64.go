@@ -15,6 +15,8 @@ func fastSincosRun(sin, cos, x []float64) int
 
 // fsPairs holds the fast path's constants, each twice (one per lane), in
 // the order fastsincos_amd64.s reads them.
+//
+//lint:ignore U1000 read by fastsincos_amd64.s
 var fsPairs = [...]float64{
 	fsInvH, fsInvH, // 0
 	fsMagic, fsMagic, // 16
