@@ -196,7 +196,9 @@ func (f *Fourier) MapProjected(dst, p []float64, mult float64) []float64 {
 // project writes p_j = u_jᵀx into p[:D]: summed in coordinate order from 0
 // with each product rounded, zero coordinates skipped (so sparse inputs cost
 // O(nnz·D)). The sums advance four coordinates per pass over p, every
-// frequency's sum independent of the others.
+// frequency's sum independent of the others; on amd64 the passes run two
+// frequencies at a time in SSE2 (axpy4Pairs, axpyPairs: the same operations,
+// the same bits), elsewhere (and for an odd last frequency) in the Go loops.
 func (f *Fourier) project(p, x []float64) {
 	D := f.nf
 	nz := NonZero(f.nz, x)
@@ -209,20 +211,32 @@ func (f *Fourier) project(p, x []float64) {
 	k := 0
 	for ; k+4 <= len(nz); k += 4 {
 		i0, i1, i2, i3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
-		x0, x1, x2, x3 := x[i0], x[i1], x[i2], x[i3]
+		xs := [4]float64{x[i0], x[i1], x[i2], x[i3]}
 		w0, w1, w2, w3 := row(i0), row(i1), row(i2), row(i3)
-		for j, pj := range p {
-			pj += float64(x0 * w0[j])
-			pj += float64(x1 * w1[j])
-			pj += float64(x2 * w2[j])
-			pj += float64(x3 * w3[j])
+		w0, w1, w2, w3 = w0[:len(p)], w1[:len(p)], w2[:len(p)], w3[:len(p)]
+		j := axpy4Pairs(p, w0, w1, w2, w3, &xs)
+		for ; j < len(p); j++ {
+			pj := p[j]
+			pj += float64(xs[0] * w0[j])
+			pj += float64(xs[1] * w1[j])
+			pj += float64(xs[2] * w2[j])
+			pj += float64(xs[3] * w3[j])
 			p[j] = pj
 		}
 	}
 	for ; k < len(nz); k++ {
-		xi, wi := x[nz[k]], row(nz[k])
-		for j := range p {
-			p[j] += float64(xi * wi[j])
-		}
+		AxpyRounded(x[nz[k]], row(nz[k]), p)
+	}
+}
+
+// AxpyRounded sets y[j] += a·x[j] for j < len(y) with every product rounded
+// (float64(a·x[j]): never fused into a multiply-add), so the bits are the
+// same on every platform (on amd64 in SSE2, two entries at a time, the
+// same operations). x must be at least len(y) long; it panics otherwise.
+// FOGD's gradient step and the projection's single coordinates use it.
+func AxpyRounded(a float64, x, y []float64) {
+	x = x[:len(y)]
+	for j := axpyPairs(y, x, a); j < len(y); j++ {
+		y[j] += float64(a * x[j])
 	}
 }

@@ -173,3 +173,59 @@ func TestFourierGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestFourierAsmBits checks the projection and AxpyRounded against plain
+// loops with every product rounded (the Go code of every platform without
+// the amd64 assembly): odd and even D (the assembly does pairs, the last odd
+// frequency is Go's), 1 to 9 non-zero coordinates (groups of four and the
+// single ones), and y shorter than x.
+func TestFourierAsmBits(t *testing.T) {
+	src := rng.New(5)
+	for _, D := range []int{1, 2, 3, 7, 8, 33, 400} {
+		for d := 1; d <= 9; d++ {
+			f, err := NewFourier(Gaussian, 1.5, d, D, 1, uint64(100*D+d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, d)
+			for i := range x {
+				if src.Float64() < 0.8 {
+					x[i] = src.Normal() * 3
+				}
+			}
+			want := make([]float64, D)
+			for i, xi := range x {
+				if xi == 0 {
+					continue
+				}
+				for j := range want {
+					want[j] += float64(xi * f.w[i*D+j])
+				}
+			}
+			got := f.Project(make([]float64, D+1), x)
+			for j := range want {
+				if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+					t.Fatalf("D=%d d=%d: projection %d = %x, want %x", D, d, j, math.Float64bits(got[j]), math.Float64bits(want[j]))
+				}
+			}
+		}
+		a := src.Normal()
+		xs, y := make([]float64, D+2), make([]float64, D)
+		for j := range xs {
+			xs[j] = src.Normal()
+		}
+		for j := range y {
+			y[j] = src.Normal()
+		}
+		want := append([]float64(nil), y...)
+		for j := range want {
+			want[j] += float64(a * xs[j])
+		}
+		AxpyRounded(a, xs, y)
+		for j := range want {
+			if math.Float64bits(y[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("D=%d: AxpyRounded %d = %x, want %x", D, j, math.Float64bits(y[j]), math.Float64bits(want[j]))
+			}
+		}
+	}
+}
