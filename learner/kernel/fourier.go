@@ -187,9 +187,10 @@ func (f *Fourier) MapProjected(dst, p []float64, mult float64) []float64 {
 // project writes p_j = u_jᵀx into p[:D]: summed in coordinate order from 0
 // with each product rounded, zero coordinates skipped (so sparse inputs cost
 // O(nnz·D)). The sums advance four coordinates per pass over p, every
-// frequency's sum independent of the others; on amd64 the passes run two
-// frequencies at a time in SSE2 (axpy4Pairs, axpyPairs: the same operations,
-// the same bits), elsewhere (and for an odd last frequency) in the Go loops.
+// frequency's sum independent of the others; on amd64 the passes run four
+// frequencies at a time in AVX2 or two in SSE2 (axpy4Run, axpyRun: the same
+// operations, the same bits), elsewhere (and for an odd last frequency) in
+// the Go loops.
 func (f *Fourier) project(p, x []float64) {
 	D := f.nf
 	nz := NonZero(f.nz, x)
@@ -205,7 +206,7 @@ func (f *Fourier) project(p, x []float64) {
 		xs := [4]float64{x[i0], x[i1], x[i2], x[i3]}
 		w0, w1, w2, w3 := row(i0), row(i1), row(i2), row(i3)
 		w0, w1, w2, w3 = w0[:len(p)], w1[:len(p)], w2[:len(p)], w3[:len(p)]
-		j := axpy4Pairs(p, w0, w1, w2, w3, &xs)
+		j := axpy4Run(p, w0, w1, w2, w3, &xs)
 		for ; j < len(p); j++ {
 			pj := p[j]
 			pj += float64(xs[0] * w0[j])
@@ -222,12 +223,13 @@ func (f *Fourier) project(p, x []float64) {
 
 // AxpyRounded sets y[j] += a·x[j] for j < len(y) with every product rounded
 // (float64(a·x[j]): never fused into a multiply-add), so the bits are the
-// same on every platform (on amd64 in SSE2, two entries at a time, the
-// same operations). x must be at least len(y) long; it panics otherwise.
-// FOGD's gradient step and the projection's single coordinates use it.
+// same on every platform (on amd64 four entries at a time in AVX2 or two
+// in SSE2, the same operations). x must be at least len(y) long; it panics
+// otherwise. FOGD's gradient step and the projection's single coordinates
+// use it.
 func AxpyRounded(a float64, x, y []float64) {
 	x = x[:len(y)]
-	for j := axpyPairs(y, x, a); j < len(y); j++ {
+	for j := axpyRun(y, x, a); j < len(y); j++ {
 		y[j] += float64(a * x[j])
 	}
 }

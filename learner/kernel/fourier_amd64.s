@@ -76,3 +76,68 @@ loop1:
 done1:
 	MOVQ AX, ret+56(FP)
 	RET
+
+// func axpy4Quads(p, w0, w1, w2, w3 []float64, x *[4]float64) int
+//
+// axpy4Pairs four entries at a time in AVX2 registers (VMULPD and VADDPD
+// round each lane like MULSD and ADDSD; no fused instruction is used).
+TEXT ·axpy4Quads(SB), NOSPLIT, $0-136
+	MOVQ         p_base+0(FP), DI
+	MOVQ         p_len+8(FP), CX
+	MOVQ         w0_base+24(FP), R8
+	MOVQ         w1_base+48(FP), R9
+	MOVQ         w2_base+72(FP), R10
+	MOVQ         w3_base+96(FP), R11
+	MOVQ         x+120(FP), DX
+	VBROADCASTSD 0(DX), Y8
+	VBROADCASTSD 8(DX), Y9
+	VBROADCASTSD 16(DX), Y10
+	VBROADCASTSD 24(DX), Y11
+	XORQ         AX, AX
+
+quad4:
+	LEAQ    4(AX), BX
+	CMPQ    BX, CX
+	JGT     quad4done
+	VMOVUPD (DI)(AX*8), Y0
+	VMULPD  (R8)(AX*8), Y8, Y1
+	VADDPD  Y1, Y0, Y0         // p + x0·w0
+	VMULPD  (R9)(AX*8), Y9, Y2
+	VADDPD  Y2, Y0, Y0         // … + x1·w1
+	VMULPD  (R10)(AX*8), Y10, Y3
+	VADDPD  Y3, Y0, Y0         // … + x2·w2
+	VMULPD  (R11)(AX*8), Y11, Y4
+	VADDPD  Y4, Y0, Y0         // … + x3·w3
+	VMOVUPD Y0, (DI)(AX*8)
+	MOVQ    BX, AX
+	JMP     quad4
+
+quad4done:
+	VZEROUPPER
+	MOVQ AX, ret+128(FP)
+	RET
+
+// func axpyQuads(y, x []float64, a float64) int
+//
+// axpyPairs four entries at a time in AVX2 registers.
+TEXT ·axpyQuads(SB), NOSPLIT, $0-64
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	VBROADCASTSD a+48(FP), Y8
+	XORQ         AX, AX
+
+quad1:
+	LEAQ    4(AX), BX
+	CMPQ    BX, CX
+	JGT     quad1done
+	VMULPD  (SI)(AX*8), Y8, Y1
+	VADDPD  (DI)(AX*8), Y1, Y0 // y + a·x
+	VMOVUPD Y0, (DI)(AX*8)
+	MOVQ    BX, AX
+	JMP     quad1
+
+quad1done:
+	VZEROUPPER
+	MOVQ AX, ret+56(FP)
+	RET

@@ -176,12 +176,15 @@ func TestFourierGolden(t *testing.T) {
 
 // TestFourierAsmBits checks the projection and AxpyRounded against plain
 // loops with every product rounded (the Go code of every platform without
-// the amd64 assembly): odd and even D (the assembly does pairs, the last odd
-// frequency is Go's), 1 to 9 non-zero coordinates (groups of four and the
-// single ones), and y shorter than x.
-func TestFourierAsmBits(t *testing.T) {
+// the amd64 assembly): D from 1 to 9 and larger (the assembly does four
+// then two at a time, an odd last frequency is Go's), 1 to 9 non-zero coordinates (groups of four and the
+// single ones), and y shorter than x. On amd64 it runs once more with the
+// SSE2 loops alone (fourier_amd64_test.go).
+func TestFourierAsmBits(t *testing.T) { checkFourierAsm(t) }
+
+func checkFourierAsm(t *testing.T) {
 	src := rng.New(5)
-	for _, D := range []int{1, 2, 3, 7, 8, 33, 400} {
+	for _, D := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 33, 400} {
 		for d := 1; d <= 9; d++ {
 			f, err := NewFourier(Gaussian, 1.5, d, D, 1, uint64(100*D+d))
 			if err != nil {
