@@ -123,7 +123,7 @@ func (f *Fourier) mapDot(dst, w, x []float64) ([]float64, float64) {
 // rng.FastSincosSlice (no call per frequency), the scale and the two sums
 // share one pass. (Blocks of 8 to 64 frequencies, to overlap the sums'
 // chains of dependent additions with the next block's cos and sin, measured
-// 5–25 % slower than one pass each once the kernel ran in SSE2.) The order
+// 5–27 % slower than one pass each once the kernel ran in SSE2.) The order
 // of every operation is that of a pass per step: scale first, then the
 // sums in increasing j.
 func (f *Fourier) evaluate(dst, w []float64) ([]float64, float64) {

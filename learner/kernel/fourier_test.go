@@ -76,6 +76,11 @@ func projectProbe(w, x []float64, nz []int, b float64) float64 { return Project(
 //go:noinline
 func cosFeatureProbe(p float64) float64 { return CosFeature(p) }
 
+// AxpyRounded is inlined too (into FOGD's Learn, for one); this keeps a copy.
+//
+//go:noinline
+func axpyRoundedProbe(a float64, x, y []float64) { AxpyRounded(a, x, y) }
+
 var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 
 // Random features must have the same bits on every platform. The arm64
@@ -83,7 +88,7 @@ var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 // explicitly (float64(x*y)); this cross-compiles the package's tests for
 // arm64 and checks that the disassembly of the feature code (rng.FastSincos,
 // its Payne–Hanek reduction and its slice form, Fourier's projection, map
-// and evaluation, the seeded
+// and evaluation, AxpyRounded, the seeded
 // features' Project and CosFeature) has no fused multiply-add.
 func TestFeatureCodeNoFMA(t *testing.T) {
 	if testing.Short() {
@@ -91,6 +96,7 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 	}
 	_ = fmaProbe(1, 2, 3)
 	_ = cosFeatureProbe(projectProbe([]float64{1}, []float64{1}, []int{0}, 0))
+	axpyRoundedProbe(2, []float64{1}, []float64{1})
 	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
 	if err != nil {
 		t.Skipf("no go command: %v", err)
@@ -121,6 +127,7 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 		"okstream/learner/kernel.(*Fourier).mapDot",
 		"okstream/learner/kernel.(*Fourier).evaluate",
 		"okstream/learner/kernel.(*Fourier).project",
+		"okstream/learner/kernel.axpyRoundedProbe",
 		"okstream/learner/kernel.projectProbe",
 		"okstream/learner/kernel.cosFeatureProbe",
 	} {
