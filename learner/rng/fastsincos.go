@@ -137,10 +137,12 @@ func FastSincos(x float64) (sin, cos float64) {
 // FastSincosSlice sets sin[j], cos[j] = FastSincos(x[j]) for j < len(x),
 // with the same bits (TestFastSincosSliceBits); sin and cos must have at
 // least len(x) elements (it panics otherwise), and sin (or cos) may be x
-// itself. The fast path runs without a call per element (fastSincosRun: on
-// amd64 two arguments at a time in SSE2 registers, fastsincos_amd64.s;
-// elsewhere a Go loop, fastsincos_generic.go); an argument the fast path
-// does not take (|x| ≥ 2²⁰, ±0, NaN, ±Inf) goes through FastSincos.
+// itself (other overlaps are not supported). The fast path runs without a
+// call per element (fastSincosRun: on amd64 four arguments at a time in
+// AVX2 registers where the CPU has them, else two in SSE2,
+// fastsincos_amd64.s; elsewhere a Go loop, fastsincos_generic.go); an
+// argument the fast path does not take (|x| ≥ 2²⁰, ±0, NaN, ±Inf) goes
+// through FastSincos. It does not allocate.
 func FastSincosSlice(sin, cos, x []float64) {
 	sin, cos = sin[:len(x)], cos[:len(x)]
 	for j := 0; j < len(x); {
