@@ -122,11 +122,7 @@ func (l *FOGD) Learn(x []float64, y float64) float64 {
 	if g := l.loss.Deriv(f, y); g != 0 {
 		// w ← w + a·z with the product rounded explicitly (no FMA on
 		// any platform; the same bits as linalg.Axpy on amd64).
-		a := -l.eta * g
-		w := l.w[:len(l.z)]
-		for i, v := range l.z {
-			w[i] += float64(a * v)
-		}
+		kernel.AxpyRounded(-l.eta*g, l.z, l.w)
 	}
 	l.updates++
 	return f

@@ -76,13 +76,19 @@ func projectProbe(w, x []float64, nz []int, b float64) float64 { return Project(
 //go:noinline
 func cosFeatureProbe(p float64) float64 { return CosFeature(p) }
 
+// AxpyRounded is inlined too (into FOGD's Learn, for one); this keeps a copy.
+//
+//go:noinline
+func axpyRoundedProbe(a float64, x, y []float64) { AxpyRounded(a, x, y) }
+
 var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 
 // Random features must have the same bits on every platform. The arm64
 // compiler fuses x*y+z into one instruction unless the product is rounded
 // explicitly (float64(x*y)); this cross-compiles the package's tests for
-// arm64 and checks that the disassembly of the feature code (rng.FastSincos
-// and its Payne–Hanek reduction, Fourier's projection and map, the seeded
+// arm64 and checks that the disassembly of the feature code (rng.FastSincos,
+// its Payne–Hanek reduction and its slice form, Fourier's projection, map
+// and evaluation, AxpyRounded, the seeded
 // features' Project and CosFeature) has no fused multiply-add.
 func TestFeatureCodeNoFMA(t *testing.T) {
 	if testing.Short() {
@@ -90,6 +96,7 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 	}
 	_ = fmaProbe(1, 2, 3)
 	_ = cosFeatureProbe(projectProbe([]float64{1}, []float64{1}, []int{0}, 0))
+	axpyRoundedProbe(2, []float64{1}, []float64{1})
 	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
 	if err != nil {
 		t.Skipf("no go command: %v", err)
@@ -116,8 +123,11 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 	for _, sym := range []string{
 		"okstream/learner/rng.FastSincos",
 		"okstream/learner/rng.payneHanek",
+		"okstream/learner/rng.fastSincosRun",
 		"okstream/learner/kernel.(*Fourier).mapDot",
+		"okstream/learner/kernel.(*Fourier).evaluate",
 		"okstream/learner/kernel.(*Fourier).project",
+		"okstream/learner/kernel.axpyRoundedProbe",
 		"okstream/learner/kernel.projectProbe",
 		"okstream/learner/kernel.cosFeatureProbe",
 	} {
@@ -167,6 +177,65 @@ func TestFourierGolden(t *testing.T) {
 		}
 		if h != golden[kind] {
 			t.Errorf("%s: Fourier map hash %#x, golden %#x", kind, h, golden[kind])
+		}
+	}
+}
+
+// TestFourierAsmBits checks the projection and AxpyRounded against plain
+// loops with every product rounded (the Go code of every platform without
+// the amd64 assembly): D from 1 to 9 and larger (the assembly does four
+// then two at a time, an odd last frequency is Go's), 1 to 9 non-zero coordinates (groups of four and the
+// single ones), and y shorter than x. On amd64 it runs once more with the
+// SSE2 loops alone (fourier_amd64_test.go).
+func TestFourierAsmBits(t *testing.T) { checkFourierAsm(t) }
+
+func checkFourierAsm(t *testing.T) {
+	src := rng.New(5)
+	for _, D := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 33, 400} {
+		for d := 1; d <= 9; d++ {
+			f, err := NewFourier(Gaussian, 1.5, d, D, 1, uint64(100*D+d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, d)
+			for i := range x {
+				if src.Float64() < 0.8 {
+					x[i] = src.Normal() * 3
+				}
+			}
+			want := make([]float64, D)
+			for i, xi := range x {
+				if xi == 0 {
+					continue
+				}
+				for j := range want {
+					want[j] += float64(xi * f.w[i*D+j])
+				}
+			}
+			got := f.Project(make([]float64, D+1), x)
+			for j := range want {
+				if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+					t.Fatalf("D=%d d=%d: projection %d = %x, want %x", D, d, j, math.Float64bits(got[j]), math.Float64bits(want[j]))
+				}
+			}
+		}
+		a := src.Normal()
+		xs, y := make([]float64, D+2), make([]float64, D)
+		for j := range xs {
+			xs[j] = src.Normal()
+		}
+		for j := range y {
+			y[j] = src.Normal()
+		}
+		want := append([]float64(nil), y...)
+		for j := range want {
+			want[j] += float64(a * xs[j])
+		}
+		AxpyRounded(a, xs, y)
+		for j := range want {
+			if math.Float64bits(y[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("D=%d: AxpyRounded %d = %x, want %x", D, j, math.Float64bits(y[j]), math.Float64bits(want[j]))
+			}
 		}
 	}
 }

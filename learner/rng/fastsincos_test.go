@@ -344,3 +344,57 @@ func TestFastSincosGolden(t *testing.T) {
 // Portability, the arm64 disassembly: TestFeatureCodeNoFMA in package
 // kernel checks FastSincos together with the code that calls it. The
 // benchmark is BenchmarkSincos/fast in rng_test.go.
+
+// TestFastSincosSliceBits checks that FastSincosSlice gives FastSincos's
+// bits element for element: on the golden arguments, on NaN and ±Inf, on
+// random arguments of every magnitude from 2⁻⁴⁰ to 2⁴⁰ (both paths), with
+// slow-path arguments at every position of a slice (odd and even, first
+// and last), and in place (sin aliasing x, as kernel.Fourier calls it).
+// On amd64 it runs once more with the SSE2 loop alone (fastsincos_amd64_test.go).
+func TestFastSincosSliceBits(t *testing.T) { checkFastSincosSlice(t) }
+
+func checkFastSincosSlice(t *testing.T) {
+	src := New(7)
+	xs := append(goldenInputs(), math.NaN(), math.Inf(1), math.Inf(-1))
+	for i := 0; i < 20000; i++ {
+		m := math.Ldexp(src.Float64(), int(src.IntN(81))-40)
+		if src.Float64() < 0.5 {
+			m = -m
+		}
+		xs = append(xs, m)
+	}
+	check := func(name string, x []float64, inPlace bool) {
+		t.Helper()
+		sn, cs := make([]float64, len(x)+3), make([]float64, len(x)+3)
+		in := x
+		if inPlace {
+			copy(sn, x)
+			in = sn[:len(x)]
+		}
+		FastSincosSlice(sn, cs, in)
+		for j, v := range x {
+			s, c := FastSincos(v)
+			if math.Float64bits(sn[j]) != math.Float64bits(s) || math.Float64bits(cs[j]) != math.Float64bits(c) {
+				t.Fatalf("%s: FastSincosSlice at %d (x = %v) = %x, %x; FastSincos %x, %x", name, j, v,
+					math.Float64bits(sn[j]), math.Float64bits(cs[j]), math.Float64bits(s), math.Float64bits(c))
+			}
+		}
+		if sn[len(x)] != 0 || cs[len(x)] != 0 {
+			t.Fatalf("%s: FastSincosSlice wrote past len(x)", name)
+		}
+	}
+	check("all", xs, false)
+	check("all in place", xs, true)
+	for n := 0; n <= 11; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, special := range []float64{0, math.Copysign(0, -1), fsMax, -3e9, math.NaN(), math.Inf(1)} {
+				x := make([]float64, n)
+				for j := range x {
+					x[j] = (src.Float64()*2 - 1) * 30
+				}
+				x[pos] = special
+				check(fmt.Sprintf("n=%d slow at %d (%v)", n, pos, special), x, pos%2 == 0)
+			}
+		}
+	}
+}

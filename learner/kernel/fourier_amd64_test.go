@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package kernel
+
+import (
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
+
+// TestFourierAsmSSE2 is TestFourierAsmBits with the AVX2 loops turned off,
+// so that the SSE2 loops are checked on every entry too.
+func TestFourierAsmSSE2(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Log("no AVX2 on this CPU: TestFourierAsmBits checked the SSE2 loops, the AVX2 ones are unchecked")
+	}
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	useAVX2 = false
+	checkFourierAsm(t)
+}
