@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# scripts/floor-device.sh: the pipeline floor (issue 41) on a machine with
+# many cores and no Go: events per CPU-second of pass-through, FOGD and auto
+# with 2 and with all cores, from one static test binary and the embedded
+# broker (in a child process, so okstream's CPU is measured alone).
+#
+#   scripts/floor-device.sh build     # here: writes zzscratch/device/consumer.test.gz
+#   scripts/floor-device.sh run OUT   # there (e.g. through the device tool,
+#                                     # carrying zzscratch/device): tables and
+#                                     # CPU profiles into OUT
+#
+# OKSTREAM_BENCH_EVENTS (default 1,000,000 for pass-through and FOGD; auto
+# always runs BenchmarkPipelineFloor's 59,535 events in 16 partitions).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=zzscratch/device
+case "${1:-}" in
+build)
+  mkdir -p "$dir"
+  CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$dir/consumer.test" ./consumer
+  gzip -f "$dir/consumer.test"
+  ls -la "$dir"
+  ;;
+run)
+  out=${2:?usage: $0 run OUT}
+  mkdir -p "$out"
+  [ -x "$dir/consumer.test" ] || gunzip -kf "$dir/consumer.test.gz"
+  cores=$(nproc)
+  events=${OKSTREAM_BENCH_EVENTS:-1000000}
+  for cpus in 2 "$cores"; do
+    last=$((cpus - 1))
+    for b in passthrough fogd auto; do
+      n=$events
+      [ "$b" = auto ] && n=59535
+      echo "== $b on $cpus cores ($n events)"
+      OKSTREAM_BENCH_EVENTS=$n OKSTREAM_BENCH_CPUPROFILE="$out/c$cpus" \
+        taskset -c "0-$last" "$dir/consumer.test" -test.run '^$' -test.bench "PipelineFloor/$b\$" \
+        -test.benchtime 1x -test.cpu "$cpus" 2>&1 | grep -E '^Benchmark|FAIL|panic' | tee -a "$out/floor.txt"
+    done
+  done
+  ;;
+*)
+  echo "usage: $0 build | run OUT" >&2
+  exit 2
+  ;;
+esac
