@@ -9,8 +9,8 @@
 #                                     # carrying zzscratch/device): tables and
 #                                     # CPU profiles into OUT
 #
-# OKSTREAM_BENCH_EVENTS (default 1,000,000 for pass-through and FOGD; auto
-# always runs BenchmarkPipelineFloor's 59,535 events in 16 partitions).
+# The streams are BenchmarkPipelineFloor's: 595,350 events in 16 partitions
+# for pass-through and FOGD, 59,535 for auto.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=zzscratch/device
@@ -26,14 +26,11 @@ run)
   mkdir -p "$out"
   [ -x "$dir/consumer.test" ] || gunzip -kf "$dir/consumer.test.gz"
   cores=$(nproc)
-  events=${OKSTREAM_BENCH_EVENTS:-1000000}
   for cpus in 2 "$cores"; do
     last=$((cpus - 1))
     for b in passthrough fogd auto; do
-      n=$events
-      [ "$b" = auto ] && n=59535
-      echo "== $b on $cpus cores ($n events)"
-      OKSTREAM_BENCH_EVENTS=$n OKSTREAM_BENCH_CPUPROFILE="$out/c$cpus" \
+      echo "== $b on $cpus cores"
+      OKSTREAM_BENCH_CPUPROFILE="$out/c$cpus" \
         taskset -c "0-$last" "$dir/consumer.test" -test.run '^$' -test.bench "PipelineFloor/$b\$" \
         -test.benchtime 1x -test.cpu "$cpus" 2>&1 | grep -E '^Benchmark|FAIL|panic' | tee -a "$out/floor.txt"
     done
