@@ -145,15 +145,9 @@ type worker struct {
 	obs         []prometheus.Observer
 
 	// spent returns processed fetches' record slices to the fetcher;
-	// fetchLen is the longest fetch so far, lastLen and recBytes the
-	// records and bytes per record of the last non-empty one, lastLimit
-	// the last fetch's bound (the fetcher's only; see reuse).
-	spent     chan fetched
-	mem       kafkautil.Blocks // the fetcher's key and value blocks
-	fetchLen  int
-	recBytes  int
-	lastLen   int
-	lastLimit int
+	spent  chan fetched
+	mem    kafkautil.Blocks  // the fetcher's key and value blocks
+	chunks *kafkautil.Chunks // the fetcher's record chunks
 	// timed counts model steps for sampledObs (the worker's only); idBuf
 	// builds default event ids (defaultID).
 	timed uint64
@@ -222,9 +216,10 @@ type unit struct {
 
 // fetched is one fetch handed from the fetcher to the worker.
 type fetched struct {
-	recs   []kafkautil.Record
+	chunks [][]kafkautil.Record // the records, in order, BatchSize per chunk (kafkautil.FetchChunks)
+	n      int                  // the records
 	hwm    int64
-	blocks [][]byte // where recs' keys and values are (kafkautil.Blocks)
+	blocks [][]byte // where the records' keys and values are (kafkautil.Blocks)
 }
 
 func newWorker(p *Pipeline, gen generation, part int) (*worker, error) {
@@ -329,6 +324,7 @@ func (w *worker) run(ctx context.Context) error {
 	defer cancelFetch()
 	fetches := make(chan fetched, 1)
 	w.spent = make(chan fetched, 2)
+	w.chunks = kafkautil.NewChunks(w.p.cfg.BatchSize)
 	go w.fetchLoop(fctx, w.next, fetches)
 
 loop:
@@ -341,25 +337,23 @@ loop:
 			break loop
 		case f = <-fetches:
 		}
-		if w.sh != nil && w.p.cfg.ShareSkipIdle && len(f.recs) > 0 {
+		if w.sh != nil && w.p.cfg.ShareSkipIdle && f.n > 0 {
 			w.p.tail.setIdle(w.part, false) // before its next delta can be due
 			w.publishIdle(ctx, false)       // and the other instances' (share.go)
 		}
-		for i := 0; i < len(f.recs); {
-			j := min(i+w.p.cfg.BatchSize, len(f.recs))
-			if !w.batch(ctx, f.recs[i:j]) {
+		for _, recs := range f.chunks { // micro-batches: a chunk holds BatchSize records
+			if !w.batch(ctx, recs) {
 				break loop
 			}
-			i = j
 			w.maybeCheckpoint(ctx)
 		}
 		if w.sh != nil && w.sh.broken {
 			break loop
 		}
-		if len(f.recs) == 0 {
+		if f.n == 0 {
 			w.maybeCheckpoint(ctx) // time-based checkpoints on an idle partition
 		}
-		if w.sh != nil && w.p.cfg.ShareSkipIdle && len(f.recs) == 0 && w.next >= f.hwm {
+		if w.sh != nil && w.p.cfg.ShareSkipIdle && f.n == 0 && w.next >= f.hwm {
 			// Shared models: a fetch that waited and found nothing past
 			// what was processed marks the partition idle, so that the
 			// others do not wait for its next delta (tailer.setIdle).
@@ -372,7 +366,7 @@ loop:
 			w.p.tail.setIdle(w.part, true)
 			w.publishIdle(ctx, true)
 		}
-		if w.sh != nil && len(f.recs) == 0 && w.sh.hasUnsent() {
+		if w.sh != nil && f.n == 0 && w.sh.hasUnsent() {
 			// Deltas held by a decision that has landed since: others
 			// may have merged them, and their output waits until they
 			// are on the sync topic.
@@ -438,16 +432,17 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 	pos := from
 	limit := min(w.p.cfg.FetchMaxBytes, fetchStartBytes)
 	for ctx.Err() == nil {
-		recs, hwm, err := kafkautil.FetchBatchIn(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reuse(limit), &w.mem)
+		chunks, n, hwm, err := kafkautil.FetchChunks(ctx, w.p.client, w.p.cfg.Input, w.part, pos, limit, w.p.cfg.FetchMaxWait, w.reclaim(), w.chunks, &w.mem)
 		if err == nil {
-			if len(recs) == 0 && pos < hwm {
+			if n == 0 && pos < hwm {
 				limit = w.p.cfg.FetchMaxBytes
 			} else {
 				limit = min(2*limit, w.p.cfg.FetchMaxBytes)
 			}
 		}
-		w.noteFetch(recs)
 		if err != nil {
+			w.chunks.Give(chunks) // what the failed fetch read, unused
+			w.mem.Give(w.mem.Take())
 			if ctx.Err() != nil {
 				return
 			}
@@ -465,11 +460,12 @@ func (w *worker) fetchLoop(ctx context.Context, from int64, out chan<- fetched) 
 		w.noteHWM(hwm)
 		w.fetching.Store(true)
 		w.p.contact()
-		if len(recs) > 0 {
-			pos = recs[len(recs)-1].Offset + 1
+		if n > 0 {
+			last := chunks[len(chunks)-1]
+			pos = last[len(last)-1].Offset + 1
 		}
 		select {
-		case out <- fetched{recs: recs, hwm: hwm, blocks: w.mem.Take()}:
+		case out <- fetched{chunks: chunks, n: n, hwm: hwm, blocks: w.mem.Take()}:
 		case <-ctx.Done():
 			return
 		}

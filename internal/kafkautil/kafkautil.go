@@ -203,36 +203,105 @@ type Record struct {
 // are referenced, and are never overwritten, but keeping one alive keeps
 // its block alive. Passing the previous call's slice as dst[:0] reuses it.
 func FetchBatch(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record) ([]Record, int64, error) {
-	return FetchBatchIn(ctx, c, topic, partition, from, maxBytes, maxWait, dst, nil)
-}
-
-// FetchBatchIn is FetchBatch with the keys and values copied into blocks
-// from mem (nil: new ones). The caller then owns the blocks handed out
-// (mem.Take) and may give them back (mem.Give) once it holds no reference
-// to those records' keys and values: they are then overwritten by later
-// fetches.
-func FetchBatchIn(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst []Record, mem *Blocks) ([]Record, int64, error) {
 	var arena []byte
 	hw, err := FetchFunc(ctx, c, topic, partition, from, maxBytes, maxWait, func(r *kafka.Record) error {
-		rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
-		var err error
-		if r.Key != nil {
-			if rec.Key, arena, err = readInto(arena, r.Key, mem); err != nil {
-				return err
-			}
+		rec, rest, err := copyRecord(r, partition, arena, nil)
+		if err != nil {
+			return err
 		}
-		if r.Value != nil {
-			if rec.Value, arena, err = readInto(arena, r.Value, mem); err != nil {
-				return err
-			}
-		}
+		arena = rest
 		dst = append(dst, rec)
 		return nil
 	})
 	return dst, hw, err
 }
 
-// Blocks recycles the memory FetchBatchIn copies keys and values into:
+// FetchChunks is FetchBatch for a fetcher that recycles its memory: the
+// records are appended to dst as chunks of ch's size (the last one
+// partial), chunks taken from ch, and their keys and values copied into
+// blocks from mem. It returns the chunks, the number of records and the
+// high watermark. The caller owns the chunks and the blocks handed out
+// (mem.Take) and may give them back (ch.Give, mem.Give) once it holds no
+// reference to those records' keys and values: later fetches then reuse
+// them. Fixed-size chunks are what makes the record memory reusable
+// whatever a fetch's length: one slice per fetch was re-grown or dropped
+// whenever a fetch was longer than the ones before.
+func FetchChunks(ctx context.Context, c *kafka.Client, topic string, partition int, from int64, maxBytes int, maxWait time.Duration, dst [][]Record, ch *Chunks, mem *Blocks) ([][]Record, int, int64, error) {
+	var arena []byte
+	n := 0
+	hw, err := FetchFunc(ctx, c, topic, partition, from, maxBytes, maxWait, func(r *kafka.Record) error {
+		rec, rest, err := copyRecord(r, partition, arena, mem)
+		if err != nil {
+			return err
+		}
+		arena = rest
+		if k := len(dst); k == 0 || len(dst[k-1]) == cap(dst[k-1]) {
+			dst = append(dst, ch.get())
+		}
+		last := &dst[len(dst)-1]
+		*last = append(*last, rec)
+		n++
+		return nil
+	})
+	return dst, n, hw, err
+}
+
+// copyRecord copies r's key and value into arena (see readInto) and returns
+// the record and the arena's rest.
+func copyRecord(r *kafka.Record, partition int, arena []byte, mem *Blocks) (Record, []byte, error) {
+	rec := Record{Partition: partition, Offset: r.Offset, Time: r.Time, Headers: r.Headers}
+	var err error
+	if r.Key != nil {
+		if rec.Key, arena, err = readInto(arena, r.Key, mem); err != nil {
+			return rec, arena, err
+		}
+	}
+	if r.Value != nil {
+		if rec.Value, arena, err = readInto(arena, r.Value, mem); err != nil {
+			return rec, arena, err
+		}
+	}
+	return rec, arena, nil
+}
+
+// Chunks recycles the fixed-size record slices of FetchChunks. It keeps at
+// most twice the chunks the last Give returned (and a few), so that an
+// idle partition's short fetches shrink it. Not safe for concurrent use:
+// the fetching goroutine owns it.
+type Chunks struct {
+	size int
+	free [][]Record
+}
+
+// NewChunks returns a recycler of chunks of size records (at least 1).
+func NewChunks(size int) *Chunks { return &Chunks{size: max(1, size)} }
+
+func (c *Chunks) get() []Record {
+	if k := len(c.free); k > 0 {
+		r := c.free[k-1]
+		c.free[k-1] = nil
+		c.free = c.free[:k-1]
+		return r
+	}
+	return make([]Record, 0, c.size)
+}
+
+// Give hands chunks back for reuse: nothing may refer to their records'
+// keys and values any more (the records are cleared here).
+func (c *Chunks) Give(chunks [][]Record) {
+	if k := 2*len(chunks) + 2; len(c.free) > k {
+		clear(c.free[k:])
+		c.free = c.free[:k]
+	}
+	for _, r := range chunks {
+		if cap(r) == c.size {
+			clear(r)
+			c.free = append(c.free, r[:0])
+		}
+	}
+}
+
+// Blocks recycles the memory FetchChunks copies keys and values into:
 // blocks of fetchBlock bytes handed out to fetches (Take lists them) and
 // given back by their owner (Give). It keeps at most twice the blocks the
 // last fetch took, so an idle partition's small fetches shrink it. Not
