@@ -147,6 +147,7 @@ type Auto struct {
 	f       []float64  // scratch: members' scores, then losses
 	w       []float64  // scratch: members' weights
 	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
+	bank    *autoBank  // base=fogd: the FOGD members' shared projection (auto_bank.go); nil otherwise
 }
 
 func (a *Auto) selfTuning() {}
@@ -184,10 +185,12 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	// A probe member (σ = 1) tells the task and the base's default step η0.
 	var task Task
 	var eta0 string
+	var probe Learner
 	if p.Err() == nil {
 		kv := maps.Clone(fwd)
 		kv["sigma"] = "1"
-		if probe, err := newPlain(bname, kv, dim); err == nil {
+		var err error
+		if probe, err = newPlain(bname, kv, dim); err == nil {
 			task = probe.Info().Task
 			_, pkv, _ := ParseSpec(probe.Info().Spec)
 			eta0 = pkv["eta"]
@@ -260,6 +263,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	if track {
 		a.tr = newAutoTrack(len(a.members), keep, dim, uint64(n0))
 	}
+	a.bank = newAutoBank(a, probe)
 	return a, nil
 }
 
@@ -545,8 +549,9 @@ func (a *Auto) combine() float64 {
 func (a *Auto) Predict(x []float64) float64 {
 	a.checkDim(x)
 	a.tr.newEvent()
+	a.bank.newEvent()
 	for _, i := range a.alive {
-		a.f[i] = a.members[i].Predict(a.tr.input(x, i))
+		a.f[i] = a.memberPredict(x, i)
 	}
 	return a.combine()
 }
@@ -557,8 +562,9 @@ func (a *Auto) Predict(x []float64) float64 {
 func (a *Auto) Learn(x []float64, y float64) float64 {
 	a.checkDim(x)
 	a.tr.newEvent()
+	a.bank.newEvent()
 	for _, i := range a.alive {
-		a.f[i] = a.members[i].Learn(a.tr.input(x, i), y)
+		a.f[i] = a.memberLearn(x, y, i)
 	}
 	score := a.combine() // also leaves the weights of this round in a.w
 	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range

@@ -1,0 +1,191 @@
+package learner
+
+// auto (binary and regression), base=fogd — one projection for the whole
+// σ grid.
+//
+// Every FOGD member of auto's grid has the same kernel, D, scale and seed,
+// and σ = 2^i (per_octave=1) times the same σ̂ (the wrapper's): its
+// frequencies are those of width 1 divided by 2^i, exactly, and the η
+// members of one σ have the same map. So auto computes, per event and per
+// input (the survivors' x, or a restart's re-standardised u,
+// auto_track.go), one projection Uᵀx on the map at σ = 1 (the probe
+// member's, which newAuto builds anyway), one z(x) per distinct σ
+// (kernel.Fourier.MapProjected with the factor 2^−i) shared by that σ's η
+// members, and each member's score wᵀz (kernel.Fourier.Score) and step.
+// The technique is multi-class auto's (auto_multi.go); the bits are those
+// of each member's own Learn (a power-of-two factor is exact in floating
+// point: MapProjected's documentation): auto's predictions and states are
+// unchanged (TestAutoBankBitIdentical). A configuration is put on the bank
+// only when its member's map is checked to be the shared one times 2^−i
+// (kernel.Fourier.ScaledOf); the others (per_octave > 1: σ = 2^(i/2))
+// learn through their own Learn as before.
+//
+// Cost per event with the default grid (7 σ × 3 η + 2 linear members):
+// one O(d·D) projection and 7 O(D) sin/cos passes in place of 21 of each,
+// plus the 21 members' O(D) scores and steps. The members still hold their
+// own maps (drawn at build: newFOGD draws them; a shared draw needs a
+// constructor on a given map in fogd.go, as fogd_multi.go has).
+
+import (
+	"math"
+
+	"okstream/learner/kernel"
+)
+
+// autoBank is auto's shared-projection state for its FOGD members.
+type autoBank struct {
+	ref   *kernel.Fourier // the map at σ = 1 (the probe's)
+	mult  []float64       // per configuration (slot): 1/σ when on the bank, else 0
+	stamp uint64          // the current event (Predict or Learn call)
+	proj  []autoProj      // per input: the event's projection
+	zs    []autoZ         // per input and σ: the event's z(x)
+}
+
+type autoProj struct {
+	key   int // the input: 0 auto's own, g > 0 re-standardised by transform g (autoTrack.inputKey)
+	stamp uint64
+	p     []float64 // D
+}
+
+type autoZ struct {
+	key   int
+	mult  float64
+	stamp uint64
+	z     []float64 // 2D
+}
+
+// newAutoBank returns the bank of auto a's FOGD members on probe's map
+// (σ = 1), or nil when the base is not FOGD or no configuration qualifies.
+func newAutoBank(a *Auto, probe Learner) *autoBank {
+	pf, ok := probe.(*FOGD)
+	if !ok || a.bname != "fogd" {
+		return nil
+	}
+	b := &autoBank{ref: pf.rff, mult: make([]float64, len(a.specs))}
+	any := false
+	for s, kv := range a.specs {
+		if a.names[s] != "fogd" {
+			continue
+		}
+		m, ok := a.members[s].(*FOGD)
+		sig, err := ParseNumber(kv["sigma"])
+		if !ok || err != nil || !(sig > 0) {
+			continue
+		}
+		if fr, _ := math.Frexp(sig); fr != 0.5 {
+			continue // not a power of two: its own map
+		}
+		if m.rff.ScaledOf(b.ref, 1/sig) {
+			b.mult[s] = 1 / sig
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	return b
+}
+
+// newEvent marks the projections and maps stale. Nil-safe.
+func (b *autoBank) newEvent() {
+	if b != nil {
+		b.stamp++
+	}
+}
+
+// on returns member i's FOGD and map factor when it is on the bank.
+func (a *Auto) onBank(i int) (*FOGD, float64) {
+	if a.bank == nil {
+		return nil, 0
+	}
+	mult := a.bank.mult[a.slot[i]]
+	if mult == 0 {
+		return nil, 0
+	}
+	return a.members[i].(*FOGD), mult
+}
+
+// memberPredict is member i's score for x (its Predict's bits).
+func (a *Auto) memberPredict(x []float64, i int) float64 {
+	if m, mult := a.onBank(i); m != nil {
+		return m.rff.Score(m.w, a.bank.z(a, x, i, mult))
+	}
+	return a.members[i].Predict(a.tr.input(x, i))
+}
+
+// memberLearn is member i's Learn of (x, y) (the same bits).
+func (a *Auto) memberLearn(x []float64, y float64, i int) float64 {
+	if m, mult := a.onBank(i); m != nil {
+		return m.learnMapped(a.bank.z(a, x, i, mult), y)
+	}
+	return a.members[i].Learn(a.tr.input(x, i), y)
+}
+
+// z returns z(x) of member i's input at factor mult, computed once per
+// event, input and σ.
+func (b *autoBank) z(a *Auto, x []float64, i int, mult float64) []float64 {
+	key := a.tr.inputKey(i)
+	k := -1
+	for j := range b.zs {
+		if b.zs[j].key == key && b.zs[j].mult == mult {
+			k = j
+			break
+		}
+	}
+	if k < 0 { // once per input and σ (restarts add inputs)
+		b.zs = append(b.zs, autoZ{key: key, mult: mult, z: make([]float64, b.ref.Dim())})
+		k = len(b.zs) - 1
+	}
+	e := &b.zs[k]
+	if e.stamp != b.stamp {
+		b.ref.MapProjected(e.z, b.project(a.tr.input(x, i), key), mult)
+		e.stamp = b.stamp
+	}
+	return e.z
+}
+
+// project returns the event's projection of input in (key).
+func (b *autoBank) project(in []float64, key int) []float64 {
+	k := -1
+	for j := range b.proj {
+		if b.proj[j].key == key {
+			k = j
+			break
+		}
+	}
+	if k < 0 {
+		b.proj = append(b.proj, autoProj{key: key, p: make([]float64, b.ref.Frequencies())})
+		k = len(b.proj) - 1
+	}
+	e := &b.proj[k]
+	if e.stamp != b.stamp {
+		b.ref.Project(e.p, in)
+		e.stamp = b.stamp
+	}
+	return e.p
+}
+
+// inputKey is member i's input: 0 auto's own x (no tracking, or no
+// transform, or an identity one), else its transform's number. Nil-safe.
+func (tr *autoTrack) inputKey(i int) int {
+	if tr == nil || tr.gen[i] == 0 || tr.tx[tr.gen[i]-1].identity {
+		return 0
+	}
+	return tr.gen[i]
+}
+
+// learnMapped is FOGD.Learn with z(x) given (auto's bank): the score wᵀz
+// summed as MapDot sums it, then the same gradient step, so the bits are
+// Learn's (TestAutoBankBitIdentical checks them against Learn).
+func (l *FOGD) learnMapped(z []float64, y float64) float64 {
+	f := l.rff.Score(l.w, z)
+	if g := l.loss.Deriv(f, y); g != 0 {
+		a := -l.eta * g
+		w := l.w[:len(z)]
+		for i, v := range z {
+			w[i] += float64(a * v)
+		}
+	}
+	l.updates++
+	return f
+}

@@ -1,0 +1,42 @@
+package kernel
+
+// Helpers for a bank of Fourier maps that share one projection (binary
+// auto's FOGD members, learner/auto_bank.go): MapProjected's counterparts
+// for the score and for checking that two maps are one up to a
+// power-of-two width ratio.
+
+// Score returns wᵀz for z as Map writes it (len 2D) and w of length 2D,
+// summed as MapDot sums it (Σ_j w_j·cos_j and Σ_j w_{D+j}·sin_j in
+// increasing j, each product rounded, then their sum), so that
+// Score(w, Map(dst, x)) has the bits of MapDot(dst, w, x)'s score. It
+// panics on lengths other than 2D.
+func (f *Fourier) Score(w, z []float64) float64 {
+	D := f.nf
+	if len(w) != 2*D || len(z) != 2*D {
+		panic("kernel: Fourier.Score needs w and z of length 2D")
+	}
+	var fc, fs float64
+	wc, ws := w[:D], w[D:2*D]
+	cs, sn := z[:D], z[D:2*D]
+	for j, c := range cs {
+		fc += float64(wc[j] * c)
+		fs += float64(ws[j] * sn[j])
+	}
+	return fc + fs
+}
+
+// ScaledOf reports whether f's frequencies are exactly g's times mult,
+// with the same input dimension, D and scale: then, mult being a power of
+// two, g.MapProjected(dst, g.Project(p, x), mult) has the bits of
+// f.Map(dst, x) (barring subnormal products). O(d·D), no allocation.
+func (f *Fourier) ScaledOf(g *Fourier, mult float64) bool {
+	if f.d != g.d || f.nf != g.nf || f.scale != g.scale || len(f.w) != len(g.w) {
+		return false
+	}
+	for i, v := range g.w {
+		if f.w[i] != float64(v*mult) {
+			return false
+		}
+	}
+	return true
+}
