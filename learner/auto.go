@@ -148,11 +148,12 @@ type Auto struct {
 	w       []float64  // scratch: members' weights
 	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
 	bank    *autoBank  // base=fogd: the FOGD members' shared projection (auto_bank.go); nil otherwise
+	q       []float64  // the race's Q per member (auto_race.go); nil without the race (track=false or race=false)
 }
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features", "track"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features", "track", "race"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
@@ -162,6 +163,10 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
 	track := autoTrackParam(p)
+	race := track
+	if p.Has("race") { // absent: the canonical spec is unchanged
+		race = p.Bool("race", true) && track
+	}
 	ridgeD := autoRidgeFeatures
 	if p.Has("ridge_features") { // absent: the canonical spec is unchanged for classification
 		ridgeD = p.Int("ridge_features", autoRidgeFeatures, InRange(0, 1<<10))
@@ -262,6 +267,9 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	}
 	if track {
 		a.tr = newAutoTrack(len(a.members), keep, dim, uint64(n0))
+		if race {
+			a.q = make([]float64, len(a.members))
+		}
 	}
 	a.bank = newAutoBank(a, probe)
 	return a, nil
@@ -516,6 +524,13 @@ func adaHedgeLosses(w, l []float64, alive []int, eta float64) (h, m float64) {
 // returns the better half, at least keep, in increasing index order, and
 // the rest (successive halving; shared by auto and multi-class auto).
 func halveSurvivors(alive []int, loss []float64, keep int) (kept, dropped []int) {
+	n := max(keep, (len(alive)+1)/2)
+	return bestOf(alive, loss, min(n, len(alive)))
+}
+
+// bestOf returns the n members of alive of least loss (ties: the smaller
+// index first) in increasing index order, and the rest in rank order.
+func bestOf(alive []int, loss []float64, n int) (kept, dropped []int) {
 	idx := slices.Clone(alive) // pruning happens O(log T) times
 	slices.SortStableFunc(idx, func(i, j int) int {
 		switch {
@@ -526,8 +541,6 @@ func halveSurvivors(alive []int, loss []float64, keep int) (kept, dropped []int)
 		}
 		return i - j
 	})
-	n := max(keep, (len(idx)+1)/2)
-	n = min(n, len(idx))
 	dropped = idx[n:]
 	kept = slices.Clone(idx[:n])
 	slices.Sort(kept)
@@ -579,6 +592,9 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	for _, i := range a.alive {
 		a.loss[i] += a.f[i]
 	}
+	if a.q != nil && a.next != 0 {
+		a.raceObserve()
+	}
 	if a.tr != nil {
 		a.share()
 	}
@@ -589,6 +605,9 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 		a.lo, a.hi = math.Min(a.lo, y), math.Max(a.hi, y)
 	}
 	a.updates++
+	if a.q != nil {
+		a.race() // (not at a halving point)
+	}
 	if a.next != 0 && a.updates == a.next {
 		a.prune()
 	}
@@ -612,7 +631,11 @@ func (a *Auto) prune() {
 	if a.tr != nil {
 		cand, lin = a.splitLinear()
 	}
-	kept, dropped := halveSurvivors(cand, a.loss, a.keep)
+	n := min(max(a.keep, (len(cand)+1)/2), len(cand))
+	if a.q != nil {
+		n = min(a.nominalKeep(), len(cand)) // the race's drops do not shrink the halvings (auto_race.go)
+	}
+	kept, dropped := bestOf(cand, a.loss, n)
 	if len(lin) > 1 {
 		var more []int
 		lin, more = halveSurvivors(lin, a.loss, 1)
@@ -657,6 +680,9 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 			return nil, err
 		}
 		e.Blob(b)
+	}
+	if a.q != nil {
+		e.F64s(a.q) // the race's Q (auto_race.go), after the members: states of before restore without it
 	}
 	return e.Bytes(), nil
 }
@@ -724,11 +750,20 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		}
 		members[i] = m
 	}
+	var q []float64
+	if a.q != nil {
+		if q = a.decodeRace(d, loss, lo, hi); d.Err() != nil {
+			return d.Err()
+		}
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	a.updates, a.next, a.lo, a.hi, a.ranged, a.delta = updates, next, lo, hi, ranged, delta
 	a.alive, a.loss, a.members = alive, loss, members
+	if q != nil {
+		a.q = q
+	}
 	if tr != nil {
 		a.slot, a.tr = slot, tr
 		a.f = make([]float64, max(n, len(a.f)))

@@ -88,7 +88,7 @@ func BenchmarkAutoSteadyState(b *testing.B) {
 // restarts) when present, else the synthetic d = 8 stream of benchStream,
 // cycled. Reported, never asserted (wall-clock).
 func BenchmarkAutoWarmup(b *testing.B) {
-	for _, spec := range []string{"auto", "auto:track=false"} {
+	for _, spec := range benchWarmupSpecs {
 		b.Run(spec, func(b *testing.B) {
 			xs, ys := warmupStream(b)
 			const warm, from, to = 3700, 12000, 16000
@@ -144,3 +144,5 @@ func warmupStream(b *testing.B) ([][]float64, []float64) {
 	b.Logf("cod-rna not available (%v): synthetic d = 8 stream", err)
 	return benchStream(8)
 }
+
+var benchWarmupSpecs = []string{"auto", "auto:track=false", "auto:race=false"}

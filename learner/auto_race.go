@@ -1,0 +1,214 @@
+package learner
+
+// auto, track=true — a race between the halvings: members clearly behind
+// the leader are dropped before the next halving point.
+//
+// Successive halving (auto.go; Karnin, Koren & Somekh, "Almost Optimal
+// Exploration in Multi-Armed Bandits", ICML 2013; Jamieson & Talwalkar,
+// "Non-stochastic Best Arm Identification and Hyperparameter
+// Optimization", AISTATS 2016) gives every round the same budget, so the
+// whole bank (22 members) runs for the first halving events, however far
+// behind some members already are: on cod-rna the worst members' loss is
+// 2–3× the leader's by event 250. Racing (Maron & Moore, "Hoeffding
+// Races", NIPS 1993; with variance-aware bounds, Mnih, Szepesvári &
+// Audibert, "Empirical Bernstein Stopping", ICML 2008) drops an arm as
+// soon as a confidence bound says it is worse than the best. auto does
+// both: the halving schedule and sizes stay, and between the halvings,
+// every halving/8 events (at least 1) since the start or the last restart
+// while the bank is being pruned, a member i is dropped when
+//
+//	L_i − L_j > sqrt(2·V·λ) + (4/3)·S·λ,  V = Q_i + Q_j,
+//	λ = ln(K²·c(c+1)/δ),  δ = 0.05,
+//
+// j the leader (least cumulative loss L), K the members raced, c the
+// check's number since the start or the restart, S the loss range (4 for
+// classification, where ℓ = (clip(f) − y)² ∈ [0, 4]; (hi − lo)² of the
+// labels seen for regression) and Q_i = Σ_s (ℓ_i,s − m_s)² with m_s the
+// round's least loss among the raced members, so that Σ_s (ℓ_i,s −
+// ℓ_j,s)² ≤ Q_i + Q_j. The margin is Freedman's inequality (Freedman, "On
+// Tail Probabilities for Martingales", Ann. Probab. 3(1), 1975) for the
+// martingale of the loss differences, whose increments are at most 2S,
+// with its predictable variation replaced by the realised V (the
+// empirical-Bernstein substitution of the racing literature), and a union
+// bound over the K² (member, leader) pairs and the checks (Σ 1/(c(c+1)) =
+// 1): if member i were on average not worse than j at every event, the
+// rule would drop it with probability about δ or less. The losses of
+// learning members are not independent draws, so this is a heuristic
+// guarantee, as in every use of racing for model selection; its effect is
+// bounded by the schedule: a halving keeps the same number of members as
+// without the race (N, then ⌈N/2⌉, ...: the nominal sizes, never fewer
+// than keep), so a member the race dropped is one the halving would very
+// likely have dropped too, and the race only removes it sooner. When the
+// race leaves keep members, pruning ends (and restarts are possible) at
+// once.
+//
+// Which members race: the kernel members (the σ × η grid, and for
+// regression the kernel ridge ones); the linear members are never dropped
+// by the race (pruning keeps the best of them, auto_track.go). Only with
+// track=true (the default): track=false is the bank of before, bit for
+// bit. race=false turns it off (absent, the canonical spec is unchanged).
+//
+// State: Q (one float per member) is written after the members' states;
+// a state without it (written before the race existed) restores with
+// Q_i = S·L_i, an upper bound of Q_i (0 ≤ ℓ_i − m ≤ ℓ_i ≤ S), so that the
+// race is only more cautious until the next restart.
+
+import (
+	"math"
+
+	"okstream/learner/state"
+)
+
+// autoRaceDelta is δ of the race's margin.
+const autoRaceDelta = 0.05
+
+// raceStep is the distance between checks: halving/8, at least 1.
+func (a *Auto) raceStep() uint64 { return max(a.tr.halving/8, 1) }
+
+// raceObserve adds the round's losses (a.f, over the raced survivors) to
+// Q. O(K), only while the bank is being pruned.
+func (a *Auto) raceObserve() {
+	m := math.Inf(1)
+	for _, i := range a.alive {
+		if a.raced(i) {
+			m = math.Min(m, a.f[i])
+		}
+	}
+	for _, i := range a.alive {
+		if a.raced(i) {
+			d := a.f[i] - m
+			a.q[i] += float64(d * d)
+		}
+	}
+}
+
+// raced reports whether member i takes part in the race (not a plain
+// linear member).
+func (a *Auto) raced(i int) bool {
+	s := a.slot[i]
+	return a.names[s] != "linear" || a.specs[s]["features"] != ""
+}
+
+// lossRange is S, the range of a member's loss.
+func (a *Auto) lossRange() float64 {
+	if a.task == Regression {
+		r := a.hi - a.lo
+		return r * r
+	}
+	return 4
+}
+
+// race runs a check when one is due (every raceStep events since the
+// origin while pruning goes on, not at a halving point), dropping the
+// members clearly behind the leader, never below keep.
+func (a *Auto) race() {
+	origin := a.tr.origin
+	k := a.updates - origin
+	step := a.raceStep()
+	if a.next == 0 || k%step != 0 || a.updates == a.next {
+		return
+	}
+	cand, _ := a.splitLinear()
+	if len(cand) <= a.keep {
+		return
+	}
+	j := cand[0]
+	for _, i := range cand {
+		if a.loss[i] < a.loss[j] {
+			j = i
+		}
+	}
+	c := float64(k / step)
+	K := float64(len(cand))
+	lambda := math.Log(K * K * c * (c + 1) / autoRaceDelta)
+	S := a.lossRange()
+	type cut struct {
+		i   int
+		gap float64
+	}
+	var cuts []cut // rare: a few per check, O(log T) checks per restart
+	for _, i := range cand {
+		if i == j {
+			continue
+		}
+		gap := a.loss[i] - a.loss[j]
+		if gap > math.Sqrt(2*(a.q[i]+a.q[j])*lambda)+4.0/3*S*lambda {
+			cuts = append(cuts, cut{i, gap})
+		}
+	}
+	if len(cuts) == 0 {
+		return
+	}
+	// The farthest behind first, never below keep.
+	for n := len(cand); n > a.keep && len(cuts) > 0; n-- {
+		f := 0
+		for x := range cuts {
+			if cuts[x].gap > cuts[f].gap || (cuts[x].gap == cuts[f].gap && cuts[x].i > cuts[f].i) {
+				f = x
+			}
+		}
+		a.drop(cuts[f].i)
+		cuts = append(cuts[:f], cuts[f+1:]...)
+	}
+	if cand, _ := a.splitLinear(); len(cand) <= a.keep {
+		a.next = 0 // pruning is done
+	}
+}
+
+// drop removes member i from the survivors.
+func (a *Auto) drop(i int) {
+	a.members[i] = nil
+	for x, v := range a.alive {
+		if v == i {
+			a.alive = append(a.alive[:x], a.alive[x+1:]...)
+			return
+		}
+	}
+}
+
+// nominalKeep is how many raced members the next halving keeps: the
+// sizes of successive halving without the race, N, max(keep, ⌈N/2⌉), ...,
+// from the N raced members of the bank at its start (or restart), one
+// step per halving done.
+func (a *Auto) nominalKeep() int {
+	n := 0
+	for i := range a.slot {
+		if a.raced(i) {
+			n++
+		}
+	}
+	origin := a.tr.origin
+	for span := a.next - origin; span >= a.tr.halving && a.tr.halving > 0; span /= 2 {
+		n = max(a.keep, (n+1)/2)
+	}
+	return n
+}
+
+// decodeRace reads Q for the bank of the loss sums loss (one per member),
+// or, from a state written before the race (nothing left to read), returns
+// the bound Q_i = S·L_i with S from the label range [lo, hi]. d fails on a
+// bad Q.
+func (a *Auto) decodeRace(d *state.Decoder, loss []float64, lo, hi float64) []float64 {
+	if d.Remaining() == 0 {
+		S := 4.0
+		if a.task == Regression {
+			S = (hi - lo) * (hi - lo)
+		}
+		q := make([]float64, len(loss))
+		for i, l := range loss {
+			q[i] = math.Min(S*l, math.MaxFloat64) // (finite: a state's values are)
+		}
+		return q
+	}
+	q := d.F64sN(nil, len(loss))
+	if d.Err() != nil {
+		return nil
+	}
+	for _, v := range q {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			d.Fail("bad race variation %v", v)
+			return nil
+		}
+	}
+	return q
+}
