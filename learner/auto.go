@@ -206,6 +206,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		return nil, err
 	}
 	a := &Auto{bname: bname, keep: keep, next: uint64(n0)}
+	var sib *autoSiblings // FOGD members without a draw each (auto_bank.go)
 	// The η axis: η0·10^-j, j < etas, if the base has a step and the spec
 	// does not fix it.
 	etaGrid := []string{""}
@@ -216,14 +217,21 @@ func newAuto(p *Params, dim int) (Learner, error) {
 			etaGrid = append(etaGrid, FormatNumber(e0*math.Pow(10, -float64(j))))
 		}
 	}
+	gridPoint := func(eta string, i int) map[string]string {
+		kv := maps.Clone(fwd)
+		kv["sigma"] = FormatNumber(math.Pow(2, float64(i)/float64(per)))
+		if eta != "" {
+			kv["eta"] = eta
+		}
+		return kv
+	}
+	if bname == "fogd" && probe != nil {
+		sib = newAutoSiblings(probe, gridPoint(etaGrid[len(etaGrid)-1], oct*per), dim)
+	}
 	for _, eta := range etaGrid {
 		for i := -oct * per; i <= oct*per; i++ {
-			kv := maps.Clone(fwd)
-			kv["sigma"] = FormatNumber(math.Pow(2, float64(i)/float64(per)))
-			if eta != "" {
-				kv["eta"] = eta
-			}
-			if err := a.addMember(p, kv, fwd, dim, eta != ""); err != nil {
+			kv := gridPoint(eta, i)
+			if err := a.addMember(p, kv, fwd, dim, eta != "", sib); err != nil {
 				return nil, err
 			}
 		}
@@ -278,9 +286,12 @@ func newAuto(p *Params, dim int) (Learner, error) {
 // addMember builds the member with spec kv; the first one's resolved
 // parameters (but σ, and η when it is on the grid) go into auto's canonical
 // spec.
-func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid bool) error {
+func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid bool, sib *autoSiblings) error {
 	bname := a.bname
-	m, err := newPlain(bname, kv, dim)
+	m, err := sib.make(kv), error(nil)
+	if m == nil {
+		m, err = newPlain(bname, kv, dim)
+	}
 	if err != nil {
 		return fmt.Errorf("learner auto: member %s: %w", canonicalSpec(bname, kv), err)
 	}

@@ -3,6 +3,7 @@ package learner
 import (
 	"bytes"
 	"math"
+	"reflect"
 	"testing"
 
 	"okstream/learner/rng"
@@ -93,6 +94,52 @@ func TestAutoBankBitIdentical(t *testing.T) {
 			if p, q := r.Learn(xs[i], ys[i]), off.Learn(xs[i], ys[i]); math.Float64bits(p) != math.Float64bits(q) {
 				t.Fatalf("%v: restored, event %d: %v, want %v", spec, i, p, q)
 			}
+		}
+	}
+}
+
+// TestAutoSiblings: auto's FOGD members made without a draw each
+// (autoSiblings) are deeply equal to the members newPlain builds from
+// their specs (frequencies, step, spec, every field), for the grids of
+// classification, regression, another kernel, per_octave=2 (σ not a power
+// of two: built by newPlain) and explicit member keys; and the factory is
+// in use (a σ's η members share one map).
+func TestAutoSiblings(t *testing.T) {
+	for _, spec := range []map[string]string{
+		{},
+		{"loss": "square"},
+		{"kernel": "laplacian", "budget": "20"},
+		{"per_octave": "2", "seed": "9"},
+		{"features": "64", "normalize": "true", "track": "false"},
+	} {
+		l, err := newPlain("auto", spec, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := l.(*Auto)
+		shared := 0
+		for i, m := range a.members {
+			s := a.slot[i]
+			built, err := newPlain(a.names[s], a.specs[s], 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m, built) {
+				t.Fatalf("%v: member %v differs from its build", spec, a.specs[s])
+			}
+			f, ok := m.(*FOGD)
+			if !ok {
+				continue
+			}
+			for _, o := range a.members[:i] {
+				if g, ok := o.(*FOGD); ok && g.rff == f.rff {
+					shared++
+					break
+				}
+			}
+		}
+		if shared == 0 && spec["loss"] != "square" { // (the square loss has no η axis)
+			t.Fatalf("%v: no two members share a map: the sibling factory is not in use", spec)
 		}
 	}
 }

@@ -40,3 +40,15 @@ func (f *Fourier) ScaledOf(g *Fourier, mult float64) bool {
 	}
 	return true
 }
+
+// Scaled returns a new map whose frequencies are f's times mult, sharing
+// nothing with f: for mult a power of two, the map NewFourier draws at
+// width σ/mult from f's kind, d, D, scale and seed, without drawing
+// (O(d·D) products, exact).
+func (f *Fourier) Scaled(mult float64) *Fourier {
+	g := &Fourier{d: f.d, nf: f.nf, scale: f.scale, w: make([]float64, len(f.w)), nz: make([]int, 0, f.d)}
+	for i, v := range f.w {
+		g.w[i] = float64(v * mult)
+	}
+	return g
+}
