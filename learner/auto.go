@@ -148,7 +148,7 @@ type Auto struct {
 	w       []float64  // scratch: members' weights
 	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
 	bank    *autoBank  // base=fogd: the FOGD members' shared projection (auto_bank.go); nil otherwise
-	q       []float64  // the race's Q per member (auto_race.go); nil without the race (track=false or race=false)
+	q       []float64  // the race's pair sums V (auto_race.go); nil without the race (track=false or race=false)
 }
 
 func (a *Auto) selfTuning() {}
@@ -276,7 +276,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	if track {
 		a.tr = newAutoTrack(len(a.members), keep, dim, uint64(n0))
 		if race {
-			a.q = make([]float64, len(a.members))
+			a.q = make([]float64, pairCount(len(a.members)))
 		}
 	}
 	a.bank = newAutoBank(a, probe)
@@ -587,9 +587,7 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	a.checkDim(x)
 	a.tr.newEvent()
 	a.bank.newEvent()
-	for _, i := range a.alive {
-		a.f[i] = a.memberLearn(x, y, i)
-	}
+	a.learnMembers(x, y) // each survivor's Learn, its score in a.f (auto_bank.go)
 	score := a.combine() // also leaves the weights of this round in a.w
 	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range
 	// the prediction used.

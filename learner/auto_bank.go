@@ -29,6 +29,7 @@ package learner
 import (
 	"math"
 	"reflect"
+	"slices"
 
 	"okstream/learner/kernel"
 )
@@ -40,6 +41,8 @@ type autoBank struct {
 	stamp uint64          // the current event (Predict or Learn call)
 	proj  []autoProj      // per input: the event's projection
 	zs    []autoZ         // per input and σ: the event's z(x)
+	ws    [][]float64     // scratch: a group's weights (learnMembers)
+	sc    []float64       // scratch: their scores
 }
 
 type autoProj struct {
@@ -53,6 +56,7 @@ type autoZ struct {
 	mult  float64
 	stamp uint64
 	z     []float64 // 2D
+	group []int     // scratch: the members that read z this event (learnMembers)
 }
 
 // newAutoBank returns the bank of auto a's FOGD members on probe's map
@@ -114,17 +118,54 @@ func (a *Auto) memberPredict(x []float64, i int) float64 {
 	return a.members[i].Predict(a.tr.input(x, i))
 }
 
-// memberLearn is member i's Learn of (x, y) (the same bits).
-func (a *Auto) memberLearn(x []float64, y float64, i int) float64 {
-	if m, mult := a.onBank(i); m != nil {
-		return m.learnMapped(a.bank.z(a, x, i, mult), y)
+// learnMembers lets every survivor learn (x, y), leaving its pre-update
+// score in a.f (each member's Learn, the same bits): the members on the
+// bank by groups that read one z(x) (a σ's η members), their scores three
+// at a time (kernel.Fourier.Scores), then each one's step.
+func (a *Auto) learnMembers(x []float64, y float64) {
+	b := a.bank
+	if b != nil {
+		for k := range b.zs {
+			b.zs[k].group = b.zs[k].group[:0]
+		}
 	}
-	return a.members[i].Learn(a.tr.input(x, i), y)
+	for _, i := range a.alive {
+		if m, mult := a.onBank(i); m != nil {
+			k := b.entry(a, x, i, mult)
+			b.zs[k].group = append(b.zs[k].group, i)
+			continue
+		}
+		a.f[i] = a.members[i].Learn(a.tr.input(x, i), y)
+	}
+	if b == nil {
+		return
+	}
+	for k := range b.zs {
+		e := &b.zs[k]
+		if len(e.group) == 0 {
+			continue
+		}
+		b.ws = b.ws[:0]
+		for _, i := range e.group {
+			b.ws = append(b.ws, a.members[i].(*FOGD).w)
+		}
+		b.sc = slices.Grow(b.sc[:0], len(e.group))[:len(e.group)]
+		b.ref.Scores(b.sc, b.ws, e.z)
+		for n, i := range e.group {
+			a.f[i] = a.members[i].(*FOGD).stepMapped(e.z, b.sc[n], y)
+		}
+	}
 }
 
 // z returns z(x) of member i's input at factor mult, computed once per
 // event, input and σ.
 func (b *autoBank) z(a *Auto, x []float64, i int, mult float64) []float64 {
+	return b.zs[b.entry(a, x, i, mult)].z
+}
+
+// entry returns the index in zs of z(x) for member i's input at factor
+// mult, computed once per event, input and σ.
+func (b *autoBank) entry(a *Auto, x []float64, i int, mult float64) int {
 	key := a.tr.inputKey(i)
 	k := -1
 	for j := range b.zs {
@@ -142,7 +183,7 @@ func (b *autoBank) z(a *Auto, x []float64, i int, mult float64) []float64 {
 		b.ref.MapProjected(e.z, b.project(a.tr.input(x, i), key), mult)
 		e.stamp = b.stamp
 	}
-	return e.z
+	return k
 }
 
 // project returns the event's projection of input in (key).
@@ -175,11 +216,11 @@ func (tr *autoTrack) inputKey(i int) int {
 	return tr.gen[i]
 }
 
-// learnMapped is FOGD.Learn with z(x) given (auto's bank): the score wᵀz
-// summed as MapDot sums it, then the same gradient step, so the bits are
-// Learn's (TestAutoBankBitIdentical checks them against Learn).
-func (l *FOGD) learnMapped(z []float64, y float64) float64 {
-	f := l.rff.Score(l.w, z)
+// stepMapped is FOGD.Learn after its score: with z = z(x) and f = wᵀz
+// (summed as MapDot sums it: kernel.Fourier.Score), the same gradient
+// step, so the bits are Learn's (TestAutoBankBitIdentical checks them
+// against Learn). It returns f.
+func (l *FOGD) stepMapped(z []float64, f, y float64) float64 {
 	if g := l.loss.Deriv(f, y); g != 0 {
 		a := -l.eta * g
 		w := l.w[:len(z)]

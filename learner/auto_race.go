@@ -17,22 +17,24 @@ package learner
 // every halving/8 events (at least 1) since the start or the last restart
 // while the bank is being pruned, a member i is dropped when
 //
-//	L_i − L_j > sqrt(2·V·λ) + (4/3)·S·λ,  V = Q_i + Q_j,
+//	L_i − L_j > sqrt(2·V_ij·λ) + (2/3)·S·λ,  V_ij = Σ_s (ℓ_i,s − ℓ_j,s)²,
 //	λ = ln(K²·c(c+1)/δ),  δ = 0.05,
 //
 // j the leader (least cumulative loss L), K the members raced, c the
 // check's number since the start or the restart, S the loss range (4 for
 // classification, where ℓ = (clip(f) − y)² ∈ [0, 4]; (hi − lo)² of the
-// labels seen for regression) and Q_i = Σ_s (ℓ_i,s − m_s)² with m_s the
-// round's least loss among the raced members, so that Σ_s (ℓ_i,s −
-// ℓ_j,s)² ≤ Q_i + Q_j. The margin is Freedman's inequality (Freedman, "On
-// Tail Probabilities for Martingales", Ann. Probab. 3(1), 1975) for the
-// martingale of the loss differences, whose increments are at most 2S,
-// with its predictable variation replaced by the realised V (the
-// empirical-Bernstein substitution of the racing literature), and a union
-// bound over the K² (member, leader) pairs and the checks (Σ 1/(c(c+1)) =
-// 1): if member i were on average not worse than j at every event, the
-// rule would drop it with probability about δ or less. The losses of
+// labels seen for regression), and the sums over the events since the
+// start or the restart. The margin is Freedman's inequality (Freedman,
+// "On Tail Probabilities for Martingales", Ann. Probab. 3(1), 1975) in
+// its supermartingale form: if member i were on average not worse than j
+// at every event (E[ℓ_i − ℓ_j | past] ≤ 0), the differences, at most S,
+// sum to at least a with probability at most exp(−a²/(2(W + S·a/3))), W
+// the sum of their conditional second moments; the margin is that a at
+// probability e^−λ with W replaced by the realised V_ij (the
+// empirical-Bernstein substitution of the racing literature), and λ a
+// union bound over the K² (member, leader) pairs and the checks
+// (Σ 1/(c(c+1)) = 1): such a member is dropped with probability about δ
+// or less. The losses of
 // learning members are not independent draws, so this is a heuristic
 // guarantee, as in every use of racing for model selection; its effect is
 // bounded by the schedule: a halving keeps the same number of members as
@@ -48,10 +50,15 @@ package learner
 // track=true (the default): track=false is the bank of before, bit for
 // bit. race=false turns it off (absent, the canonical spec is unchanged).
 //
-// State: Q (one float per member) is written after the members' states;
-// a state without it (written before the race existed) restores with
-// Q_i = S·L_i, an upper bound of Q_i (0 ≤ ℓ_i − m ≤ ℓ_i ≤ S), so that the
-// race is only more cautious until the next restart.
+// Cost: the pair sums V, O(K²) per event while the bank is being pruned
+// (231 for the default 21 kernel members, against their 21 O(D) steps),
+// nothing after.
+//
+// State: V (n(n−1)/2 floats for a bank of n members) is written after the
+// members' states; a state without it (written before the race existed)
+// restores with V_ij = S·(L_i + L_j), an upper bound ((a − b)² ≤
+// S·max(a, b) for a, b ∈ [0, S]), so that the race is only more cautious
+// until the next restart.
 
 import (
 	"math"
@@ -65,22 +72,32 @@ const autoRaceDelta = 0.05
 // raceStep is the distance between checks: halving/8, at least 1.
 func (a *Auto) raceStep() uint64 { return max(a.tr.halving/8, 1) }
 
-// raceObserve adds the round's losses (a.f, over the raced survivors) to
-// Q. O(K), only while the bank is being pruned.
+// raceObserve adds the round's squared loss differences (a.f, over the
+// raced survivors) to V. O(K²), only while the bank is being pruned.
 func (a *Auto) raceObserve() {
-	m := math.Inf(1)
-	for _, i := range a.alive {
-		if a.raced(i) {
-			m = math.Min(m, a.f[i])
+	for x, i := range a.alive {
+		if !a.raced(i) {
+			continue
 		}
-	}
-	for _, i := range a.alive {
-		if a.raced(i) {
-			d := a.f[i] - m
-			a.q[i] += float64(d * d)
+		for _, j := range a.alive[x+1:] {
+			if a.raced(j) {
+				d := a.f[i] - a.f[j]
+				a.q[pairIndex(i, j)] += float64(d * d)
+			}
 		}
 	}
 }
+
+// pairIndex is the position of the pair i < j in V: j(j−1)/2 + i.
+func pairIndex(i, j int) int {
+	if i > j {
+		i, j = j, i
+	}
+	return j*(j-1)/2 + i
+}
+
+// pairCount is the size of V for a bank of n members.
+func pairCount(n int) int { return n * (n - 1) / 2 }
 
 // raced reports whether member i takes part in the race (not a plain
 // linear member).
@@ -132,7 +149,7 @@ func (a *Auto) race() {
 			continue
 		}
 		gap := a.loss[i] - a.loss[j]
-		if gap > math.Sqrt(2*(a.q[i]+a.q[j])*lambda)+4.0/3*S*lambda {
+		if gap > math.Sqrt(2*a.q[pairIndex(i, j)]*lambda)+2.0/3*S*lambda {
 			cuts = append(cuts, cut{i, gap})
 		}
 	}
@@ -184,23 +201,25 @@ func (a *Auto) nominalKeep() int {
 	return n
 }
 
-// decodeRace reads Q for the bank of the loss sums loss (one per member),
+// decodeRace reads V for the bank of the loss sums loss (one per member),
 // or, from a state written before the race (nothing left to read), returns
-// the bound Q_i = S·L_i with S from the label range [lo, hi]. d fails on a
-// bad Q.
+// the bound V_ij = S·(L_i + L_j) with S from the label range [lo, hi]. d
+// fails on a bad V.
 func (a *Auto) decodeRace(d *state.Decoder, loss []float64, lo, hi float64) []float64 {
 	if d.Remaining() == 0 {
 		S := 4.0
 		if a.task == Regression {
 			S = (hi - lo) * (hi - lo)
 		}
-		q := make([]float64, len(loss))
-		for i, l := range loss {
-			q[i] = math.Min(S*l, math.MaxFloat64) // (finite: a state's values are)
+		q := make([]float64, pairCount(len(loss)))
+		for j := range loss {
+			for i := range j {
+				q[pairIndex(i, j)] = math.Min(S*(loss[i]+loss[j]), math.MaxFloat64) // (finite: a state's values are)
+			}
 		}
 		return q
 	}
-	q := d.F64sN(nil, len(loss))
+	q := d.F64sN(nil, pairCount(len(loss)))
 	if d.Err() != nil {
 		return nil
 	}

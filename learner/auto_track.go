@@ -486,7 +486,7 @@ func (a *Auto) restart() {
 	cand, _ := a.splitLinear()
 	a.loss, a.next = tr.begin(a.updates, n, len(cand), a.keep)
 	if a.q != nil {
-		a.q = make([]float64, n) // the race restarts with the losses (auto_race.go)
+		a.q = make([]float64, pairCount(n)) // the race restarts with the losses (auto_race.go)
 	}
 }
 

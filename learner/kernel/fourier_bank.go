@@ -52,3 +52,37 @@ func (f *Fourier) Scaled(mult float64) *Fourier {
 	}
 	return g
 }
+
+// Scores writes wᵀz for each w of ws into dst (Score's sums, the same
+// bits), three weight vectors per pass over z: the sums of one vector are
+// a chain of dependent additions, and three chains per pass keep the
+// processor's adders busy where one leaves them waiting.
+func (f *Fourier) Scores(dst []float64, ws [][]float64, z []float64) {
+	D := f.nf
+	if len(z) != 2*D || len(dst) < len(ws) {
+		panic("kernel: Fourier.Scores needs z of length 2D and one score per w")
+	}
+	k := 0
+	for ; k+3 <= len(ws); k += 3 {
+		w0, w1, w2 := ws[k], ws[k+1], ws[k+2]
+		if len(w0) != 2*D || len(w1) != 2*D || len(w2) != 2*D {
+			panic("kernel: Fourier.Scores needs w of length 2D")
+		}
+		var c0, s0, c1, s1, c2, s2 float64
+		cs, sn := z[:D], z[D:2*D]
+		w0c, w0s, w1c, w1s, w2c, w2s := w0[:D], w0[D:2*D], w1[:D], w1[D:2*D], w2[:D], w2[D:2*D]
+		for j, c := range cs {
+			s := sn[j]
+			c0 += float64(w0c[j] * c)
+			s0 += float64(w0s[j] * s)
+			c1 += float64(w1c[j] * c)
+			s1 += float64(w1s[j] * s)
+			c2 += float64(w2c[j] * c)
+			s2 += float64(w2s[j] * s)
+		}
+		dst[k], dst[k+1], dst[k+2] = c0+s0, c1+s1, c2+s2
+	}
+	for ; k < len(ws); k++ {
+		dst[k] = f.Score(ws[k], z)
+	}
+}
