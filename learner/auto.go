@@ -73,7 +73,13 @@ package learner
 // Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
 // (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
 // the smaller member index first) and the worse half is dropped, never
-// below keep members (default 2). With the defaults auto runs 22 members
+// below keep members (default 2). With track (the default) and base=fogd,
+// a race drops the members clearly behind the leader between the halvings
+// (auto_race.go; the halvings keep the sizes below), and with base=fogd
+// the members share one projection per event and one map per σ
+// (auto_bank.go): auto over the first 3,700 events of a cod-rna
+// partition cost 9–11× its steady state per event, ~3× with both
+// (BenchmarkAutoWarmup). With the defaults auto runs 22 members
 // (21 and the linear one) up to event 1000, then 11, 6, 3 and, from event
 // 8000 on, 2 (8 → 4 → 2 for a σ-only grid, from event 2000; 10 → 5 → 3 → 2
 // for regression, 7 σ, linear and 2 kernel ridge, from event 4000): in steady
@@ -112,6 +118,7 @@ func init() {
 			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG on the squared hinge, or ridge by recursive least squares, solver=rls, for regression) on the same standardised inputs as one more member, weighed and pruned like the others; for regression also two online kernel ridge members (linear, solver=rls, on 128 random Fourier features of widths σ̂ and σ̂/2: second-order, O(128²) per event)"},
 			{Name: "ridge_features", Default: "128", Doc: "random Fourier features D of each kernel ridge member (0: none; memory 16·(2D+1)² bytes for the two)", When: "regression, linear=true"},
 			{Name: "track", Default: "true", Doc: "follow a changing stream (learner/auto_track.go, docs/algorithms/tracking.md): Fixed Share weights, and on a rise of auto's loss that ADWIN detects a restart: fresh members (the survivors' configurations and the leader's σ neighbours, their inputs re-standardised) join the survivors and pruning starts again; false: the bank of before (same canonical spec and states)"},
+			{Name: "race", Default: "true for base=fogd, else false", Doc: "between the halvings, every halving/8 events, drop the members whose loss is behind the leader's by more than a Freedman confidence margin (learner/auto_race.go); the halvings keep their sizes", When: "track=true"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
@@ -163,7 +170,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
 	track := autoTrackParam(p)
-	race := track
+	race := track && bname == "fogd" // (auto_race.go: which bases race)
 	if p.Has("race") { // absent: the canonical spec is unchanged
 		race = p.Bool("race", true) && track
 	}

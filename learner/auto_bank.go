@@ -27,9 +27,11 @@ package learner
 // constructor on a given map in fogd.go, as fogd_multi.go has).
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 
 	"okstream/learner/kernel"
 )
@@ -256,14 +258,28 @@ func newAutoSiblings(probe Learner, kv map[string]string, dim int) *autoSiblings
 		return nil
 	}
 	s := &autoSiblings{probe: pf, maps: map[float64]*kernel.Fourier{}}
+	key := fmt.Sprintf("%s|%s|%d", pf.spec, canonicalSpec("fogd", kv), dim)
+	if ok, done := autoSiblingsChecked.Load(key); done {
+		if !ok.(bool) {
+			return nil
+		}
+		return s
+	}
 	m := s.make(kv)
 	built, err := newPlain("fogd", kv, dim)
-	if m == nil || err != nil || !reflect.DeepEqual(m, built) {
+	ok = m != nil && err == nil && reflect.DeepEqual(m, built)
+	autoSiblingsChecked.Store(key, ok)
+	if !ok {
 		return nil
 	}
 	s.maps = map[float64]*kernel.Fourier{} // (the check's maps are not the members')
 	return s
 }
+
+// autoSiblingsChecked holds newAutoSiblings' checks by probe spec, checked
+// member spec and dimension (a pure function of the code: done once per
+// process and configuration, not at each of the wrapper's rebuilds).
+var autoSiblingsChecked sync.Map
 
 // make returns the member of spec kv (the probe's keys but σ and η), or
 // nil when σ is not a power of two or η is not a positive number.
