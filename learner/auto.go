@@ -171,7 +171,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	withLinear := p.Bool("linear", true)
 	track := autoTrackParam(p)
 	race := track && bname == "fogd" // (auto_race.go: which bases race)
-	if p.Has("race") { // absent: the canonical spec is unchanged
+	if p.Has("race") {               // absent: the canonical spec is unchanged
 		race = p.Bool("race", true) && track
 	}
 	ridgeD := autoRidgeFeatures
