@@ -170,8 +170,10 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
 	track := autoTrackParam(p)
-	race := track && bname == "fogd" // (auto_race.go: which bases race)
-	if p.Has("race") {               // absent: the canonical spec is unchanged
+	// The race (auto_race.go, which bases race); race absent: the
+	// canonical spec is unchanged.
+	race := track && bname == "fogd"
+	if p.Has("race") {
 		race = p.Bool("race", true) && track
 	}
 	ridgeD := autoRidgeFeatures
