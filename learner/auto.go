@@ -156,6 +156,7 @@ type Auto struct {
 	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
 	bank    *autoBank  // base=fogd: the FOGD members' shared projection (auto_bank.go); nil otherwise
 	q       []float64  // the race's pair sums V (auto_race.go); nil without the race (track=false or race=false)
+	racing  []int      // scratch: the raced survivors (auto_race.go)
 }
 
 func (a *Auto) selfTuning() {}

@@ -85,15 +85,18 @@ func (a *Auto) raceStep() uint64 { return max(a.tr.halving/8, 1) }
 // raceObserve adds the round's squared loss differences (a.f, over the
 // raced survivors) to V. O(K²), only while the bank is being pruned.
 func (a *Auto) raceObserve() {
-	for x, i := range a.alive {
-		if !a.raced(i) {
-			continue
+	r := a.racing[:0] // the raced survivors, increasing
+	for _, i := range a.alive {
+		if a.raced(i) {
+			r = append(r, i)
 		}
-		for _, j := range a.alive[x+1:] {
-			if a.raced(j) {
-				d := a.f[i] - a.f[j]
-				a.q[pairIndex(i, j)] += float64(d * d)
-			}
+	}
+	a.racing = r
+	for x, i := range r {
+		fi := a.f[i]
+		for _, j := range r[x+1:] {
+			d := fi - a.f[j]
+			a.q[pairIndex(i, j)] += float64(d * d)
 		}
 	}
 }
