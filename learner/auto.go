@@ -700,8 +700,11 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 		}
 		e.Blob(b)
 	}
-	if a.q != nil {
-		e.F64s(a.q) // the race's Q (auto_race.go), after the members: states of before restore without it
+	if a.q != nil && a.next != 0 {
+		// The race's V (auto_race.go), after the members, while pruning
+		// goes on (unused after it until a restart resets it): states of
+		// before restore without it.
+		e.F64s(a.q)
 	}
 	return e.Bytes(), nil
 }

@@ -65,7 +65,8 @@ package learner
 // nothing after.
 //
 // State: V (n(n−1)/2 floats for a bank of n members) is written after the
-// members' states; a state without it (written before the race existed)
+// members' states while the bank is being pruned (after that V is unused
+// until a restart resets it, and is not written); a state without it (written before the race existed)
 // restores with V_ij = S·(L_i + L_j), an upper bound ((a − b)² ≤
 // S·max(a, b) for a, b ∈ [0, S]), so that the race is only more cautious
 // until the next restart.
