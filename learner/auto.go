@@ -700,11 +700,15 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 		}
 		e.Blob(b)
 	}
-	if a.q != nil && a.next != 0 {
-		// The race's V (auto_race.go), after the members, while pruning
-		// goes on (unused after it until a restart resets it): states of
+	if a.q != nil {
+		// The race's V (auto_race.go), after the members: empty once
+		// pruning is done (unused until a restart resets it). States of
 		// before restore without it.
-		e.F64s(a.q)
+		if a.next != 0 {
+			e.F64s(a.q)
+		} else {
+			e.F64s(nil)
+		}
 	}
 	return e.Bytes(), nil
 }
@@ -774,7 +778,7 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 	}
 	var q []float64
 	if a.q != nil {
-		if q = a.decodeRace(d, loss, lo, hi); d.Err() != nil {
+		if q = a.decodeRace(d, loss, lo, hi, next != 0); d.Err() != nil {
 			return d.Err()
 		}
 	}

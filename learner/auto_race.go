@@ -65,8 +65,8 @@ package learner
 // nothing after.
 //
 // State: V (n(n−1)/2 floats for a bank of n members) is written after the
-// members' states while the bank is being pruned (after that V is unused
-// until a restart resets it, and is not written); a state without it (written before the race existed)
+// members' states while the bank is being pruned, and an empty V after
+// that (V is then unused until a restart resets it); a state without it (written before the race existed)
 // restores with V_ij = S·(L_i + L_j), an upper bound ((a − b)² ≤
 // S·max(a, b) for a, b ∈ [0, S]), so that the race is only more cautious
 // until the next restart.
@@ -215,11 +215,12 @@ func (a *Auto) nominalKeep() int {
 	return n
 }
 
-// decodeRace reads V for the bank of the loss sums loss (one per member),
-// or, from a state written before the race (nothing left to read), returns
+// decodeRace reads V for the bank of the loss sums loss (one per member):
+// all its pairs while pruning goes on, empty after it (zeros returned);
+// from a state written before the race (nothing left to read) it returns
 // the bound V_ij = S·(L_i + L_j) with S from the label range [lo, hi]. d
-// fails on a bad V.
-func (a *Auto) decodeRace(d *state.Decoder, loss []float64, lo, hi float64) []float64 {
+// fails on a bad V or one of the wrong length.
+func (a *Auto) decodeRace(d *state.Decoder, loss []float64, lo, hi float64, pruning bool) []float64 {
 	if d.Remaining() == 0 {
 		S := 4.0
 		if a.task == Regression {
@@ -233,8 +234,15 @@ func (a *Auto) decodeRace(d *state.Decoder, loss []float64, lo, hi float64) []fl
 		}
 		return q
 	}
-	q := d.F64sN(nil, pairCount(len(loss)))
+	q := d.F64s(nil)
 	if d.Err() != nil {
+		return nil
+	}
+	switch {
+	case !pruning && len(q) == 0:
+		return make([]float64, pairCount(len(loss)))
+	case !pruning || len(q) != pairCount(len(loss)):
+		d.Fail("race variation of %d pairs for %d members (pruning %v)", len(q), len(loss), pruning)
 		return nil
 	}
 	for _, v := range q {
