@@ -91,7 +91,8 @@ package learner
 // would have overtaken later (the price of bounded cost).
 //
 // State: every survivor's state, the loss sums, the mixability gap Δ, the
-// label range and the pruning schedule position are marshalled; restoring
+// label range and the pruning schedule position are marshalled (and with
+// the race its pair sums, auto_race.go); restoring
 // rebuilds the survivors from the spec and restores them, so a restored auto continues
 // bit for bit.
 
