@@ -73,7 +73,13 @@ package learner
 // Cost: deterministic successive halving. At events n0, 2·n0, 4·n0, ...
 // (halving=n0, default 1000) the surviving members are ranked by L_i (ties:
 // the smaller member index first) and the worse half is dropped, never
-// below keep members (default 2). With the defaults auto runs 22 members
+// below keep members (default 2). With track (the default) and base=fogd,
+// a race drops the members clearly behind the leader between the halvings
+// (auto_race.go; the halvings keep the sizes below), and with base=fogd
+// the members share one projection per event and one map per σ
+// (auto_bank.go): auto over the first 3,700 events of a cod-rna
+// partition cost 9–11× its steady state per event, ~3× with both
+// (BenchmarkAutoWarmup). With the defaults auto runs 22 members
 // (21 and the linear one) up to event 1000, then 11, 6, 3 and, from event
 // 8000 on, 2 (8 → 4 → 2 for a σ-only grid, from event 2000; 10 → 5 → 3 → 2
 // for regression, 7 σ, linear and 2 kernel ridge, from event 4000): in steady
@@ -85,7 +91,8 @@ package learner
 // would have overtaken later (the price of bounded cost).
 //
 // State: every survivor's state, the loss sums, the mixability gap Δ, the
-// label range and the pruning schedule position are marshalled; restoring
+// label range and the pruning schedule position are marshalled (and with
+// the race its pair sums, auto_race.go); restoring
 // rebuilds the survivors from the spec and restores them, so a restored auto continues
 // bit for bit.
 
@@ -112,6 +119,7 @@ func init() {
 			{Name: "linear", Default: "true", Doc: "also run the online linear model (learner linear: NAG on the squared hinge, or ridge by recursive least squares, solver=rls, for regression) on the same standardised inputs as one more member, weighed and pruned like the others; for regression also two online kernel ridge members (linear, solver=rls, on 128 random Fourier features of widths σ̂ and σ̂/2: second-order, O(128²) per event)"},
 			{Name: "ridge_features", Default: "128", Doc: "random Fourier features D of each kernel ridge member (0: none; memory 16·(2D+1)² bytes for the two)", When: "regression, linear=true"},
 			{Name: "track", Default: "true", Doc: "follow a changing stream (learner/auto_track.go, docs/algorithms/tracking.md): Fixed Share weights, and on a rise of auto's loss that ADWIN detects a restart: fresh members (the survivors' configurations and the leader's σ neighbours, their inputs re-standardised) join the survivors and pruning starts again; false: the bank of before (same canonical spec and states)"},
+			{Name: "race", Default: "true for base=fogd, else false", Doc: "between the halvings, every halving/8 events, drop the members whose loss is behind the leader's by more than a Freedman confidence margin (learner/auto_race.go); the halvings keep their sizes", When: "track=true"},
 			{Name: "horizon", Default: "the base's", Doc: "expected stream length T, passed to members whose base takes one (okstream eval sets it); ignored otherwise", When: "any base"},
 			{Name: "(other keys)", Default: "the base's defaults", Doc: "passed to every member (e.g. budget=50, loss=square); scale and warmup as for every learner; sigma is auto; base=forks members default to preset=wide (learns on class-imbalanced streams; preset=paper or explicit sm, k, c override it)", When: "any key of the base learner"},
 		},
@@ -147,11 +155,14 @@ type Auto struct {
 	f       []float64  // scratch: members' scores, then losses
 	w       []float64  // scratch: members' weights
 	tr      *autoTrack // track=true: Fixed Share losses, change detector, restarts (auto_track.go); nil otherwise
+	bank    *autoBank  // base=fogd: the FOGD members' shared projection (auto_bank.go); nil otherwise
+	q       []float64  // the race's pair sums V (auto_race.go); nil without the race (track=false or race=false)
+	racing  []int      // scratch: the raced survivors (auto_race.go)
 }
 
 func (a *Auto) selfTuning() {}
 
-var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features", "track"}
+var autoOwnKeys = []string{"base", "octaves", "per_octave", "halving", "keep", "etas", "linear", "ridge_features", "track", "race"}
 
 func newAuto(p *Params, dim int) (Learner, error) {
 	bname := p.Enum("base", "fogd", autoBases()...)
@@ -161,6 +172,12 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	keep := p.Int("keep", 2, InRange(1, 100))
 	withLinear := p.Bool("linear", true)
 	track := autoTrackParam(p)
+	// The race (auto_race.go, which bases race); race absent: the
+	// canonical spec is unchanged.
+	race := track && bname == "fogd"
+	if p.Has("race") {
+		race = p.Bool("race", true) && track
+	}
 	ridgeD := autoRidgeFeatures
 	if p.Has("ridge_features") { // absent: the canonical spec is unchanged for classification
 		ridgeD = p.Int("ridge_features", autoRidgeFeatures, InRange(0, 1<<10))
@@ -184,10 +201,12 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	// A probe member (σ = 1) tells the task and the base's default step η0.
 	var task Task
 	var eta0 string
+	var probe Learner
 	if p.Err() == nil {
 		kv := maps.Clone(fwd)
 		kv["sigma"] = "1"
-		if probe, err := newPlain(bname, kv, dim); err == nil {
+		var err error
+		if probe, err = newPlain(bname, kv, dim); err == nil {
 			task = probe.Info().Task
 			_, pkv, _ := ParseSpec(probe.Info().Spec)
 			eta0 = pkv["eta"]
@@ -198,6 +217,7 @@ func newAuto(p *Params, dim int) (Learner, error) {
 		return nil, err
 	}
 	a := &Auto{bname: bname, keep: keep, next: uint64(n0)}
+	var sib *autoSiblings // FOGD members without a draw each (auto_bank.go)
 	// The η axis: η0·10^-j, j < etas, if the base has a step and the spec
 	// does not fix it.
 	etaGrid := []string{""}
@@ -208,14 +228,21 @@ func newAuto(p *Params, dim int) (Learner, error) {
 			etaGrid = append(etaGrid, FormatNumber(e0*math.Pow(10, -float64(j))))
 		}
 	}
+	gridPoint := func(eta string, i int) map[string]string {
+		kv := maps.Clone(fwd)
+		kv["sigma"] = FormatNumber(math.Pow(2, float64(i)/float64(per)))
+		if eta != "" {
+			kv["eta"] = eta
+		}
+		return kv
+	}
+	if bname == "fogd" && probe != nil {
+		sib = newAutoSiblings(probe, gridPoint(etaGrid[len(etaGrid)-1], oct*per), dim)
+	}
 	for _, eta := range etaGrid {
 		for i := -oct * per; i <= oct*per; i++ {
-			kv := maps.Clone(fwd)
-			kv["sigma"] = FormatNumber(math.Pow(2, float64(i)/float64(per)))
-			if eta != "" {
-				kv["eta"] = eta
-			}
-			if err := a.addMember(p, kv, fwd, dim, eta != ""); err != nil {
+			kv := gridPoint(eta, i)
+			if err := a.addMember(p, kv, fwd, dim, eta != "", sib); err != nil {
 				return nil, err
 			}
 		}
@@ -259,16 +286,23 @@ func newAuto(p *Params, dim int) (Learner, error) {
 	}
 	if track {
 		a.tr = newAutoTrack(len(a.members), keep, dim, uint64(n0))
+		if race {
+			a.q = make([]float64, pairCount(len(a.members)))
+		}
 	}
+	a.bank = newAutoBank(a, probe)
 	return a, nil
 }
 
 // addMember builds the member with spec kv; the first one's resolved
 // parameters (but σ, and η when it is on the grid) go into auto's canonical
 // spec.
-func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid bool) error {
+func (a *Auto) addMember(p *Params, kv, fwd map[string]string, dim int, etaGrid bool, sib *autoSiblings) error {
 	bname := a.bname
-	m, err := newPlain(bname, kv, dim)
+	m, err := sib.make(kv), error(nil)
+	if m == nil {
+		m, err = newPlain(bname, kv, dim)
+	}
 	if err != nil {
 		return fmt.Errorf("learner auto: member %s: %w", canonicalSpec(bname, kv), err)
 	}
@@ -512,6 +546,13 @@ func adaHedgeLosses(w, l []float64, alive []int, eta float64) (h, m float64) {
 // returns the better half, at least keep, in increasing index order, and
 // the rest (successive halving; shared by auto and multi-class auto).
 func halveSurvivors(alive []int, loss []float64, keep int) (kept, dropped []int) {
+	n := max(keep, (len(alive)+1)/2)
+	return bestOf(alive, loss, min(n, len(alive)))
+}
+
+// bestOf returns the n members of alive of least loss (ties: the smaller
+// index first) in increasing index order, and the rest in rank order.
+func bestOf(alive []int, loss []float64, n int) (kept, dropped []int) {
 	idx := slices.Clone(alive) // pruning happens O(log T) times
 	slices.SortStableFunc(idx, func(i, j int) int {
 		switch {
@@ -522,8 +563,6 @@ func halveSurvivors(alive []int, loss []float64, keep int) (kept, dropped []int)
 		}
 		return i - j
 	})
-	n := max(keep, (len(idx)+1)/2)
-	n = min(n, len(idx))
 	dropped = idx[n:]
 	kept = slices.Clone(idx[:n])
 	slices.Sort(kept)
@@ -545,8 +584,9 @@ func (a *Auto) combine() float64 {
 func (a *Auto) Predict(x []float64) float64 {
 	a.checkDim(x)
 	a.tr.newEvent()
+	a.bank.newEvent()
 	for _, i := range a.alive {
-		a.f[i] = a.members[i].Predict(a.tr.input(x, i))
+		a.f[i] = a.memberPredict(x, i)
 	}
 	return a.combine()
 }
@@ -557,9 +597,8 @@ func (a *Auto) Predict(x []float64) float64 {
 func (a *Auto) Learn(x []float64, y float64) float64 {
 	a.checkDim(x)
 	a.tr.newEvent()
-	for _, i := range a.alive {
-		a.f[i] = a.members[i].Learn(a.tr.input(x, i), y)
-	}
+	a.bank.newEvent()
+	a.learnMembers(x, y) // each survivor's Learn, its score in a.f (auto_bank.go)
 	score := a.combine() // also leaves the weights of this round in a.w
 	// The members' losses ℓ_i = (clip(f_i) − y)², clipped with the range
 	// the prediction used.
@@ -573,6 +612,9 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 	for _, i := range a.alive {
 		a.loss[i] += a.f[i]
 	}
+	if a.q != nil && a.next != 0 {
+		a.raceObserve()
+	}
 	if a.tr != nil {
 		a.share()
 	}
@@ -583,6 +625,9 @@ func (a *Auto) Learn(x []float64, y float64) float64 {
 		a.lo, a.hi = math.Min(a.lo, y), math.Max(a.hi, y)
 	}
 	a.updates++
+	if a.q != nil {
+		a.race() // (not at a halving point)
+	}
 	if a.next != 0 && a.updates == a.next {
 		a.prune()
 	}
@@ -606,7 +651,11 @@ func (a *Auto) prune() {
 	if a.tr != nil {
 		cand, lin = a.splitLinear()
 	}
-	kept, dropped := halveSurvivors(cand, a.loss, a.keep)
+	n := min(max(a.keep, (len(cand)+1)/2), len(cand))
+	if a.q != nil {
+		n = min(a.nominalKeep(), len(cand)) // the race's drops do not shrink the halvings (auto_race.go)
+	}
+	kept, dropped := bestOf(cand, a.loss, n)
 	if len(lin) > 1 {
 		var more []int
 		lin, more = halveSurvivors(lin, a.loss, 1)
@@ -651,6 +700,16 @@ func (a *Auto) MarshalBinary() ([]byte, error) {
 			return nil, err
 		}
 		e.Blob(b)
+	}
+	if a.q != nil {
+		// The race's V (auto_race.go), after the members: empty once
+		// pruning is done (unused until a restart resets it). States of
+		// before restore without it.
+		if a.next != 0 {
+			e.F64s(a.q)
+		} else {
+			e.F64s(nil)
+		}
 	}
 	return e.Bytes(), nil
 }
@@ -718,11 +777,20 @@ func (a *Auto) UnmarshalBinary(data []byte) error {
 		}
 		members[i] = m
 	}
+	var q []float64
+	if a.q != nil {
+		if q = a.decodeRace(d, loss, lo, hi, next != 0); d.Err() != nil {
+			return d.Err()
+		}
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	a.updates, a.next, a.lo, a.hi, a.ranged, a.delta = updates, next, lo, hi, ranged, delta
 	a.alive, a.loss, a.members = alive, loss, members
+	if q != nil {
+		a.q = q
+	}
 	if tr != nil {
 		a.slot, a.tr = slot, tr
 		a.f = make([]float64, max(n, len(a.f)))

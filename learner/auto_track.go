@@ -485,6 +485,9 @@ func (a *Auto) restart() {
 	a.delta = 0
 	cand, _ := a.splitLinear()
 	a.loss, a.next = tr.begin(a.updates, n, len(cand), a.keep)
+	if a.q != nil {
+		a.q = make([]float64, pairCount(n)) // the race restarts with the losses (auto_race.go)
+	}
 }
 
 // neighbours returns the slots of the σ grid points next to slot s (the
