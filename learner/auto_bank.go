@@ -218,22 +218,6 @@ func (tr *autoTrack) inputKey(i int) int {
 	return tr.gen[i]
 }
 
-// stepMapped is FOGD.Learn after its score: with z = z(x) and f = wᵀz
-// (summed as MapDot sums it: kernel.Fourier.Score), the same gradient
-// step, so the bits are Learn's (TestAutoBankBitIdentical checks them
-// against Learn). It returns f.
-func (l *FOGD) stepMapped(z []float64, f, y float64) float64 {
-	if g := l.loss.Deriv(f, y); g != 0 {
-		a := -l.eta * g
-		w := l.w[:len(z)]
-		for i, v := range z {
-			w[i] += float64(a * v)
-		}
-	}
-	l.updates++
-	return f
-}
-
 // autoSiblings builds auto's FOGD members without drawing their random
 // features: each is a fresh copy of the probe (FOGD at σ = 1, the spec's
 // other keys) with its map scaled by 1/σ (kernel.Fourier.Scaled: exact

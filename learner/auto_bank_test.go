@@ -5,8 +5,6 @@ import (
 	"math"
 	"reflect"
 	"testing"
-
-	"okstream/learner/rng"
 )
 
 // TestAutoBankBitIdentical: auto's FOGD members on the shared projection
@@ -16,26 +14,8 @@ import (
 // pruning, a shift of the inputs, restarts and re-standardised fresh
 // members (track=true), and without tracking.
 func TestAutoBankBitIdentical(t *testing.T) {
-	src := rng.New(7)
 	const n, change = 5000, 2500
-	var xs [][]float64
-	var ys []float64
-	for i := range n {
-		x := make([]float64, 4)
-		for j := range x {
-			x[j] = 2*src.Float64() - 1
-		}
-		y := 1.0
-		if math.Sin(3*x[0])+x[1]*x[1] < 0.5 {
-			y = -1
-		}
-		if i >= change {
-			for j := range x {
-				x[j] = 4*x[j] + 3
-			}
-		}
-		xs, ys = append(xs, x), append(ys, y)
-	}
+	xs, ys := recalibratedStream(7, n, change)
 	for _, spec := range []map[string]string{
 		{"halving": "300"},
 		{"halving": "300", "track": "false"},

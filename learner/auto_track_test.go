@@ -281,26 +281,8 @@ func TestAutoTrackForgedState(t *testing.T) {
 // reference deviations and their spread 4 %), so it recovers
 // far faster than auto without tracking.
 func TestAutoTrackRestandardisesFreshMembers(t *testing.T) {
-	src := rng.New(4)
 	const n, change, after = 12000, 6000, 3000
-	var xs [][]float64
-	var ys []float64
-	for i := range n {
-		x := make([]float64, 4)
-		for j := range x {
-			x[j] = 2*src.Float64() - 1
-		}
-		y := 1.0
-		if math.Sin(3*x[0])+x[1]*x[1] < 0.5 {
-			y = -1
-		}
-		if i >= change {
-			for j := range x {
-				x[j] = 4*x[j] + 3
-			}
-		}
-		xs, ys = append(xs, x), append(ys, y)
-	}
+	xs, ys := recalibratedStream(4, n, change)
 	const spec = "auto:halving=300"
 	on, l := mistakesAfter(t, spec, xs, ys, change, change+after)
 	off, _ := mistakesAfter(t, spec+",track=false", xs, ys, change, change+after)
@@ -365,4 +347,30 @@ func TestAutoFreshCopy(t *testing.T) {
 	if !bytes.Equal(b1, b2) {
 		t.Fatal("states differ after learning")
 	}
+}
+
+// recalibratedStream is n events of a nonlinear d = 4 problem whose inputs
+// are recalibrated, x → 4x + 3, from event change on (the labels follow
+// the original x).
+func recalibratedStream(seed uint64, n, change int) ([][]float64, []float64) {
+	src := rng.New(seed)
+	var xs [][]float64
+	var ys []float64
+	for i := range n {
+		x := make([]float64, 4)
+		for j := range x {
+			x[j] = 2*src.Float64() - 1
+		}
+		y := 1.0
+		if math.Sin(3*x[0])+x[1]*x[1] < 0.5 {
+			y = -1
+		}
+		if i >= change {
+			for j := range x {
+				x[j] = 4*x[j] + 3
+			}
+		}
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	return xs, ys
 }

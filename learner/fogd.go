@@ -118,11 +118,17 @@ func (l *FOGD) Predict(x []float64) float64 {
 // Learn predicts x, takes one gradient step on (x, y) and returns the
 // pre-update score.
 func (l *FOGD) Learn(x []float64, y float64) float64 {
-	f := l.Predict(x) // leaves z(x) in l.z
+	return l.stepMapped(l.z, l.Predict(x), y) // Predict leaves z(x) in l.z
+}
+
+// stepMapped is Learn after its score: with z = z(x) and f = wᵀz (summed as
+// MapDot sums it, or kernel.Fourier.Score), the gradient step. auto's bank
+// (auto_bank.go) calls it with a z it shares among members. It returns f.
+func (l *FOGD) stepMapped(z []float64, f, y float64) float64 {
 	if g := l.loss.Deriv(f, y); g != 0 {
 		// w ← w + a·z with the product rounded explicitly (no FMA on
 		// any platform; the same bits as linalg.Axpy on amd64).
-		kernel.AxpyRounded(-l.eta*g, l.z, l.w)
+		kernel.AxpyRounded(-l.eta*g, z, l.w[:len(z)])
 	}
 	l.updates++
 	return f

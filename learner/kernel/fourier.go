@@ -150,10 +150,7 @@ func (f *Fourier) evaluate(dst, w []float64) ([]float64, float64) {
 			fs += float64(ws[j] * s)
 		}
 	} else {
-		for j, c := range cs {
-			fc += float64(wc[j] * c)
-			fs += float64(ws[j] * sn[j])
-		}
+		return dst, scoreSums(w, dst[:2*D])
 	}
 	return dst, fc + fs
 }

@@ -15,6 +15,14 @@ func (f *Fourier) Score(w, z []float64) float64 {
 	if len(w) != 2*D || len(z) != 2*D {
 		panic("kernel: Fourier.Score needs w and z of length 2D")
 	}
+	return scoreSums(w, z)
+}
+
+// scoreSums is wᵀz for w and z of length 2D as MapDot sums it: Σ_j
+// w_j·cos_j and Σ_j w_{D+j}·sin_j in increasing j, each product rounded,
+// then their sum.
+func scoreSums(w, z []float64) float64 {
+	D := len(z) / 2
 	var fc, fs float64
 	wc, ws := w[:D], w[D:2*D]
 	cs, sn := z[:D], z[D:2*D]

@@ -87,8 +87,8 @@ var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 // compiler fuses x*y+z into one instruction unless the product is rounded
 // explicitly (float64(x*y)); this cross-compiles the package's tests for
 // arm64 and checks that the disassembly of the feature code (rng.FastSincos,
-// its Payne–Hanek reduction and its slice form, Fourier's projection, map
-// and evaluation, AxpyRounded, the seeded
+// its Payne–Hanek reduction and its slice form, Fourier's projection, map,
+// evaluation and scores (auto's bank), AxpyRounded, the seeded
 // features' Project and CosFeature) has no fused multiply-add.
 func TestFeatureCodeNoFMA(t *testing.T) {
 	if testing.Short() {
@@ -127,6 +127,8 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 		"okstream/learner/kernel.(*Fourier).mapDot",
 		"okstream/learner/kernel.(*Fourier).evaluate",
 		"okstream/learner/kernel.(*Fourier).project",
+		"okstream/learner/kernel.(*Fourier).Scores",
+		"okstream/learner/kernel.(*Fourier).Score",
 		"okstream/learner/kernel.axpyRoundedProbe",
 		"okstream/learner/kernel.projectProbe",
 		"okstream/learner/kernel.cosFeatureProbe",
