@@ -100,6 +100,7 @@ package learner
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"okstream/learner/kernel"
 	"okstream/learner/rng"
@@ -129,6 +130,7 @@ func init() {
 			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
 			{Name: "features", Default: "cos", Doc: "cos: √2cos(ωᵀx+b) (paper); cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code)"},
 			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
+			{Name: "threads", Default: "1", Doc: "goroutines that score an event (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; not state, not part of the canonical spec)", Local: true},
 			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
 			docSeed,
 		},
@@ -183,11 +185,14 @@ type DSG struct {
 	src     rng.Source // picks the block to revisit
 
 	// Not state.
-	cacheW []float64 // cached frequency vectors, row i = feature i (len nCached·d)
-	cacheB []float64 // cached phases
-	phi    []float64 // scratch: feature values of the current input
-	w      []float64 // scratch: a regenerated frequency vector
-	nz     []int     // scratch: non-zero coordinates of the current input
+	cache   *kernel.SeededBlocks // frequency cache, coordinate-major blocks of dsgChunk features
+	threads int                  // goroutines that score an event's chunks
+	work    []dsgWorker          // per-thread scratch
+	part    []float64            // per-chunk partial scores of the last iterate
+	partA   []float64            // per-chunk partial scores of the average
+	phi     []float64            // scratch: feature values of the current input
+	nz      []int                // scratch: non-zero coordinates of the current input
+	wg      sync.WaitGroup
 }
 
 func newDSG(p *Params, dim int) (Learner, error) {
@@ -227,6 +232,7 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	form := p.Enum("features", "cos", "cos", "cossin")
 	predWith := p.Enum("predict_with", "last", "last", "average")
 	cacheMB := p.LocalFloat("cache_mb", 256, NonNegative)
+	threads := p.LocalInt("threads", 1, InRange(1, 256))
 	seed := p.Uint64("seed", 1)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -269,8 +275,13 @@ func newDSG(p *Params, dim int) (Learner, error) {
 		average: predWith == "average",
 		cacheN:  cacheN,
 		scale:   1,
-		w:       make([]float64, dim),
 		nz:      make([]int, 0, dim),
+		cache:   kernel.NewSeededBlocks(feat, dsgChunk, cacheN),
+		threads: threads,
+	}
+	l.work = make([]dsgWorker, l.threads)
+	for i := range l.work {
+		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk)}
 	}
 	l.src.Seed(rng.Derive(seed, 0xd5a7))
 	return l, nil
@@ -342,60 +353,127 @@ func (l *DSG) gamma(t uint64) float64 {
 	return math.Max(g, l.gmin)
 }
 
+// dsgChunk is the number of features scored as one unit: the frequency
+// cache's block, the unit of work of a thread, and the unit of the score's
+// summation (a sum per chunk with four interleaved accumulators, the chunk
+// sums added in chunk order), which is what makes the score's bits
+// independent of the thread count.
+const dsgChunk = 512
+
+// dsgWorker is one thread's scratch.
+type dsgWorker struct {
+	w []float64 // a regenerated frequency vector (features beyond the cache)
+	p []float64 // projections of a chunk (cossin)
+}
+
 // ensureCache caches the frequencies of features up to n (within the cache
-// budget) and sizes the scratch feature vector for n features.
+// budget) and sizes the scratch for n features.
 func (l *DSG) ensureCache(n int) {
-	d := l.dim
-	for have := len(l.cacheB); have < n && have < l.cacheN; have++ {
-		start := len(l.cacheW)
-		l.cacheW = append(l.cacheW, l.w...) // grow by d
-		l.cacheB = append(l.cacheB, l.feat.Frequency(l.cacheW[start:start+d], uint64(have)))
-	}
+	l.cache.Grow(n)
 	if need := n * l.stride; len(l.phi) < need {
 		l.phi = append(l.phi, make([]float64, need-len(l.phi))...)
+	}
+	if nc := (n + dsgChunk - 1) / dsgChunk; len(l.part) < nc {
+		l.part = append(l.part, make([]float64, nc-len(l.part))...)
+		l.partA = append(l.partA, make([]float64, nc-len(l.partA))...)
 	}
 }
 
 // features writes the values of features [lo, hi) at x (non-zero
-// coordinates l.nz) into l.phi[lo·stride : hi·stride].
-func (l *DSG) features(x []float64, lo, hi int) {
-	d := l.dim
-	nc := len(l.cacheB)
-	for i := lo; i < hi; i++ {
-		var w []float64
-		var b float64
-		if i < nc {
-			w, b = l.cacheW[i*d:(i+1)*d], l.cacheB[i]
-		} else {
-			w, b = l.w, l.feat.Frequency(l.w, uint64(i))
-		}
+// coordinates l.nz) into l.phi[lo·stride : hi·stride], with the first
+// worker's scratch.
+func (l *DSG) features(x []float64, lo, hi int) { l.evalFeatures(&l.work[0], x, lo, hi) }
+
+// evalFeatures is features with a given worker's scratch: the projections
+// of the cached blocks (kernel.SeededBlocks), or of regenerated
+// frequencies beyond the cache, then √2cos, or cos and sin.
+func (l *DSG) evalFeatures(wk *dsgWorker, x []float64, lo, hi int) {
+	for lo < hi {
+		end := min(hi, (lo/dsgChunk+1)*dsgChunk)
 		if l.stride == 1 {
-			l.phi[i] = kernel.CosFeature(kernel.Project(w, x, l.nz, b))
+			p := l.cache.Project(l.phi[lo:end], wk.w, x, l.nz, lo, end, true)
+			for i, v := range p {
+				p[i] = kernel.CosFeature(v)
+			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
-			l.phi[2*i+1], l.phi[2*i] = rng.FastSincos(kernel.Project(w, x, l.nz, 0))
+			p := l.cache.Project(wk.p, wk.w, x, l.nz, lo, end, false)
+			phi := l.phi[2*lo : 2*end]
+			for i, v := range p {
+				phi[2*i+1], phi[2*i] = rng.FastSincos(v)
+			}
+		}
+		lo = end
+	}
+}
+
+// dot4 returns Σ a_i·b_i with four interleaved accumulators (i mod 4),
+// every product rounded, added as (s0+s1)+(s2+s3).
+func dot4(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i] * b[i])
+		s1 += float64(a[i+1] * b[i+1])
+		s2 += float64(a[i+2] * b[i+2])
+		s3 += float64(a[i+3] * b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// scoreChunks evaluates the features of chunks [c0, c1) at x into l.phi
+// and their partial scores into l.part (and l.partA).
+func (l *DSG) scoreChunks(wk *dsgWorker, x []float64, c0, c1 int) {
+	s := l.stride
+	for c := c0; c < c1; c++ {
+		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
+		l.evalFeatures(wk, x, lo, hi)
+		phi := l.phi[lo*s : hi*s]
+		l.part[c] = dot4(l.coef[lo*s:hi*s], phi)
+		if l.average {
+			l.partA[c] = dot4(l.avg[lo*s:hi*s], phi)
 		}
 	}
 }
 
-// scores returns the last iterate's score f_t(x) and the reported score
-// (f_t(x), or the averaged model's with predict_with=average), from the
-// feature values in l.phi.
-func (l *DSG) scores() (f, reported float64) {
-	n := l.nf * l.stride
-	phi := l.phi[:n]
-	var s float64
-	for i, c := range l.coef[:n] {
-		s += float64(c * phi[i])
+// scores evaluates all nf features at x into l.phi (on l.threads
+// goroutines, each a contiguous range of chunks) and returns the last
+// iterate's score f_t(x) and the reported score (f_t(x), or the averaged
+// model's with predict_with=average). The partial sums are added in chunk
+// order, whatever the thread count.
+func (l *DSG) scores(x []float64) (f, reported float64) {
+	nc := (l.nf + dsgChunk - 1) / dsgChunk
+	if T := min(l.threads, nc); T > 1 {
+		l.wg.Add(T - 1)
+		for t := 1; t < T; t++ {
+			go l.scoreShare(t, T, nc, x)
+		}
+		l.scoreChunks(&l.work[0], x, 0, nc/T)
+		l.wg.Wait()
+	} else {
+		l.scoreChunks(&l.work[0], x, 0, nc)
 	}
-	f = float64(l.scale * s)
+	var sf, sa float64
+	for c := range nc {
+		sf += l.part[c]
+	}
+	f = float64(l.scale * sf)
 	if !l.average {
 		return f, f
 	}
-	var a float64
-	for i, c := range l.avg[:n] {
-		a += float64(c * phi[i])
+	for c := range nc {
+		sa += l.partA[c]
 	}
-	return f, a
+	return f, sa
+}
+
+// scoreShare is thread t's share of scores: chunks [t·nc/T, (t+1)·nc/T).
+func (l *DSG) scoreShare(t, T, nc int, x []float64) {
+	l.scoreChunks(&l.work[t], x, t*nc/T, (t+1)*nc/T)
+	l.wg.Done()
 }
 
 // Predict returns the score of x: f_t(x), or f̂_t(x) with
@@ -407,8 +485,7 @@ func (l *DSG) Predict(x []float64) float64 {
 	}
 	l.ensureCache(l.nf)
 	l.nz = kernel.NonZero(l.nz, x)
-	l.features(x, 0, l.nf)
-	_, r := l.scores()
+	_, r := l.scores(x)
 	return r
 }
 
@@ -422,8 +499,7 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 	}
 	l.ensureCache(max(l.nf, l.accHi))
 	l.nz = kernel.NonZero(l.nz, x)
-	l.features(x, 0, l.nf)
-	f, reported := l.scores()
+	f, reported := l.scores(x)
 	if g := l.deriv(f, y); g != 0 {
 		if l.accHi > l.nf { // the pending new block
 			l.features(x, l.nf, l.accHi)
@@ -587,6 +663,7 @@ func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
 // Info reports the feature cap as the budget and K as its use; Bytes
 // counts the coefficients, accumulator, scratch and the frequency cache.
 func (l *DSG) Info() Info {
-	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.cacheW) + cap(l.cacheB) + cap(l.w) + cap(l.nz))
+	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.part) + cap(l.partA) + cap(l.nz) + l.threads*(l.dim+dsgChunk))
+	bytes += l.cache.Bytes()
 	return l.info(l.maxF, l.nf, bytes)
 }

@@ -372,6 +372,6 @@ func (l *DSGMulti) UnmarshalBinary(data []byte) error {
 // model as the use.
 func (l *DSGMulti) Info() Info {
 	d := l.d
-	bytes := 8 * (cap(l.coef) + cap(l.acc) + cap(d.phi) + cap(d.cacheW) + cap(d.cacheB) + cap(d.w) + cap(d.nz) + cap(l.g))
+	bytes := d.cache.Bytes() + 8*(cap(l.coef)+cap(l.acc)+cap(d.phi)+cap(d.nz)+len(d.work)*(d.dim+dsgChunk)+cap(l.g))
 	return l.info(d.maxF, l.nf, bytes)
 }

@@ -72,7 +72,7 @@ func TestDSGCacheInvisible(t *testing.T) {
 				}
 			}
 		}
-		if n := len(ls[1].cacheB); n != 10 {
+		if n := ls[1].cache.Cached(); n != 10 {
 			t.Fatalf("partial cache holds %d features, want 10", n)
 		}
 		for j := 1; j < len(ls); j++ {
