@@ -192,6 +192,10 @@ type DSG struct {
 	partA   []float64            // per-chunk partial scores of the average
 	phi     []float64            // scratch: feature values of the current input
 	nz      []int                // scratch: non-zero coordinates of the current input
+	nzs     [][]int              // LearnBatch: non-zero coordinates of a group's events
+	partG   []float64            // LearnBatch: partial scores, event e chunk c at e·nc+c
+	partGA  []float64            // LearnBatch: the same for the average
+	phiG    []float64            // LearnBatch after the cap (refine): the group's feature values, event-major
 	wg      sync.WaitGroup
 }
 
@@ -281,7 +285,7 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	}
 	l.work = make([]dsgWorker, l.threads)
 	for i := range l.work {
-		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk)}
+		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), phi: make([]float64, dsgChunk*stride)}
 	}
 	l.src.Seed(rng.Derive(seed, 0xd5a7))
 	return l, nil
@@ -362,8 +366,9 @@ const dsgChunk = 512
 
 // dsgWorker is one thread's scratch.
 type dsgWorker struct {
-	w []float64 // a regenerated frequency vector (features beyond the cache)
-	p []float64 // projections of a chunk (cossin)
+	w   []float64 // a regenerated frequency vector (features beyond the cache)
+	p   []float64 // projections of a chunk (cossin)
+	phi []float64 // feature values of a chunk (LearnBatch)
 }
 
 // ensureCache caches the frequencies of features up to n (within the cache
@@ -384,20 +389,26 @@ func (l *DSG) ensureCache(n int) {
 // worker's scratch.
 func (l *DSG) features(x []float64, lo, hi int) { l.evalFeatures(&l.work[0], x, lo, hi) }
 
-// evalFeatures is features with a given worker's scratch: the projections
-// of the cached blocks (kernel.SeededBlocks), or of regenerated
-// frequencies beyond the cache, then √2cos, or cos and sin.
+// evalFeatures is features with a given worker's scratch.
 func (l *DSG) evalFeatures(wk *dsgWorker, x []float64, lo, hi int) {
-	for lo < hi {
+	l.evalInto(wk, x, l.nz, lo, hi, l.phi[lo*l.stride:hi*l.stride])
+}
+
+// evalInto writes the values of features [lo, hi) at x (non-zero
+// coordinates nz) into out ((hi−lo)·stride values): the projections of the
+// cached blocks (kernel.SeededBlocks), or of regenerated frequencies
+// beyond the cache, then √2cos, or cos and sin.
+func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []float64) {
+	for base := lo; lo < hi; {
 		end := min(hi, (lo/dsgChunk+1)*dsgChunk)
 		if l.stride == 1 {
-			p := l.cache.Project(l.phi[lo:end], wk.w, x, l.nz, lo, end, true)
+			p := l.cache.Project(out[lo-base:end-base], wk.w, x, nz, lo, end, true)
 			for i, v := range p {
 				p[i] = kernel.CosFeature(v)
 			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
-			p := l.cache.Project(wk.p, wk.w, x, l.nz, lo, end, false)
-			phi := l.phi[2*lo : 2*end]
+			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
+			phi := out[2*(lo-base) : 2*(end-base)]
 			for i, v := range p {
 				phi[2*i+1], phi[2*i] = rng.FastSincos(v)
 			}
@@ -516,6 +527,133 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 		l.step()
 	}
 	return reported
+}
+
+// dsgGroupValues bounds the feature values LearnBatch keeps for a group of
+// events after the cap with after_cap=refine (every feature takes the
+// batch's gradient, so the values of all K features of every event of the
+// group are kept until the group's scores are known): 2^22 values, 32 MiB;
+// a longer run of events is scored in several groups.
+const dsgGroupValues = 1 << 22
+
+// LearnBatch is Learn for xs[0], xs[1], … in order: it writes the
+// pre-update scores into scores and leaves the state that the sequence of
+// Learn calls leaves, bit for bit. It scores each run of events that fall
+// in one mini-batch together (the model is the same for all of them): one
+// pass over the cached frequency blocks per run instead of one per event,
+// and with threads > 1 one fork and join per run instead of one per event.
+// len(scores) must be ≥ len(xs) = len(ys).
+func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
+	scores = scores[:len(xs)]
+	ys = ys[:len(xs)]
+	for s := 0; s < len(xs); {
+		if l.inBatch == 0 {
+			l.openBatch()
+		}
+		m := min(len(xs)-s, l.batch-l.inBatch)
+		keep := l.accLo < l.nf && l.accHi-l.accLo == l.nf // refine: keep every value
+		if keep {
+			m = max(1, min(m, dsgGroupValues/(l.nf*l.stride)))
+		}
+		group := xs[s : s+m]
+		l.ensureCache(max(l.nf, l.accHi))
+		for len(l.nzs) < len(group) {
+			l.nzs = append(l.nzs, make([]int, 0, l.dim))
+		}
+		for e, x := range group {
+			l.checkDim(x)
+			l.nzs[e] = kernel.NonZero(l.nzs[e], x)
+		}
+		nc := (l.nf + dsgChunk - 1) / dsgChunk
+		if need := len(group) * nc; len(l.partG) < need {
+			l.partG = make([]float64, need)
+			l.partGA = make([]float64, need)
+		}
+		l.phiG = l.phiG[:0]
+		if keep {
+			if need := len(group) * l.nf * l.stride; cap(l.phiG) < need {
+				l.phiG = make([]float64, need)
+			}
+			l.phiG = l.phiG[:len(group)*l.nf*l.stride]
+		}
+		if T := min(l.threads, nc); T > 1 {
+			l.wg.Add(T - 1)
+			for t := 1; t < T; t++ {
+				go l.groupShare(t, T, nc, group)
+			}
+			l.scoreGroup(&l.work[0], group, nc, 0, nc/T)
+			l.wg.Wait()
+		} else {
+			l.scoreGroup(&l.work[0], group, nc, 0, nc)
+		}
+		for e, x := range group {
+			var sf, sa float64
+			for _, v := range l.partG[e*nc : (e+1)*nc] {
+				sf += v
+			}
+			f := float64(l.scale * sf)
+			reported := f
+			if l.average {
+				for _, v := range l.partGA[e*nc : (e+1)*nc] {
+					sa += v
+				}
+				reported = sa
+			}
+			if g := l.deriv(f, ys[s+e]); g != 0 {
+				st := l.stride
+				var phi []float64
+				if keep {
+					n := l.nf * st
+					phi = l.phiG[e*n : (e+1)*n]
+				} else {
+					l.nz = append(l.nz[:0], l.nzs[e]...)
+					l.features(x, l.accLo, l.accHi)
+					phi = l.phi[l.accLo*st : l.accHi*st]
+				}
+				acc := l.acc[:len(phi)]
+				for i, v := range phi {
+					acc[i] += float64(g * v)
+				}
+			}
+			scores[s+e] = reported
+			l.inBatch++
+			l.updates++
+		}
+		if l.inBatch == l.batch {
+			l.step()
+		}
+		s += len(group)
+	}
+}
+
+// scoreGroup writes the partial scores of chunks [c0, c1) for every event
+// of group into l.partG (and l.partGA), and with l.phiG sized the feature
+// values into it: chunk by chunk, so that a chunk's frequency block is
+// read from memory once for the group.
+func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
+	s := l.stride
+	n := l.nf * s
+	for c := c0; c < c1; c++ {
+		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
+		coef := l.coef[lo*s : hi*s]
+		for e, x := range group {
+			phi := wk.phi[:(hi-lo)*s]
+			if len(l.phiG) > 0 {
+				phi = l.phiG[e*n+lo*s : e*n+hi*s]
+			}
+			l.evalInto(wk, x, l.nzs[e], lo, hi, phi)
+			l.partG[e*nc+c] = dot4(coef, phi)
+			if l.average {
+				l.partGA[e*nc+c] = dot4(l.avg[lo*s:hi*s], phi)
+			}
+		}
+	}
+}
+
+// groupShare is thread t's share of scoreGroup.
+func (l *DSG) groupShare(t, T, nc int, group [][]float64) {
+	l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T)
+	l.wg.Done()
 }
 
 // openBatch chooses which features the batch's gradient goes to: a new
@@ -664,6 +802,6 @@ func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
 // counts the coefficients, accumulator, scratch and the frequency cache.
 func (l *DSG) Info() Info {
 	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.part) + cap(l.partA) + cap(l.nz) + l.threads*(l.dim+dsgChunk))
-	bytes += l.cache.Bytes()
+	bytes += l.cache.Bytes() + 8*(cap(l.partG)+cap(l.partGA)+cap(l.phiG)+len(l.nzs)*l.dim)
 	return l.info(l.maxF, l.nf, bytes)
 }
