@@ -1,3 +1,5 @@
+//go:build unix
+
 package learner
 
 import (
@@ -5,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +58,9 @@ func dsgPaperSpec(ds *dataset.Dataset, block int) string {
 // and in runs of 64 events (LearnBatch), with threads=1 and threads=2, all
 // in the same run, and then times the events after the cap (2^14
 // features reached with block 64 after 16,384 events; after_cap=refine).
-// It reports µs per event (wall clock) and the 2-thread speed-ups; the
+// It reports µs per event (wall clock; for one thread also the process's
+// CPU time, which a loaded machine inflates less) and the 2-thread
+// speed-ups (wall clock: meaningful only on an otherwise idle machine); the
 // scores of every variant are checked bit for bit against one-thread
 // Learn. Run with -benchtime=1x:
 //
@@ -63,6 +68,14 @@ func dsgPaperSpec(ds *dataset.Dataset, block int) string {
 func BenchmarkDSGA9a(b *testing.B) {
 	ds := dsgA9a(b, "a9a")
 	const group = 64
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var cpuUs float64 // CPU µs per event of the last run
 	run := func(spec string, threads int, batched bool, from int, ref []float64) (float64, []float64) {
 		l, err := New(fmt.Sprintf("%s,threads=%d", spec, threads), ds.Dim)
 		if err != nil {
@@ -71,7 +84,7 @@ func BenchmarkDSGA9a(b *testing.B) {
 		d := l.(*DSG)
 		scores := make([]float64, len(ds.X))
 		d.LearnBatch(ds.X[:from], ds.Y[:from], scores[:from])
-		start := time.Now()
+		start, c0 := time.Now(), cpu()
 		for i := from; i < len(ds.X); i += group {
 			j := min(i+group, len(ds.X))
 			if batched {
@@ -83,6 +96,7 @@ func BenchmarkDSGA9a(b *testing.B) {
 			}
 		}
 		us := float64(time.Since(start).Microseconds()) / float64(len(ds.X)-from)
+		cpuUs = float64((cpu() - c0).Microseconds()) / float64(len(ds.X)-from)
 		for i := range ref {
 			if math.Float64bits(ref[i]) != math.Float64bits(scores[i]) {
 				b.Fatalf("threads=%d batched=%v: event %d scores %v, want %v", threads, batched, i, scores[i], ref[i])
@@ -96,8 +110,10 @@ func BenchmarkDSGA9a(b *testing.B) {
 			from       int
 		}{{"pass", dsgPaperSpec(ds, 32), 0}, {"cap", dsgPaperSpec(ds, 64), 16384}} {
 			l1, ref := run(c.spec, 1, false, c.from, nil)
+			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-learn-1t")
 			l2, _ := run(c.spec, 2, false, c.from, ref)
 			b1, _ := run(c.spec, 1, true, c.from, ref)
+			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-batch-1t")
 			b2, _ := run(c.spec, 2, true, c.from, ref)
 			b.ReportMetric(l1, "µs/event-"+c.name+"-learn-1t")
 			b.ReportMetric(l2, "µs/event-"+c.name+"-learn-2t")

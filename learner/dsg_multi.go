@@ -109,7 +109,7 @@ type DSGMulti struct {
 
 // dsgMultiDefaults are the multi-class defaults that differ from binary
 // DSG's (see the file comment).
-var dsgMultiDefaults = map[string]string{"gamma0": "30", "batch": "16", "block": "64"}
+var dsgMultiDefaults = map[string]string{"gamma0": "30", "t0": "100", "batch": "16", "block": "64", "features": "cos"}
 
 func newDSGMulti(p *Params, dim int) (Multi, error) {
 	for _, k := range []string{"loss", "predict_with"} {

@@ -114,6 +114,16 @@ func projectBlock(dst, W, x []float64, nz []int, size, off int) {
 		j0, j1, j2, j3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
 		x0, x1, x2, x3 := x[j0], x[j1], x[j2], x[j3]
 		w0, w1, w2, w3 := row(j0)[:n], row(j1)[:n], row(j2)[:n], row(j3)[:n]
+		if x0 == 1 && x1 == 1 && x2 == 1 && x3 == 1 { // indicators: 1·w = w exactly
+			for i, v := range dst {
+				v += w0[i]
+				v += w1[i]
+				v += w2[i]
+				v += w3[i]
+				dst[i] = v
+			}
+			continue
+		}
 		for i, v := range dst {
 			v += float64(x0 * w0[i])
 			v += float64(x1 * w1[i])
