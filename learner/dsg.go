@@ -93,14 +93,15 @@ package learner
 //     bits of kernel.Project, so caching never changes a score.
 //   - Score summation and threads (issue 42): the score is a sum of
 //     per-chunk sums (chunks of 512 features, four interleaved accumulators
-//     within a chunk, the chunk sums added in chunk order). threads = T
-//     splits the chunks into T contiguous ranges scored on T goroutines;
-//     the sums are the same whatever T, so the model, every score and the
-//     state are bit-identical for any thread count (threads is Local, not
-//     state). LearnBatch scores the events of one mini-batch together,
-//     chunk by chunk (the mini-batch's model is fixed), so a block of
-//     frequencies is read from memory once for the run of events and the
-//     threads fork and join once per run; it is bit-identical to Learn.
+//     within a chunk, the chunk sums added in chunk order). LearnBatch
+//     scores the events of one mini-batch together, chunk by chunk (the
+//     mini-batch's model is fixed: predict-then-update holds), and with
+//     threads = T splits the chunks into T contiguous ranges scored on T
+//     goroutines, one fork and join per run of events; the sums are the
+//     same whatever T and whatever the grouping, so the model, every score
+//     and the state are bit-identical to one-thread Learn (threads is
+//     Local, not state). Learn and Predict run on one goroutine: a fork and
+//     join per event measured slower than one thread (0.8×, BenchmarkDSGA9a).
 //   - Features: cossin (the pair (cos ωᵀx, sin ωᵀx), the authors' code) is
 //     the default of hinge and logistic since issue 42 (the other losses
 //     keep cos, the paper's Algorithm 1): one sincos gives both values, so the
@@ -161,7 +162,7 @@ func init() {
 			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
 			{Name: "features", Default: "cossin (hinge, logistic), cos (other losses)", Doc: "cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code: a lower-variance kernel estimate for the same sincos per frequency); cos: √2cos(ωᵀx+b) (paper's Algorithm 1)"},
 			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
-			{Name: "threads", Default: "1", Doc: "goroutines that score an event (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; not state, not part of the canonical spec)", Local: true},
+			{Name: "threads", Default: "1", Doc: "goroutines that score the events of a mini-batch in LearnBatch (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; Learn and Predict use one; not state, not part of the canonical spec)", Local: true},
 			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
 			docSeed,
 		},
@@ -505,23 +506,15 @@ func (l *DSG) scoreChunks(wk *dsgWorker, x []float64, c0, c1 int) {
 	}
 }
 
-// scores evaluates all nf features at x into l.phi (on l.threads
-// goroutines, each a contiguous range of chunks) and returns the last
+// scores evaluates all nf features at x into l.phi and returns the last
 // iterate's score f_t(x) and the reported score (f_t(x), or the averaged
-// model's with predict_with=average). The partial sums are added in chunk
-// order, whatever the thread count.
+// model's with predict_with=average): the chunk sums added in chunk order,
+// as LearnBatch adds them. One goroutine: a fork and join per event
+// measured slower than one thread on a 2-core VM (BenchmarkDSGA9a, issue
+// 42), so threads > 1 parallelises LearnBatch only.
 func (l *DSG) scores(x []float64) (f, reported float64) {
 	nc := (l.nf + dsgChunk - 1) / dsgChunk
-	if T := min(l.threads, nc); T > 1 {
-		l.wg.Add(T - 1)
-		for t := 1; t < T; t++ {
-			go l.scoreShare(t, T, nc, x)
-		}
-		l.scoreChunks(&l.work[0], x, 0, nc/T)
-		l.wg.Wait()
-	} else {
-		l.scoreChunks(&l.work[0], x, 0, nc)
-	}
+	l.scoreChunks(&l.work[0], x, 0, nc)
 	var sf, sa float64
 	for c := range nc {
 		sf += l.part[c]
@@ -534,12 +527,6 @@ func (l *DSG) scores(x []float64) (f, reported float64) {
 		sa += l.partA[c]
 	}
 	return f, sa
-}
-
-// scoreShare is thread t's share of scores: chunks [t·nc/T, (t+1)·nc/T).
-func (l *DSG) scoreShare(t, T, nc int, x []float64) {
-	l.scoreChunks(&l.work[t], x, t*nc/T, (t+1)*nc/T)
-	l.wg.Done()
 }
 
 // Predict returns the score of x: f_t(x), or f̂_t(x) with
