@@ -114,6 +114,10 @@ func projectBlock(dst, W, x []float64, nz []int, size, off int) {
 		j0, j1, j2, j3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
 		x0, x1, x2, x3 := x[j0], x[j1], x[j2], x[j3]
 		w0, w1, w2, w3 := row(j0)[:n], row(j1)[:n], row(j2)[:n], row(j3)[:n]
+		if useAVX2 && n > 0 {
+			projectRows4AVX2(&dst[0], &w0[0], &w1[0], &w2[0], &w3[0], n, x0, x1, x2, x3)
+			continue
+		}
 		if x0 == 1 && x1 == 1 && x2 == 1 && x3 == 1 { // indicators: 1·w = w exactly
 			for i, v := range dst {
 				v += w0[i]
