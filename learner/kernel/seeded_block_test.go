@@ -83,7 +83,7 @@ func TestSeededBlocksNoCache(t *testing.T) {
 	s, _ := NewSeeded(FamilyGaussian, 1, 0, 3, 1)
 	c := NewSeededBlocks(s, 4, 0)
 	c.Grow(10)
-	if c.Cached() != 0 || c.Bytes() != 8*3 {
+	if c.Cached() != 0 || c.Bytes() != 8*(3+4) {
 		t.Fatalf("cached %d bytes %d", c.Cached(), c.Bytes())
 	}
 	x := []float64{1, 0, 2}
@@ -185,15 +185,15 @@ func TestSeededBlocksAVX2MatchesGo(t *testing.T) {
 		t.Skip("no AVX2 kernel on this machine")
 	}
 	src := rng.New(11)
-	for _, n := range []int{1, 3, 4, 5, 8, 31, 512} {
-		const d = 40
+	for k, n := range []int{1, 3, 4, 5, 8, 31, 512} {
+		d := 40 + k%4 // remainders of 0–3 coordinates after the groups of 4
 		W := make([]float64, d*n)
 		for i := range W {
 			W[i] = src.Normal() * math.Exp(8*src.Normal())
 		}
 		x := make([]float64, d)
 		for j := range x {
-			switch j % 3 {
+			switch (j + k) % 3 {
 			case 0:
 				x[j] = 1
 			case 1:
@@ -201,14 +201,24 @@ func TestSeededBlocksAVX2MatchesGo(t *testing.T) {
 			}
 		}
 		nz := NonZero(nil, x)
+		if len(nz)%4 != k%4 { // every remainder 0–3 after the groups of 4
+			for len(nz)%4 != k%4 {
+				x[nz[len(nz)-1]] = 0
+				nz = nz[:len(nz)-1]
+			}
+		}
 		a, b := make([]float64, n), make([]float64, n)
 		for i := range a {
 			a[i] = src.Normal()
+			if i%5 == 0 {
+				a[i] = 0 // a phase of +0 (cos/sin features start at +0)
+			}
 			b[i] = a[i]
 		}
-		projectBlock(a, W, x, nz, n, 0)
+		zero := make([]float64, n)
+		projectBlock(a, W, zero, x, nz, n, 0)
 		useAVX2 = false
-		projectBlock(b, W, x, nz, n, 0)
+		projectBlock(b, W, zero, x, nz, n, 0)
 		useAVX2 = true
 		for i := range a {
 			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
