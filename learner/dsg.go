@@ -46,7 +46,7 @@ package learner
 //     theory's own θ/t from t = 1 (first steps 1.5/ν, ~5·10^6 on a9a) and
 //     the former default γ0 = 1, t0 = 100 (a step that has decayed 6× by the
 //     end of a9a) both learn too little in one pass: a9a.t 21.6 % and
-//     19.2 % against 15.4–15.6 %. With ν ≈ 0 nothing is forgotten, so early
+//     19.2 % against 15.5–15.7 % (permutation means). With ν ≈ 0 nothing is forgotten, so early
 //     large steps add random-feature noise that stays; a constant step
 //     weights every batch alike. The other losses keep γ0 = 1, t0 = 100
 //     (square loss: a step above ~1 can diverge, k̂(x, x) ≤ 2). κ = 1,
@@ -107,7 +107,8 @@ package learner
 //     keep cos, the paper's Algorithm 1): one sincos gives both values, so the
 //     kernel estimate of a block has no random phase and half the
 //     variance of 2r cosine features for the same projections; a9a.t
-//     15.4–15.6 % against 15.7–16.0 % for cos at the same step.
+//     15.4–15.6 % against 15.7–16.0 % for cos at a constant step of
+//     the same size (one permutation, several learner seeds).
 //   - Averaged solution (predict_with=average): f̂ = (1/t) Σ_{i=2}^{t+1} f_i,
 //     the average of the iterates after each of the t updates, kept as one
 //     extra coefficient array (O(K) per batch). The paper's
