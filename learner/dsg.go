@@ -36,9 +36,21 @@ package learner
 //     at the B-th event is exactly Algorithm 1B's.
 //   - Step size (the paper's theory: γ_t = θ/t with θν ∈ (1,2) ∪ Z+; its
 //     experiments report none): γ_t = max(γ_min, γ0 / (1 + (t−1)/t0)^κ), the
-//     usual O(1/t) schedule with an offset t0 and an exponent κ added. Defaults γ0 = 1,
-//     t0 = 100, κ = 1 (O(1/t), as the theory requires, with a bounded first
-//     step), γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
+//     usual O(1/t) schedule with an offset t0 and an exponent κ added
+//     (κ = 1: θ/(t+t0−1) with θ = γ0·t0). Defaults (issue 42,
+//     docs/algorithms/dsg-onepass.md): for hinge and logistic (Lipschitz
+//     losses, |ℓ'| ≤ 1) θν = 1.5, the middle of the theory's (1, 2), and the
+//     offset t0 = θ/γ0 that makes the first step γ0 = B/32 (a step of 1/32
+//     per event); with the paper's ν = 1/(100n) that is a constant step over
+//     a pass and O(1/t) with the theory's θ after ~t0 iterations. The
+//     theory's own θ/t from t = 1 (first steps 1.5/ν, ~5·10^6 on a9a) and
+//     the former default γ0 = 1, t0 = 100 (a step that has decayed 6× by the
+//     end of a9a) both learn too little in one pass: a9a.t 21.6 % and
+//     19.2 % against 15.5–15.7 % (permutation means). With ν ≈ 0 nothing is forgotten, so early
+//     large steps add random-feature noise that stays; a constant step
+//     weights every batch alike. The other losses keep γ0 = 1, t0 = 100
+//     (square loss: a step above ~1 can diverge, k̂(x, x) ≤ 2). κ = 1,
+//     γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
 //     shrink factors 1 − θν/t are ≤ 0, which the lazy scale handles (a zero
 //     factor wipes the older coefficients exactly, as Lemma 8 notes).
 //   - Losses follow the paper's §1.3 table, so square is ½(f−y)² and
@@ -74,8 +86,29 @@ package learner
 //     one, so the frequency vectors and phases of the first
 //     cache_mb·2^20/(8(d+1)) features are kept in memory once generated
 //     (default 256 MB); the rest are regenerated on
-//     every use, as in the paper. Cached and regenerated features go through
-//     the same projection routine, so caching never changes a score.
+//     every use, as in the paper. The cache is coordinate-major in blocks
+//     of 512 features (kernel.SeededBlocks): the projections of a block onto
+//     a sparse x are nnz(x) unit-stride passes over the block, only the
+//     non-zero coordinates read. Cached and regenerated features give the
+//     bits of kernel.Project, so caching never changes a score.
+//   - Score summation and threads (issue 42): the score is a sum of
+//     per-chunk sums (chunks of 512 features, four interleaved accumulators
+//     within a chunk, the chunk sums added in chunk order). LearnBatch
+//     scores the events of one mini-batch together, chunk by chunk (the
+//     mini-batch's model is fixed: predict-then-update holds), and with
+//     threads = T splits the chunks into T contiguous ranges scored on T
+//     goroutines, one fork and join per run of events; the sums are the
+//     same whatever T and whatever the grouping, so the model, every score
+//     and the state are bit-identical to one-thread Learn (threads is
+//     Local, not state). Learn and Predict run on one goroutine: a fork and
+//     join per event measured slower than one thread (0.8×, BenchmarkDSGA9a).
+//   - Features: cossin (the pair (cos ωᵀx, sin ωᵀx), the authors' code) is
+//     the default of hinge and logistic since issue 42 (the other losses
+//     keep cos, the paper's Algorithm 1): one sincos gives both values, so the
+//     kernel estimate of a block has no random phase and half the
+//     variance of 2r cosine features for the same projections; a9a.t
+//     15.4–15.6 % against 15.7–16.0 % for cos at a constant step of
+//     the same size (one permutation, several learner seeds).
 //   - Averaged solution (predict_with=average): f̂ = (1/t) Σ_{i=2}^{t+1} f_i,
 //     the average of the iterates after each of the t updates, kept as one
 //     extra coefficient array (O(K) per batch). The paper's
@@ -100,6 +133,7 @@ package learner
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"okstream/learner/kernel"
 	"okstream/learner/rng"
@@ -119,16 +153,17 @@ func init() {
 			{Name: "epsilon", Default: "0.1", Doc: "width of the ε-insensitive zone (0: least absolute deviation)", When: "loss=epsilon_insensitive"},
 			{Name: "tau", Default: "0.5", Doc: "quantile level τ in (0, 1)", When: "loss=quantile"},
 			{Name: "nu", Default: "1e-5", Doc: "regularization ν (paper: 1e-6 synthetic, 1/n, 1/(100n), 5e-4)"},
-			{Name: "gamma0", Default: "1", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations"},
-			{Name: "t0", Default: "100", Doc: "step-size offset t0 in iterations (t0=1, κ=1: the paper's θ/t with θ = gamma0)"},
+			{Name: "gamma0", Default: "B/32 (hinge, logistic: 2 at B = 64), 1 (other losses)", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations: the first (largest) step"},
+			{Name: "t0", Default: "1.5/(ν·γ0) (hinge, logistic with ν > 0: the paper's θ/(t+t0−1) with θν = 1.5), 100 (otherwise)", Doc: "step-size offset t0 in iterations (t0=1, κ=1: the paper's θ/t with θ = gamma0)"},
 			{Name: "kappa", Default: "1", Doc: "step-size decay exponent κ in [0, 1] (1: O(1/t), as the paper's theory)"},
 			{Name: "gamma_min", Default: "0", Doc: "floor on γ_t (for drifting streams)"},
 			{Name: "batch", Default: "64", Doc: "mini-batch size B: events per iteration (paper 2^6–2^10)"},
 			{Name: "block", Default: "256", Doc: "feature block r: new random features per iteration (paper 2^5–2^11)"},
 			{Name: "max_features", Default: "16384", Doc: "feature cap K_max; memory and per-event time are bounded by it"},
 			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
-			{Name: "features", Default: "cos", Doc: "cos: √2cos(ωᵀx+b) (paper); cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code)"},
+			{Name: "features", Default: "cossin (hinge, logistic), cos (other losses)", Doc: "cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code: a lower-variance kernel estimate for the same sincos per frequency); cos: √2cos(ωᵀx+b) (paper's Algorithm 1)"},
 			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
+			{Name: "threads", Default: "1", Doc: "goroutines that score the events of a mini-batch in LearnBatch (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; Learn and Predict use one; not state, not part of the canonical spec)", Local: true},
 			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
 			docSeed,
 		},
@@ -183,11 +218,18 @@ type DSG struct {
 	src     rng.Source // picks the block to revisit
 
 	// Not state.
-	cacheW []float64 // cached frequency vectors, row i = feature i (len nCached·d)
-	cacheB []float64 // cached phases
-	phi    []float64 // scratch: feature values of the current input
-	w      []float64 // scratch: a regenerated frequency vector
-	nz     []int     // scratch: non-zero coordinates of the current input
+	cache   *kernel.SeededBlocks // frequency cache, coordinate-major blocks of dsgChunk features
+	threads int                  // goroutines that score an event's chunks
+	work    []dsgWorker          // per-thread scratch
+	part    []float64            // per-chunk partial scores of the last iterate
+	partA   []float64            // per-chunk partial scores of the average
+	phi     []float64            // scratch: feature values of the current input
+	nz      []int                // scratch: non-zero coordinates of the current input
+	nzs     [][]int              // LearnBatch: non-zero coordinates of a group's events
+	partG   []float64            // LearnBatch: partial scores, event e chunk c at e·nc+c
+	partGA  []float64            // LearnBatch: the same for the average
+	phiG    []float64            // LearnBatch after the cap (refine): the group's feature values, event-major
+	wg      sync.WaitGroup
 }
 
 func newDSG(p *Params, dim int) (Learner, error) {
@@ -216,17 +258,33 @@ func newDSG(p *Params, dim int) (Learner, error) {
 		lossPar = p.Float("tau", 0.5, func(v float64) (bool, string) { return v > 0 && v < 1, "in (0, 1)" })
 	}
 	nu := p.Float("nu", 1e-5, NonNegative)
-	gamma0 := p.Float("gamma0", 1, Positive)
-	t0 := p.Float("t0", 100, Positive)
+	batch := p.Int("batch", 64, InRange(1, 1<<20))
+	// Default steps (docs/algorithms/dsg-onepass.md): for the Lipschitz
+	// classification losses the paper's θ/(t+t0−1) with θν = 1.5 (its
+	// theory's θν ∈ (1, 2)) and the offset that makes the first step
+	// γ0 = B·dsgEta; the smooth and regression losses keep γ0 = 1, t0 = 100.
+	gamma0Def, t0Def := 1.0, 100.0
+	if loss == dsgHinge || loss == dsgLogistic {
+		gamma0Def = float64(batch) * dsgEta
+	}
+	gamma0 := p.Float("gamma0", gamma0Def, Positive)
+	if (loss == dsgHinge || loss == dsgLogistic) && nu > 0 {
+		t0Def = dsgTheta / (nu * gamma0)
+	}
+	t0 := p.Float("t0", t0Def, Positive)
 	kappa := p.Float("kappa", 1, InRange(0, 1))
 	gmin := p.Float("gamma_min", 0, NonNegative)
-	batch := p.Int("batch", 64, InRange(1, 1<<20))
 	block := p.Int("block", 256, InRange(1, 1<<20))
 	maxF := p.Int("max_features", 1<<14, InRange(1, 1<<26))
 	policy := p.Enum("after_cap", "refine", "refine", "revisit")
-	form := p.Enum("features", "cos", "cos", "cossin")
+	formDef := "cos"
+	if loss == dsgHinge || loss == dsgLogistic {
+		formDef = "cossin"
+	}
+	form := p.Enum("features", formDef, "cos", "cossin")
 	predWith := p.Enum("predict_with", "last", "last", "average")
 	cacheMB := p.LocalFloat("cache_mb", 256, NonNegative)
+	threads := p.LocalInt("threads", 1, InRange(1, 256))
 	seed := p.Uint64("seed", 1)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -269,8 +327,13 @@ func newDSG(p *Params, dim int) (Learner, error) {
 		average: predWith == "average",
 		cacheN:  cacheN,
 		scale:   1,
-		w:       make([]float64, dim),
 		nz:      make([]int, 0, dim),
+		cache:   kernel.NewSeededBlocks(feat, dsgChunk, cacheN),
+		threads: threads,
+	}
+	l.work = make([]dsgWorker, l.threads)
+	for i := range l.work {
+		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), phi: make([]float64, dsgChunk*stride)}
 	}
 	l.src.Seed(rng.Derive(seed, 0xd5a7))
 	return l, nil
@@ -342,60 +405,129 @@ func (l *DSG) gamma(t uint64) float64 {
 	return math.Max(g, l.gmin)
 }
 
+// dsgTheta is θν of the default step schedule of the Lipschitz
+// classification losses: the middle of the paper's (1, 2).
+const dsgTheta = 1.5
+
+// dsgEta is the default step per event of the Lipschitz classification
+// losses, γ0/B: a violating event adds η·ℓ'·k̂(x, ·) to f (measured on
+// a9a, docs/algorithms/dsg-onepass.md).
+const dsgEta = 1.0 / 32
+
+// dsgChunk is the number of features scored as one unit: the frequency
+// cache's block, the unit of work of a thread, and the unit of the score's
+// summation (a sum per chunk with four interleaved accumulators, the chunk
+// sums added in chunk order), which is what makes the score's bits
+// independent of the thread count.
+const dsgChunk = 512
+
+// dsgWorker is one thread's scratch.
+type dsgWorker struct {
+	w   []float64 // a regenerated frequency vector (features beyond the cache)
+	p   []float64 // projections of a chunk (cossin)
+	phi []float64 // feature values of a chunk (LearnBatch)
+}
+
 // ensureCache caches the frequencies of features up to n (within the cache
-// budget) and sizes the scratch feature vector for n features.
+// budget) and sizes the scratch for n features.
 func (l *DSG) ensureCache(n int) {
-	d := l.dim
-	for have := len(l.cacheB); have < n && have < l.cacheN; have++ {
-		start := len(l.cacheW)
-		l.cacheW = append(l.cacheW, l.w...) // grow by d
-		l.cacheB = append(l.cacheB, l.feat.Frequency(l.cacheW[start:start+d], uint64(have)))
-	}
+	l.cache.Grow(n)
 	if need := n * l.stride; len(l.phi) < need {
 		l.phi = append(l.phi, make([]float64, need-len(l.phi))...)
+	}
+	if nc := (n + dsgChunk - 1) / dsgChunk; len(l.part) < nc {
+		l.part = append(l.part, make([]float64, nc-len(l.part))...)
+		l.partA = append(l.partA, make([]float64, nc-len(l.partA))...)
 	}
 }
 
 // features writes the values of features [lo, hi) at x (non-zero
-// coordinates l.nz) into l.phi[lo·stride : hi·stride].
-func (l *DSG) features(x []float64, lo, hi int) {
-	d := l.dim
-	nc := len(l.cacheB)
-	for i := lo; i < hi; i++ {
-		var w []float64
-		var b float64
-		if i < nc {
-			w, b = l.cacheW[i*d:(i+1)*d], l.cacheB[i]
-		} else {
-			w, b = l.w, l.feat.Frequency(l.w, uint64(i))
-		}
+// coordinates l.nz) into l.phi[lo·stride : hi·stride], with the first
+// worker's scratch.
+func (l *DSG) features(x []float64, lo, hi int) { l.evalFeatures(&l.work[0], x, lo, hi) }
+
+// evalFeatures is features with a given worker's scratch.
+func (l *DSG) evalFeatures(wk *dsgWorker, x []float64, lo, hi int) {
+	l.evalInto(wk, x, l.nz, lo, hi, l.phi[lo*l.stride:hi*l.stride])
+}
+
+// evalInto writes the values of features [lo, hi) at x (non-zero
+// coordinates nz) into out ((hi−lo)·stride values): the projections of the
+// cached blocks (kernel.SeededBlocks), or of regenerated frequencies
+// beyond the cache, then √2cos, or cos and sin.
+func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []float64) {
+	for base := lo; lo < hi; {
+		end := min(hi, (lo/dsgChunk+1)*dsgChunk)
 		if l.stride == 1 {
-			l.phi[i] = kernel.CosFeature(kernel.Project(w, x, l.nz, b))
+			p := l.cache.Project(out[lo-base:end-base], wk.w, x, nz, lo, end, true)
+			for i, v := range p {
+				p[i] = kernel.CosFeature(v)
+			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
-			l.phi[2*i+1], l.phi[2*i] = rng.FastSincos(kernel.Project(w, x, l.nz, 0))
+			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
+			phi := out[2*(lo-base) : 2*(end-base)]
+			for i, v := range p {
+				phi[2*i+1], phi[2*i] = rng.FastSincos(v)
+			}
+		}
+		lo = end
+	}
+}
+
+// dot4 returns Σ a_i·b_i with four interleaved accumulators (i mod 4),
+// every product rounded, added as (s0+s1)+(s2+s3).
+func dot4(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i] * b[i])
+		s1 += float64(a[i+1] * b[i+1])
+		s2 += float64(a[i+2] * b[i+2])
+		s3 += float64(a[i+3] * b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// scoreChunks evaluates the features of chunks [c0, c1) at x into l.phi
+// and their partial scores into l.part (and l.partA).
+func (l *DSG) scoreChunks(wk *dsgWorker, x []float64, c0, c1 int) {
+	s := l.stride
+	for c := c0; c < c1; c++ {
+		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
+		l.evalFeatures(wk, x, lo, hi)
+		phi := l.phi[lo*s : hi*s]
+		l.part[c] = dot4(l.coef[lo*s:hi*s], phi)
+		if l.average {
+			l.partA[c] = dot4(l.avg[lo*s:hi*s], phi)
 		}
 	}
 }
 
-// scores returns the last iterate's score f_t(x) and the reported score
-// (f_t(x), or the averaged model's with predict_with=average), from the
-// feature values in l.phi.
-func (l *DSG) scores() (f, reported float64) {
-	n := l.nf * l.stride
-	phi := l.phi[:n]
-	var s float64
-	for i, c := range l.coef[:n] {
-		s += float64(c * phi[i])
+// scores evaluates all nf features at x into l.phi and returns the last
+// iterate's score f_t(x) and the reported score (f_t(x), or the averaged
+// model's with predict_with=average): the chunk sums added in chunk order,
+// as LearnBatch adds them. One goroutine: a fork and join per event
+// measured slower than one thread on a 2-core VM (BenchmarkDSGA9a, issue
+// 42), so threads > 1 parallelises LearnBatch only.
+func (l *DSG) scores(x []float64) (f, reported float64) {
+	nc := (l.nf + dsgChunk - 1) / dsgChunk
+	l.scoreChunks(&l.work[0], x, 0, nc)
+	var sf, sa float64
+	for c := range nc {
+		sf += l.part[c]
 	}
-	f = float64(l.scale * s)
+	f = float64(l.scale * sf)
 	if !l.average {
 		return f, f
 	}
-	var a float64
-	for i, c := range l.avg[:n] {
-		a += float64(c * phi[i])
+	for c := range nc {
+		sa += l.partA[c]
 	}
-	return f, a
+	return f, sa
 }
 
 // Predict returns the score of x: f_t(x), or f̂_t(x) with
@@ -407,8 +539,7 @@ func (l *DSG) Predict(x []float64) float64 {
 	}
 	l.ensureCache(l.nf)
 	l.nz = kernel.NonZero(l.nz, x)
-	l.features(x, 0, l.nf)
-	_, r := l.scores()
+	_, r := l.scores(x)
 	return r
 }
 
@@ -422,8 +553,7 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 	}
 	l.ensureCache(max(l.nf, l.accHi))
 	l.nz = kernel.NonZero(l.nz, x)
-	l.features(x, 0, l.nf)
-	f, reported := l.scores()
+	f, reported := l.scores(x)
 	if g := l.deriv(f, y); g != 0 {
 		if l.accHi > l.nf { // the pending new block
 			l.features(x, l.nf, l.accHi)
@@ -440,6 +570,135 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 		l.step()
 	}
 	return reported
+}
+
+// dsgGroupValues bounds the feature values LearnBatch keeps for a group of
+// events after the cap with after_cap=refine (every feature takes the
+// batch's gradient, so the values of all K features of every event of the
+// group are kept until the group's scores are known): 2^22 values, 32 MiB;
+// a longer run of events is scored in several groups.
+const dsgGroupValues = 1 << 22
+
+// LearnBatch is Learn for xs[0], xs[1], … in order: it writes the
+// pre-update scores into scores and leaves the state that the sequence of
+// Learn calls leaves, bit for bit. It scores each run of events that fall
+// in one mini-batch together (the model is the same for all of them): one
+// pass over the cached frequency blocks per run instead of one per event,
+// and with threads > 1 one fork and join per run instead of one per event.
+// With threads = 1 it allocates nothing in steady state; with threads = T >
+// 1 each run starts T−1 goroutines (one small allocation each, i.e. per
+// mini-batch, not per event). len(scores) must be ≥ len(xs) = len(ys).
+func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
+	scores = scores[:len(xs)]
+	ys = ys[:len(xs)]
+	for s := 0; s < len(xs); {
+		if l.inBatch == 0 {
+			l.openBatch()
+		}
+		m := min(len(xs)-s, l.batch-l.inBatch)
+		keep := l.accLo < l.nf && l.accHi-l.accLo == l.nf // refine: keep every value
+		if keep {
+			m = max(1, min(m, dsgGroupValues/(l.nf*l.stride)))
+		}
+		group := xs[s : s+m]
+		l.ensureCache(max(l.nf, l.accHi))
+		for len(l.nzs) < len(group) {
+			l.nzs = append(l.nzs, make([]int, 0, l.dim))
+		}
+		for e, x := range group {
+			l.checkDim(x)
+			l.nzs[e] = kernel.NonZero(l.nzs[e], x)
+		}
+		nc := (l.nf + dsgChunk - 1) / dsgChunk
+		if need := len(group) * nc; len(l.partG) < need {
+			l.partG = make([]float64, need)
+			l.partGA = make([]float64, need)
+		}
+		l.phiG = l.phiG[:0]
+		if keep {
+			if need := len(group) * l.nf * l.stride; cap(l.phiG) < need {
+				l.phiG = make([]float64, need)
+			}
+			l.phiG = l.phiG[:len(group)*l.nf*l.stride]
+		}
+		if T := min(l.threads, nc); T > 1 {
+			l.wg.Add(T - 1)
+			for t := 1; t < T; t++ {
+				go l.groupShare(t, T, nc, group)
+			}
+			l.scoreGroup(&l.work[0], group, nc, 0, nc/T)
+			l.wg.Wait()
+		} else {
+			l.scoreGroup(&l.work[0], group, nc, 0, nc)
+		}
+		for e, x := range group {
+			var sf, sa float64
+			for _, v := range l.partG[e*nc : (e+1)*nc] {
+				sf += v
+			}
+			f := float64(l.scale * sf)
+			reported := f
+			if l.average {
+				for _, v := range l.partGA[e*nc : (e+1)*nc] {
+					sa += v
+				}
+				reported = sa
+			}
+			if g := l.deriv(f, ys[s+e]); g != 0 {
+				st := l.stride
+				var phi []float64
+				if keep {
+					n := l.nf * st
+					phi = l.phiG[e*n : (e+1)*n]
+				} else {
+					l.nz = append(l.nz[:0], l.nzs[e]...)
+					l.features(x, l.accLo, l.accHi)
+					phi = l.phi[l.accLo*st : l.accHi*st]
+				}
+				acc := l.acc[:len(phi)]
+				for i, v := range phi {
+					acc[i] += float64(g * v)
+				}
+			}
+			scores[s+e] = reported
+			l.inBatch++
+			l.updates++
+		}
+		if l.inBatch == l.batch {
+			l.step()
+		}
+		s += len(group)
+	}
+}
+
+// scoreGroup writes the partial scores of chunks [c0, c1) for every event
+// of group into l.partG (and l.partGA), and with l.phiG sized the feature
+// values into it: chunk by chunk, so that a chunk's frequency block is
+// read from memory once for the group.
+func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
+	s := l.stride
+	n := l.nf * s
+	for c := c0; c < c1; c++ {
+		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
+		coef := l.coef[lo*s : hi*s]
+		for e, x := range group {
+			phi := wk.phi[:(hi-lo)*s]
+			if len(l.phiG) > 0 {
+				phi = l.phiG[e*n+lo*s : e*n+hi*s]
+			}
+			l.evalInto(wk, x, l.nzs[e], lo, hi, phi)
+			l.partG[e*nc+c] = dot4(coef, phi)
+			if l.average {
+				l.partGA[e*nc+c] = dot4(l.avg[lo*s:hi*s], phi)
+			}
+		}
+	}
+}
+
+// groupShare is thread t's share of scoreGroup.
+func (l *DSG) groupShare(t, T, nc int, group [][]float64) {
+	l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T)
+	l.wg.Done()
 }
 
 // openBatch chooses which features the batch's gradient goes to: a new
@@ -587,6 +846,7 @@ func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
 // Info reports the feature cap as the budget and K as its use; Bytes
 // counts the coefficients, accumulator, scratch and the frequency cache.
 func (l *DSG) Info() Info {
-	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.cacheW) + cap(l.cacheB) + cap(l.w) + cap(l.nz))
+	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.part) + cap(l.partA) + cap(l.nz) + l.threads*(l.dim+dsgChunk))
+	bytes += l.cache.Bytes() + 8*(cap(l.partG)+cap(l.partGA)+cap(l.phiG)+len(l.nzs)*l.dim)
 	return l.info(l.maxF, l.nf, bytes)
 }

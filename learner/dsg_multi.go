@@ -109,7 +109,7 @@ type DSGMulti struct {
 
 // dsgMultiDefaults are the multi-class defaults that differ from binary
 // DSG's (see the file comment).
-var dsgMultiDefaults = map[string]string{"gamma0": "30", "batch": "16", "block": "64"}
+var dsgMultiDefaults = map[string]string{"gamma0": "30", "t0": "100", "batch": "16", "block": "64", "features": "cos"}
 
 func newDSGMulti(p *Params, dim int) (Multi, error) {
 	for _, k := range []string{"loss", "predict_with"} {
@@ -372,6 +372,6 @@ func (l *DSGMulti) UnmarshalBinary(data []byte) error {
 // model as the use.
 func (l *DSGMulti) Info() Info {
 	d := l.d
-	bytes := 8 * (cap(l.coef) + cap(l.acc) + cap(d.phi) + cap(d.cacheW) + cap(d.cacheB) + cap(d.w) + cap(d.nz) + cap(l.g))
+	bytes := d.cache.Bytes() + 8*(cap(l.coef)+cap(l.acc)+cap(d.phi)+cap(d.nz)+len(d.work)*(d.dim+dsgChunk)+cap(l.g))
 	return l.info(d.maxF, l.nf, bytes)
 }

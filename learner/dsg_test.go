@@ -72,7 +72,7 @@ func TestDSGCacheInvisible(t *testing.T) {
 				}
 			}
 		}
-		if n := len(ls[1].cacheB); n != 10 {
+		if n := ls[1].cache.Cached(); n != 10 {
 			t.Fatalf("partial cache holds %d features, want 10", n)
 		}
 		for j := 1; j < len(ls); j++ {
@@ -139,7 +139,7 @@ func TestDSGRestoreAcrossCap(t *testing.T) {
 // long the stream: Used = K_max, the state size is constant and Info.Bytes
 // does not grow.
 func TestDSGCapBoundsState(t *testing.T) {
-	spec := "dsg:sigma=0.7,batch=4,block=16,max_features=200,predict_with=average"
+	spec := "dsg:sigma=0.7,batch=4,block=16,max_features=200,predict_with=average,features=cos"
 	xs, ys := stream(Classification, 4000, 5, 33)
 	l := dsgOf(t, spec, 5)
 	var size, bytesAtCap int

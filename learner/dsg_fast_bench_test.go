@@ -1,0 +1,192 @@
+//go:build unix
+
+package learner
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"okstream/dataset"
+)
+
+// dsgA9a loads the shared a9a training file (±1 labels), or skips.
+func dsgA9a(b testing.TB, file string) *dataset.Dataset {
+	b.Helper()
+	ds, err := dataset.Load(filepath.Join(dataset.DataRoot(), "a9a", file), dataset.Options{Dim: 123})
+	if err != nil {
+		b.Skipf("shared a9a not available (%v): this benchmark needs ../shared/datasets/a9a beside the repository", err)
+	}
+	if err := ds.BinaryLabels(nil); err != nil {
+		b.Fatal(err)
+	}
+	return ds
+}
+
+// dsgMedianSigma is the median trick's σ: the median Euclidean distance
+// between the pairs (i, i+1) of the first n rows.
+func dsgMedianSigma(xs [][]float64, n int) float64 {
+	n = min(n, len(xs)-1)
+	ds := make([]float64, n)
+	for i := range n {
+		var s float64
+		for j, v := range xs[i] {
+			d := v - xs[i+1][j]
+			s += d * d
+		}
+		ds[i] = math.Sqrt(s)
+	}
+	slices.Sort(ds)
+	return ds[n/2]
+}
+
+// dsgPaperSpec is the paper's §7.3 setting on a9a (batch 2^6, block 2^5,
+// ν = 1/(100 n), σ by the median trick) at 2^14 features.
+func dsgPaperSpec(ds *dataset.Dataset, block int) string {
+	return fmt.Sprintf("dsg:sigma=%.6g,nu=%.6g,batch=64,block=%d,max_features=16384", dsgMedianSigma(ds.X, 2000), 1/(100*float64(len(ds.X))), block)
+}
+
+// BenchmarkDSGA9a streams a9a once (32,561 events; the model grows to
+// 16,256 features) at the paper's §7.3 settings, event by event (Learn)
+// and in runs of 64 events (LearnBatch) with threads=1 and threads=2, all
+// in the same run, and then times the events after the cap (2^14
+// features reached with block 64 after 16,384 events; after_cap=refine).
+// threads=2 applies to LearnBatch only (Learn runs on one goroutine).
+// It reports µs per event (wall clock; for one thread also the process's
+// CPU time, which a loaded machine inflates less) and the 2-thread
+// speed-ups (wall clock: meaningful only on an otherwise idle machine); the
+// scores of every variant are checked bit for bit against one-thread
+// Learn. Run with -benchtime=1x:
+//
+//	go test ./learner -run '^$' -bench DSGA9a -benchtime=1x
+func BenchmarkDSGA9a(b *testing.B) {
+	ds := dsgA9a(b, "a9a")
+	const group = 64
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var cpuUs float64 // CPU µs per event of the last run
+	run := func(spec string, threads int, batched bool, from int, ref []float64) (float64, []float64) {
+		l, err := New(fmt.Sprintf("%s,threads=%d", spec, threads), ds.Dim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := l.(*DSG)
+		scores := make([]float64, len(ds.X))
+		d.LearnBatch(ds.X[:from], ds.Y[:from], scores[:from])
+		start, c0 := time.Now(), cpu()
+		for i := from; i < len(ds.X); i += group {
+			j := min(i+group, len(ds.X))
+			if batched {
+				d.LearnBatch(ds.X[i:j], ds.Y[i:j], scores[i:j])
+			} else {
+				for k := i; k < j; k++ {
+					scores[k] = d.Learn(ds.X[k], ds.Y[k])
+				}
+			}
+		}
+		us := float64(time.Since(start).Microseconds()) / float64(len(ds.X)-from)
+		cpuUs = float64((cpu() - c0).Microseconds()) / float64(len(ds.X)-from)
+		for i := range ref {
+			if math.Float64bits(ref[i]) != math.Float64bits(scores[i]) {
+				b.Fatalf("threads=%d batched=%v: event %d scores %v, want %v", threads, batched, i, scores[i], ref[i])
+			}
+		}
+		return us, scores
+	}
+	for range b.N {
+		for _, c := range []struct {
+			name, spec string
+			from       int
+		}{{"pass", dsgPaperSpec(ds, 32), 0}, {"cap", dsgPaperSpec(ds, 64), 16384}} {
+			l1, ref := run(c.spec, 1, false, c.from, nil)
+			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-learn-1t")
+			b1, _ := run(c.spec, 1, true, c.from, ref)
+			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-batch-1t")
+			b2, _ := run(c.spec, 2, true, c.from, ref)
+			b.ReportMetric(l1, "µs/event-"+c.name+"-learn-1t")
+			b.ReportMetric(b1, "µs/event-"+c.name+"-batch-1t")
+			b.ReportMetric(b2, "µs/event-"+c.name+"-batch-2t")
+			b.ReportMetric(l1/b1, "speedup-batch-vs-learn-"+c.name)
+			b.ReportMetric(b1/b2, "speedup-2t-"+c.name+"-batch")
+		}
+	}
+}
+
+// BenchmarkDSGFeatureEvals compares DSG's feature evaluations per second
+// (Predict at 2^14 features on a9a rows: a sparse projection ω_iᵀx, one
+// √2cos and one multiply-add per feature) with GEMMs of the same shapes in
+// the same run: C (64×K) = X (64×d) · Wᵀ (d×K) with the dense a9a rows
+// (d = 123) and with the inner dimension cut to the rows' mean number of
+// non-zeros (the multiply-adds the sparse projection does), both through
+// gonum's blas64.Gemm. The metrics are outputs (feature values, C
+// entries) per second and the ratios.
+//
+//	go test ./learner -run '^$' -bench DSGFeatureEvals -benchtime=1x
+func BenchmarkDSGFeatureEvals(b *testing.B) {
+	ds := dsgA9a(b, "a9a")
+	const K, B = 16384, 64
+	l, err := New(dsgPaperSpec(ds, 64), ds.Dim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 16384 {
+		l.Learn(ds.X[i], ds.Y[i])
+	}
+	var nnz int
+	for _, x := range ds.X[:1000] {
+		for _, v := range x {
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	inner := (nnz + 500) / 1000
+	gemm := func(k int) float64 {
+		a := blas64.General{Rows: B, Cols: k, Stride: k, Data: make([]float64, B*k)}
+		w := blas64.General{Rows: k, Cols: K, Stride: K, Data: make([]float64, k*K)}
+		c := blas64.General{Rows: B, Cols: K, Stride: K, Data: make([]float64, B*K)}
+		for i := range a.Data {
+			a.Data[i] = float64(i%7) / 7
+		}
+		for i := range w.Data {
+			w.Data[i] = float64(i%13) / 13
+		}
+		reps := 0
+		start := time.Now()
+		for time.Since(start) < 300*time.Millisecond {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, w, 0, c)
+			reps++
+		}
+		return float64(reps*B*K) / time.Since(start).Seconds()
+	}
+	for range b.N {
+		reps := 0
+		start := time.Now()
+		for time.Since(start) < 300*time.Millisecond {
+			for _, x := range ds.X[16384 : 16384+B] {
+				l.Predict(x)
+			}
+			reps++
+		}
+		dsg := float64(reps*B*K) / time.Since(start).Seconds()
+		dense := gemm(ds.Dim)
+		sparse := gemm(inner)
+		b.ReportMetric(dsg/1e6, "M-feature-evals/s")
+		b.ReportMetric(dense/1e6, "M-gemm-d123-outputs/s")
+		b.ReportMetric(sparse/1e6, fmt.Sprintf("M-gemm-d%d-outputs/s", inner))
+		b.ReportMetric(dsg/dense, "ratio-vs-gemm-d123")
+		b.ReportMetric(dsg/sparse, fmt.Sprintf("ratio-vs-gemm-d%d", inner))
+	}
+}

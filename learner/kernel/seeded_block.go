@@ -1,0 +1,167 @@
+package kernel
+
+// Seeded features in coordinate-major blocks: the frequency cache of the
+// doubly stochastic gradient learner (Dai et al., NIPS 2014), laid out so
+// that the projections ω_iᵀx of a block of features onto a sparse x are
+// nnz(x) unit-stride multiply-adds over the block (an AXPY per non-zero
+// coordinate of x, a GEMV with the block), not K gathers of nnz(x) scattered
+// coordinates. Every projection has the bits of Project(ω_i, x, nz, b_i)
+// with ω_i, b_i from Seeded.Frequency: the same products, rounded
+// explicitly, added in the same order (the phase, then the coordinates of
+// nz in increasing order). Only the memory layout differs.
+
+import "fmt"
+
+// SeededBlocks caches the frequency vectors and phases of features
+// 0, 1, …, Cached()−1 of a Seeded generator in blocks of Block() features,
+// block b holding coordinate j of feature b·Block()+k at W[b][j·Block()+k].
+// Features beyond the cache budget are regenerated on every use.
+//
+// Grow must not run concurrently with anything else; Project and
+// ProjectInto only read the cache, so several goroutines may call them at
+// once, each with its own scratch.
+type SeededBlocks struct {
+	s     *Seeded
+	size  int         // features per block
+	limit int         // most features cached
+	n     int         // features cached
+	w     [][]float64 // blocks, d·size each
+	phase []float64   // phases of the cached features
+	tmp   []float64   // Grow's scratch frequency vector
+	zero  []float64   // size zeros: padding rows of the AVX2 kernel
+}
+
+// NewSeededBlocks returns an empty cache of at most limit features (0: no
+// cache, every feature regenerated) in blocks of size features.
+func NewSeededBlocks(s *Seeded, size, limit int) *SeededBlocks {
+	if size <= 0 {
+		panic(fmt.Sprintf("kernel: SeededBlocks block size %d", size))
+	}
+	return &SeededBlocks{s: s, size: size, limit: max(limit, 0), tmp: make([]float64, s.d), zero: make([]float64, size)}
+}
+
+// Block returns the number of features per block.
+func (c *SeededBlocks) Block() int { return c.size }
+
+// Cached returns the number of cached features (a prefix 0..Cached()−1).
+func (c *SeededBlocks) Cached() int { return c.n }
+
+// Bytes returns the memory held by the cache.
+func (c *SeededBlocks) Bytes() int {
+	n := 8 * (cap(c.phase) + cap(c.tmp) + cap(c.zero))
+	for _, b := range c.w {
+		n += 8 * cap(b)
+	}
+	return n
+}
+
+// Grow caches features up to min(n, the limit), generating each once.
+func (c *SeededBlocks) Grow(n int) {
+	d, size := c.s.d, c.size
+	for ; c.n < n && c.n < c.limit; c.n++ {
+		b, k := c.n/size, c.n%size
+		if b == len(c.w) {
+			c.w = append(c.w, make([]float64, d*size))
+		}
+		c.phase = append(c.phase, c.s.Frequency(c.tmp, uint64(c.n)))
+		blk := c.w[b]
+		for j, v := range c.tmp {
+			blk[j*size+k] = v
+		}
+	}
+}
+
+// Project writes p[i−lo] = ω_iᵀx + b_i (withPhase) or ω_iᵀx for the
+// features i in [lo, hi), summed over the coordinates nz of x (increasing,
+// the non-zero ones: NonZero), with the bits of Project. w (len ≥ d) is
+// scratch for regenerating the features that are not cached. It returns
+// p[:hi−lo].
+func (c *SeededBlocks) Project(p, w, x []float64, nz []int, lo, hi int, withPhase bool) []float64 {
+	p = p[:hi-lo]
+	size := c.size
+	for i := lo; i < hi; {
+		if i >= c.n { // regenerated
+			for ; i < hi; i++ {
+				b := c.s.Frequency(w, uint64(i))
+				if !withPhase {
+					b = 0
+				}
+				p[i-lo] = Project(w, x, nz, b)
+			}
+			break
+		}
+		b := i / size
+		end := min(hi, (b+1)*size, c.n)
+		dst := p[i-lo : end-lo]
+		if withPhase {
+			copy(dst, c.phase[i:end])
+		} else {
+			clear(dst)
+		}
+		projectBlock(dst, c.w[b], c.zero, x, nz, size, i-b*size)
+		i = end
+	}
+	return p
+}
+
+// projectBlock adds Σ_{j∈nz} x_j·W[j·size+off+k] to dst[k], coordinate by
+// coordinate in the order of nz, every product rounded: four coordinates per
+// pass over dst (AVX2 on amd64 when the CPU has it), each element's sum in
+// the same order as Project's. zero holds at least len(dst) zeros.
+func projectBlock(dst, W, zero, x []float64, nz []int, size, off int) {
+	n := len(dst)
+	row := func(j int) []float64 { return W[j*size+off : j*size+off+n] }
+	k := 0
+	for ; k+4 <= len(nz); k += 4 {
+		j0, j1, j2, j3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
+		x0, x1, x2, x3 := x[j0], x[j1], x[j2], x[j3]
+		w0, w1, w2, w3 := row(j0)[:n], row(j1)[:n], row(j2)[:n], row(j3)[:n]
+		if useAVX2 && n > 0 {
+			projectRows4AVX2(&dst[0], &w0[0], &w1[0], &w2[0], &w3[0], n, x0, x1, x2, x3)
+			continue
+		}
+		if x0 == 1 && x1 == 1 && x2 == 1 && x3 == 1 { // indicators: 1·w = w exactly
+			for i, v := range dst {
+				v += w0[i]
+				v += w1[i]
+				v += w2[i]
+				v += w3[i]
+				dst[i] = v
+			}
+			continue
+		}
+		for i, v := range dst {
+			v += float64(x0 * w0[i])
+			v += float64(x1 * w1[i])
+			v += float64(x2 * w2[i])
+			v += float64(x3 * w3[i])
+			dst[i] = v
+		}
+	}
+	if r := len(nz) - k; useAVX2 && r > 0 && n > 0 {
+		// The last 1–3 coordinates with zero rows for the rest: 0·0 = +0
+		// and v + (+0) = v for every v but −0, which no sum here is (it
+		// starts at a phase ≥ 0 or at +0, and an exact cancellation gives
+		// +0), so the padding changes no bit.
+		w := [4][]float64{zero[:n], zero[:n], zero[:n], zero[:n]}
+		var xs [4]float64
+		for i := 0; i < r; i++ {
+			xs[i], w[i] = x[nz[k+i]], row(nz[k+i])[:n]
+		}
+		projectRows4AVX2(&dst[0], &w[0][0], &w[1][0], &w[2][0], &w[3][0], n, xs[0], xs[1], xs[2], xs[3])
+		return
+	}
+	for ; k < len(nz); k++ {
+		xj, wj := x[nz[k]], row(nz[k])[:n]
+		dst := dst[:len(wj)]
+		if xj == 1 { // an indicator: x·w = w exactly
+			for i, v := range wj {
+				dst[i] += v
+			}
+			continue
+		}
+		for i, v := range wj {
+			dst[i] += float64(xj * v)
+		}
+	}
+}
