@@ -333,7 +333,8 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	}
 	l.work = make([]dsgWorker, l.threads)
 	for i := range l.work {
-		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), phi: make([]float64, dsgChunk*stride)}
+		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), s: make([]float64, dsgChunk),
+			c: make([]float64, dsgChunk), phi: make([]float64, dsgChunk*stride)}
 	}
 	l.src.Seed(rng.Derive(seed, 0xd5a7))
 	return l, nil
@@ -425,6 +426,8 @@ const dsgChunk = 512
 type dsgWorker struct {
 	w   []float64 // a regenerated frequency vector (features beyond the cache)
 	p   []float64 // projections of a chunk (cossin)
+	s   []float64 // their sines (cossin)
+	c   []float64 // and cosines
 	phi []float64 // feature values of a chunk (LearnBatch)
 }
 
@@ -465,9 +468,11 @@ func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []f
 			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
 			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
+			sn, cs := wk.s[:len(p)], wk.c[:len(p)]
+			rng.FastSincosSlice(sn, cs, p) // FastSincos's bits, no call per value
 			phi := out[2*(lo-base) : 2*(end-base)]
-			for i, v := range p {
-				phi[2*i+1], phi[2*i] = rng.FastSincos(v)
+			for i, c := range cs {
+				phi[2*i], phi[2*i+1] = c, sn[i]
 			}
 		}
 		lo = end

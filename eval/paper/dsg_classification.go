@@ -17,19 +17,22 @@ import "fmt"
 // would otherwise all come from the model of the batch start), blocks of
 // r = 8 features, so the cap is reached after K_max/8 events and the rest
 // of the stream refines the existing features (after_cap=refine);
-// γ_t = 1/(1+(t−1)/100), ν = 1e-5 (the learner's defaults).
+// γ_t = 1/(1+(t−1)/100), ν = 1e-5 (the learner's defaults before issue 42,
+// pinned in the specs).
 var (
 	algoDSG = Algorithm{
 		Label: "DSG",
 		Spec: func(d Dataset) string {
-			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,sigma=%s", 8*d.B, forksSigmaGrid)
+			// The step and features pinned: the learner's one-pass
+			// defaults for hinge and logistic changed in issue 42.
+			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,features=cos,gamma0=1,t0=100,sigma=%s", 8*d.B, forksSigmaGrid)
 		},
 		Note: "cosine features √2cos(ωᵀx+b), K_max = 8B, B = 1, r = 8",
 	}
 	algoDSGPaired = Algorithm{
 		Label: "DSG cos/sin",
 		Spec: func(d Dataset) string {
-			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,features=cossin,sigma=%s", 4*d.B, forksSigmaGrid)
+			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,features=cossin,gamma0=1,t0=100,sigma=%s", 4*d.B, forksSigmaGrid)
 		},
 		Note: "paired (cos, sin) features on K_max = 4B frequencies: FOGD's feature family and size",
 	}

@@ -205,19 +205,27 @@ func (f *Fourier) project(p, x []float64) {
 		i0, i1, i2, i3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
 		xs := [4]float64{x[i0], x[i1], x[i2], x[i3]}
 		w0, w1, w2, w3 := row(i0), row(i1), row(i2), row(i3)
-		w0, w1, w2, w3 = w0[:len(p)], w1[:len(p)], w2[:len(p)], w3[:len(p)]
-		j := axpy4Run(p, w0, w1, w2, w3, &xs)
-		for ; j < len(p); j++ {
-			pj := p[j]
-			pj += float64(xs[0] * w0[j])
-			pj += float64(xs[1] * w1[j])
-			pj += float64(xs[2] * w2[j])
-			pj += float64(xs[3] * w3[j])
-			p[j] = pj
-		}
+		axpy4Rounded(p, w0, w1, w2, w3, &xs)
 	}
 	for ; k < len(nz); k++ {
 		AxpyRounded(x[nz[k]], row(nz[k]), p)
+	}
+}
+
+// axpy4Rounded sets p[j] = (((p[j] + x0·w0[j]) + x1·w1[j]) + x2·w2[j]) +
+// x3·w3[j] for j < len(p), every product and sum rounded (no fused
+// multiply-add; AVX2 or SSE2 on amd64, the same bits): four coordinates of
+// a projection per pass. w0…w3 must be at least len(p) long.
+func axpy4Rounded(p, w0, w1, w2, w3 []float64, xs *[4]float64) {
+	w0, w1, w2, w3 = w0[:len(p)], w1[:len(p)], w2[:len(p)], w3[:len(p)]
+	j := axpy4Run(p, w0, w1, w2, w3, xs)
+	for ; j < len(p); j++ {
+		pj := p[j]
+		pj += float64(xs[0] * w0[j])
+		pj += float64(xs[1] * w1[j])
+		pj += float64(xs[2] * w2[j])
+		pj += float64(xs[3] * w3[j])
+		p[j] = pj
 	}
 }
 

@@ -28,7 +28,6 @@ type SeededBlocks struct {
 	w     [][]float64 // blocks, d·size each
 	phase []float64   // phases of the cached features
 	tmp   []float64   // Grow's scratch frequency vector
-	zero  []float64   // size zeros: padding rows of the AVX2 kernel
 }
 
 // NewSeededBlocks returns an empty cache of at most limit features (0: no
@@ -37,7 +36,7 @@ func NewSeededBlocks(s *Seeded, size, limit int) *SeededBlocks {
 	if size <= 0 {
 		panic(fmt.Sprintf("kernel: SeededBlocks block size %d", size))
 	}
-	return &SeededBlocks{s: s, size: size, limit: max(limit, 0), tmp: make([]float64, s.d), zero: make([]float64, size)}
+	return &SeededBlocks{s: s, size: size, limit: max(limit, 0), tmp: make([]float64, s.d)}
 }
 
 // Block returns the number of features per block.
@@ -48,7 +47,7 @@ func (c *SeededBlocks) Cached() int { return c.n }
 
 // Bytes returns the memory held by the cache.
 func (c *SeededBlocks) Bytes() int {
-	n := 8 * (cap(c.phase) + cap(c.tmp) + cap(c.zero))
+	n := 8 * (cap(c.phase) + cap(c.tmp))
 	for _, b := range c.w {
 		n += 8 * cap(b)
 	}
@@ -98,7 +97,7 @@ func (c *SeededBlocks) Project(p, w, x []float64, nz []int, lo, hi int, withPhas
 		} else {
 			clear(dst)
 		}
-		projectBlock(dst, c.w[b], c.zero, x, nz, size, i-b*size)
+		projectBlock(dst, c.w[b], x, nz, size, i-b*size)
 		i = end
 	}
 	return p
@@ -106,62 +105,19 @@ func (c *SeededBlocks) Project(p, w, x []float64, nz []int, lo, hi int, withPhas
 
 // projectBlock adds Σ_{j∈nz} x_j·W[j·size+off+k] to dst[k], coordinate by
 // coordinate in the order of nz, every product rounded: four coordinates per
-// pass over dst (AVX2 on amd64 when the CPU has it), each element's sum in
-// the same order as Project's. zero holds at least len(dst) zeros.
-func projectBlock(dst, W, zero, x []float64, nz []int, size, off int) {
+// pass over dst, then one at a time (Fourier's projection kernels,
+// axpy4Rounded and AxpyRounded: AVX2 or SSE2 on amd64, the same bits), each
+// element's sum in the same order as Project's.
+func projectBlock(dst, W []float64, x []float64, nz []int, size, off int) {
 	n := len(dst)
 	row := func(j int) []float64 { return W[j*size+off : j*size+off+n] }
 	k := 0
 	for ; k+4 <= len(nz); k += 4 {
 		j0, j1, j2, j3 := nz[k], nz[k+1], nz[k+2], nz[k+3]
-		x0, x1, x2, x3 := x[j0], x[j1], x[j2], x[j3]
-		w0, w1, w2, w3 := row(j0)[:n], row(j1)[:n], row(j2)[:n], row(j3)[:n]
-		if useAVX2 && n > 0 {
-			projectRows4AVX2(&dst[0], &w0[0], &w1[0], &w2[0], &w3[0], n, x0, x1, x2, x3)
-			continue
-		}
-		if x0 == 1 && x1 == 1 && x2 == 1 && x3 == 1 { // indicators: 1·w = w exactly
-			for i, v := range dst {
-				v += w0[i]
-				v += w1[i]
-				v += w2[i]
-				v += w3[i]
-				dst[i] = v
-			}
-			continue
-		}
-		for i, v := range dst {
-			v += float64(x0 * w0[i])
-			v += float64(x1 * w1[i])
-			v += float64(x2 * w2[i])
-			v += float64(x3 * w3[i])
-			dst[i] = v
-		}
-	}
-	if r := len(nz) - k; useAVX2 && r > 0 && n > 0 {
-		// The last 1–3 coordinates with zero rows for the rest: 0·0 = +0
-		// and v + (+0) = v for every v but −0, which no sum here is (it
-		// starts at a phase ≥ 0 or at +0, and an exact cancellation gives
-		// +0), so the padding changes no bit.
-		w := [4][]float64{zero[:n], zero[:n], zero[:n], zero[:n]}
-		var xs [4]float64
-		for i := 0; i < r; i++ {
-			xs[i], w[i] = x[nz[k+i]], row(nz[k+i])[:n]
-		}
-		projectRows4AVX2(&dst[0], &w[0][0], &w[1][0], &w[2][0], &w[3][0], n, xs[0], xs[1], xs[2], xs[3])
-		return
+		xs := [4]float64{x[j0], x[j1], x[j2], x[j3]}
+		axpy4Rounded(dst, row(j0), row(j1), row(j2), row(j3), &xs)
 	}
 	for ; k < len(nz); k++ {
-		xj, wj := x[nz[k]], row(nz[k])[:n]
-		dst := dst[:len(wj)]
-		if xj == 1 { // an indicator: x·w = w exactly
-			for i, v := range wj {
-				dst[i] += v
-			}
-			continue
-		}
-		for i, v := range wj {
-			dst[i] += float64(xj * v)
-		}
+		AxpyRounded(x[nz[k]], row(nz[k]), dst)
 	}
 }
