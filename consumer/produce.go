@@ -160,11 +160,11 @@ func (rw *recordWriter) group(ctx context.Context, s *produceScratch, msgs []kaf
 			s.order = append(s.order, int32(i))
 			same = same && msgs[i].Partition == first
 		}
-		if same {
+		if same && first >= 0 {
 			s.addSet(first, 0, len(msgs))
 			return nil
 		}
-		return s.groupBy(msgs)
+		return s.groupBy(msgs) // (refuses a record with no partition)
 	}
 	parts, err := rw.partitions(ctx)
 	if err != nil {
