@@ -229,3 +229,27 @@ func TestSelfTuningLearnAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfTunedFromCanonicalSpec: a learner built from another's canonical
+// spec (Info().Spec, what a checkpoint stores and a restore builds from)
+// makes the same predictions through the warm-up and after — with auto's
+// provisional warm-up bank, whose size must depend on the resolved σ grid
+// and not on whether the spec spells it out.
+func TestSelfTunedFromCanonicalSpec(t *testing.T) {
+	xs, ys := stream(Classification, 700, 4, 3)
+	for _, spec := range []string{"auto", "auto:base=fogd,budget=10,etas=1,linear=false", "auto:octaves=1", "auto:base=nogd", "fogd", "auto:loss=square"} {
+		a, err := New(spec, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(a.Info().Spec, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range xs {
+			if fa, fb := a.Learn(xs[i], ys[i]), b.Learn(xs[i], ys[i]); math.Float64bits(fa) != math.Float64bits(fb) {
+				t.Fatalf("%s: event %d: %v, but %v from its canonical spec %s", spec, i, fa, fb, a.Info().Spec)
+			}
+		}
+	}
+}
