@@ -72,8 +72,11 @@ package learner
 //     mean's r: Θ costs O(K²) memory and O(B·K²) work per step, so at the
 //     paper's r = 512 a 2-core budget allows a handful of steps; §7.2's
 //     reproduction uses a smaller r_v (docs/algorithms/dsg-gp.md).
-//   - Step size γ_t = γ0/(1 + (t−1)/t0) (dsg.go's schedule, κ = 1), shared
-//     by the mean and the variance; the paper reports none.
+//   - Step size γ_t = γ0/(1 + (t−1)/t0) (dsg.go's schedule, κ = 1), one for
+//     the mean (Gamma0, T0) and one for the variance operator (VarGamma0,
+//     VarT0): the operator's step multiplies Θ by kernel estimates from
+//     only r_v features, whose noise makes it diverge at steps the mean
+//     (r = 512) takes in its stride. The paper reports no step.
 //   - The data set is finite (the posterior is conditioned on it): the
 //     caller draws the mini-batches from it (uniformly, as the paper's
 //     expectation over the empirical distribution) and gives n.
