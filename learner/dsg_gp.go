@@ -191,7 +191,7 @@ func NewDSGGP(c DSGGPConfig) (*DSGGP, error) {
 		theta:  make([]float64, c.MaxVarFeatures*c.MaxVarFeatures),
 		w:      make([]float64, c.Dim),
 		nz:     make([]int, 0, c.Dim),
-		phi:    make([]float64, max(dsgChunk, c.Block, c.MaxVarFeatures)),
+		phi:    make([]float64, max(dsgChunk, c.Block)),
 		acc:    make([]float64, c.Block),
 	}
 	return g, nil
@@ -315,10 +315,11 @@ func (g *DSGGP) varStep(xs [][]float64, gamma, shrink float64, nv int) {
 	g.kv = K + nv
 }
 
-// dsgGPGrow returns s with length n (reallocated if its capacity is short).
+// dsgGPGrow returns s with length n, reallocated with twice the room when
+// its capacity is short (amortized: the scratch grows with the features).
 func dsgGPGrow(s []float64, n int) []float64 {
 	if cap(s) < n {
-		return make([]float64, n)
+		return make([]float64, n, 2*n)
 	}
 	return s[:n]
 }
