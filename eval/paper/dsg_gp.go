@@ -122,8 +122,10 @@ stable power of two (the paper gives no step); one seed; NORMA is not run.`,
 variance estimate is not yet usable after 128 steps: its RMS error is still ~10 (σ = 0.1 × median)
 to ~100 (σ = median) times the RMS of the posterior variance itself. 𝒜̂(x,x) must come within s²(x)
 of k(x,x) = 1, and at σ = 0.1 × median its error is still halving per doubling of t at the end, so
-the run is too short (optimization-limited); at σ = median it flattens earlier, which random-feature
-noise in an operator near the identity on the data would explain (not measured separately). The
+the run is too short (optimization-limited); at σ = median it tracks the feature count rather than
+t — at 2^10 features per side 0.13 after 128 steps of r_v = 8 and 0.12 after 64 steps of r_v = 16,
+at 2^11 0.094 (×0.72 ≈ 1/√2; same seed and steps, measured while choosing r_v): random-feature noise
+of an operator near the identity on the data, which only more features (O(K²) memory) reduce. The
 mean converges where the kernel is local (σ = 0.1 × median); with σ = median the posterior mean
 lives in kernel eigen-directions of eigenvalue near λ, which a stable step (γ0 ≤ 1 there) reaches
 only after very many steps. Longer runs need O(K²) memory for Θ: 2^11 features per side is 32 MiB.`,
