@@ -29,7 +29,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -328,13 +327,7 @@ func dsgGPMarkdown(r *dsgGPResult, plotRef string) string {
 }
 
 func dsgGPPlot(r *dsgGPResult, path string) error {
-	p := plot.New()
-	p.Title.Text = "DSG, GP regression (paper §7.2, Fig. 5): error against the closed form"
-	p.X.Label.Text = "iteration t"
-	p.Y.Label.Text = "RMS error over the test points"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = false, true
+	p := logLogPlot("DSG, GP regression (paper §7.2, Fig. 5): error against the closed form", "iteration t", "RMS error over the test points")
 	n := 0
 	for si, s := range r.Series {
 		for _, c := range []struct {

@@ -246,14 +246,20 @@ func dsgSynthMarkdown(r *dsgSynthResult, plotRef string) string {
 	return b.String()
 }
 
-func dsgSynthPlot(r *dsgSynthResult, path string) error {
+// logLogPlot is a plot with log scales on both axes and the legend at the
+// bottom left (the corner below curves that fall with t).
+func logLogPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = "DSG, synthetic KRR (paper §7.1): error of the averaged solution"
-	p.X.Label.Text = "iteration t"
-	p.Y.Label.Text = "‖f̂_t − f*_ν‖² (L2, test points)"
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = x, y
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = false, true // the corner below the curves' start
+	p.Legend.Top, p.Legend.Left = false, true
+	return p
+}
+
+func dsgSynthPlot(r *dsgSynthResult, path string) error {
+	p := logLogPlot("DSG, synthetic KRR (paper §7.1): error of the averaged solution", "iteration t", "‖f̂_t − f*_ν‖² (L2, test points)")
 	for i, s := range r.Series {
 		pts := make(plotter.XYs, len(s.T))
 		for k, t := range s.T {
