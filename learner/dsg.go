@@ -133,6 +133,7 @@ package learner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"okstream/learner/kernel"
@@ -854,4 +855,24 @@ func (l *DSG) Info() Info {
 	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.part) + cap(l.partA) + cap(l.nz) + l.threads*(l.dim+dsgChunk))
 	bytes += l.cache.Bytes() + 8*(cap(l.partG)+cap(l.partGA)+cap(l.phiG)+len(l.nzs)*l.dim)
 	return l.info(l.maxF, l.nf, bytes)
+}
+
+// MedianTrickSigma is the median trick's kernel width as the DSG paper's
+// experiments use it (Dai et al., NIPS 2014, §7): the median Euclidean
+// distance between rows i and i+1 of the first n+1 rows (n pairs of
+// consecutive rows, not all n(n−1)/2: O(n·d) on any file). It needs at
+// least two rows.
+func MedianTrickSigma(xs [][]float64, n int) float64 {
+	n = min(n, len(xs)-1)
+	ds := make([]float64, n)
+	for i := range n {
+		var s float64
+		for j, v := range xs[i] {
+			d := v - xs[i+1][j]
+			s += d * d
+		}
+		ds[i] = math.Sqrt(s)
+	}
+	slices.Sort(ds)
+	return ds[n/2]
 }

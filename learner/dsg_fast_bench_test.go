@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -30,27 +29,10 @@ func dsgA9a(b testing.TB, file string) *dataset.Dataset {
 	return ds
 }
 
-// dsgMedianSigma is the median trick's σ: the median Euclidean distance
-// between the pairs (i, i+1) of the first n rows.
-func dsgMedianSigma(xs [][]float64, n int) float64 {
-	n = min(n, len(xs)-1)
-	ds := make([]float64, n)
-	for i := range n {
-		var s float64
-		for j, v := range xs[i] {
-			d := v - xs[i+1][j]
-			s += d * d
-		}
-		ds[i] = math.Sqrt(s)
-	}
-	slices.Sort(ds)
-	return ds[n/2]
-}
-
 // dsgPaperSpec is the paper's §7.3 setting on a9a (batch 2^6, block 2^5,
 // ν = 1/(100 n), σ by the median trick) at 2^14 features.
 func dsgPaperSpec(ds *dataset.Dataset, block int) string {
-	return fmt.Sprintf("dsg:sigma=%.6g,nu=%.6g,batch=64,block=%d,max_features=16384", dsgMedianSigma(ds.X, 2000), 1/(100*float64(len(ds.X))), block)
+	return fmt.Sprintf("dsg:sigma=%.6g,nu=%.6g,batch=64,block=%d,max_features=16384", MedianTrickSigma(ds.X, 2000), 1/(100*float64(len(ds.X))), block)
 }
 
 // BenchmarkDSGA9a streams a9a once (32,561 events; the model grows to

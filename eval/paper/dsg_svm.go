@@ -21,9 +21,7 @@ package paper
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"okstream/dataset"
@@ -64,23 +62,6 @@ type dsgSVMResult struct {
 	Result     *eval.Result `json:"result"`
 }
 
-// dsgMedianSigma is the median trick: the median Euclidean distance between
-// rows i and i+1 of the first n rows.
-func dsgMedianSigma(xs [][]float64, n int) float64 {
-	n = min(n, len(xs)-1)
-	ds := make([]float64, n)
-	for i := range n {
-		var s float64
-		for j, v := range xs[i] {
-			d := v - xs[i+1][j]
-			s += d * d
-		}
-		ds[i] = math.Sqrt(s)
-	}
-	slices.Sort(ds)
-	return ds[n/2]
-}
-
 func runDSGSVM(e *Experiment, o Options) (*Report, error) {
 	load := func(name string) (*dataset.Dataset, error) {
 		ds, err := dataset.Load(filepath.Join(dataset.DataRoot(), "a9a", name), dataset.Options{Dim: 123})
@@ -100,7 +81,7 @@ func runDSGSVM(e *Experiment, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	sigma := dsgMedianSigma(train.X, 2000)
+	sigma := learner.MedianTrickSigma(train.X, 2000)
 	nu := 1 / (100 * float64(train.Len()))
 	s, n := learner.FormatNumber(sigma), learner.FormatNumber(nu)
 	type algo struct{ label, spec, paper string }
