@@ -147,11 +147,10 @@ func (p *Pipeline) liveGeneration(ctx context.Context, id int32) {
 
 // monitor ticks every monitorTick until ctx ends: the liveness tick, the
 // broker probe (every probeEvery), and the progress log line.
-func (p *Pipeline) monitor(ctx context.Context) {
+func (p *Pipeline) monitor(ctx context.Context, prog *progress) {
 	t := time.NewTicker(monitorTick)
 	defer t.Stop()
 	var lastProbe time.Time
-	prog := newProgress(p)
 	for {
 		now := time.Now()
 		p.tick.Store(now.UnixNano())

@@ -332,7 +332,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer p.store.Close()
 	mctx, stopMonitor := context.WithCancel(ctx)
 	monitorDone := make(chan struct{})
-	go func() { defer close(monitorDone); p.monitor(mctx) }()
+	// The progress line's baseline is taken here, before the group is
+	// joined: taken by the goroutine, it could come after a partition's
+	// first batches, and the first line would leave them out.
+	prog := newProgress(p)
+	go func() { defer close(monitorDone); p.monitor(mctx, prog) }()
 	defer func() { stopMonitor(); <-monitorDone }()
 
 	p.evictPrevious(ctx) // member.go
