@@ -399,3 +399,81 @@ func TestModelExportScoreImportPipeline(t *testing.T) {
 		t.Fatalf("import --force: exit %d: %s", code, errb.String())
 	}
 }
+
+// Multi-class (class names) and regression models saved by eval score as
+// eval's run 0 predicts: the class of highest probability, named as the
+// file names it, and the regression value.
+func TestModelSaveMultiAndRegression(t *testing.T) {
+	dir := t.TempDir()
+	var mc, rg strings.Builder
+	mc.WriteString("a,b,animal\n")
+	rg.WriteString("a,b,target\n")
+	src := rng.New(3)
+	names := []string{"cat", "dog", "eel"}
+	for i := 0; i < 300; i++ {
+		a, b := src.Float64(), src.Float64()
+		k := 0
+		switch {
+		case a > 0.6:
+			k = 1
+		case b > 0.5:
+			k = 2
+		}
+		fmt.Fprintf(&mc, "%v,%v,%s\n", a, b, names[(k+i/150)%3]) // the first rows meet dog before cat
+		fmt.Fprintf(&rg, "%v,%v,%v\n", a, b, 3*a-b+0.1*src.Float64())
+	}
+	paths := []string{filepath.Join(dir, "mc.csv"), filepath.Join(dir, "rg.csv")}
+	os.WriteFile(paths[0], []byte(mc.String()), 0o644)
+	os.WriteFile(paths[1], []byte(rg.String()), 0o644)
+	for i, tc := range []struct {
+		spec, label string
+		multi       bool
+	}{{"fogd:budget=30,sigma=1", "animal", true}, {"linear:loss=square", "target", false}} {
+		okm := filepath.Join(dir, fmt.Sprintf("%d.okm", i))
+		var out, errb bytes.Buffer
+		if code := run([]string{"eval", "--quiet", "--runs", "1", "--data", paths[i], "--label", tc.label, "--model", tc.spec, "--save", okm}, &out, &errb); code != 0 {
+			t.Fatalf("eval %s: %s", tc.spec, errb.String())
+		}
+		ds, err := dataset.Load(paths[i], dataset.Options{Label: tc.label, ClassNames: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fm eval.FinalModel
+		res, err := eval.Run(ds, []string{tc.spec}, nil, eval.Config{Runs: 1, Seed: 1, Workers: 1, MultiClass: tc.multi, Final: func(m eval.FinalModel) { fm = m }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if code := run([]string{"score", "--model", okm, "--data", paths[i], "--label", tc.label}, &out, &errb); code != 0 {
+			t.Fatalf("score: %s", errb.String())
+		}
+		sc := bufio.NewScanner(&out)
+		row := 0
+		for ; sc.Scan(); row++ {
+			p, err := codec.DecodePredictionJSON(sc.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := p.Models[0]
+			if !tc.multi {
+				if s := fm.Learner.Predict(ds.X[row]); m.Score != s {
+					t.Fatalf("regression row %d: score %v, eval's learner %v", row, m.Score, s)
+				}
+				continue
+			}
+			q := fm.Multi.PredictProba(ds.X[row], make([]float64, fm.Multi.Classes()))
+			best := 0
+			for j := range q {
+				if q[j] > q[best] {
+					best = j
+				}
+			}
+			if want := res.Classes[fm.Classes[best]]; m.Class != want || p.Class != want || m.Score != q[best] {
+				t.Fatalf("multi-class row %d: class %q (record %q) p %v, eval's learner %q p %v", row, m.Class, p.Class, m.Score, want, q[best])
+			}
+		}
+		if row != 300 {
+			t.Fatalf("%d rows", row)
+		}
+	}
+}
