@@ -16,6 +16,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
 	"okstream/dataset"
@@ -475,5 +476,114 @@ func TestModelSaveMultiAndRegression(t *testing.T) {
 		if row != 300 {
 			t.Fatalf("%d rows", row)
 		}
+	}
+}
+
+// export of every partition, and import's partition mappings: same, a
+// SRC:DST list, all (one entry everywhere), refused mappings.
+func TestModelExportImportPartitions(t *testing.T) {
+	e := kafkatest.New(t)
+	in := e.Name("events")
+	e.CreateTopic(t, in, 2, nil)
+	e.Produce(t, in, events(400, 3, 5)...)
+	brokers := strings.Join(e.Brokers, ",")
+	ckpt := e.Name("ckpt")
+	g1 := e.Name("g1")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var errb kafkatest.SyncBuffer
+	go func() {
+		done <- runRunContext(ctx, []string{"--input", in, "--dim", "3", "--group", g1, "--checkpoint-topic", ckpt, "--model", "m=fogd:sigma=1,budget=10",
+			"--metrics-addr", "", "--session-timeout", "6s", "--heartbeat-interval", "300ms"}, &errb, &errb,
+			func(k string) string { return map[string]string{"OKSTREAM_BROKERS": brokers}[k] })
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if recs, _ := kafkatest.ReadAll(context.Background(), e.Client, in+".predictions"); len(recs) >= 400 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no predictions: %s", errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("run: %s", errb.String())
+	}
+	dir := t.TempDir()
+	okm := filepath.Join(dir, "all.okm")
+	one := filepath.Join(dir, "one.okm")
+	var out, eb bytes.Buffer
+	base := []string{"--brokers", brokers, "--checkpoint-topic", ckpt, "--input", in}
+	cmd := func(want int, args ...string) string {
+		t.Helper()
+		out.Reset()
+		eb.Reset()
+		if code := run(append(args, base...), &out, &eb); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", args, code, want, eb.String())
+		}
+		return eb.String()
+	}
+	cmd(0, "model", "export", "--group", g1, "--out", okm)
+	cmd(0, "model", "export", "--group", g1, "--partition", "1", "--out", one)
+	read := func(p string) *modelfile.File {
+		fh, _ := os.Open(p)
+		defer fh.Close()
+		f, err := modelfile.Read(fh, modelfile.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	all := read(okm)
+	if len(all.Entries) != 2 || all.Entries[0].Partition != 0 || all.Entries[1].Partition != 1 || all.Entries[0].NextOffset+all.Entries[1].NextOffset != 400 {
+		t.Fatalf("export of every partition: %+v", all.Entries)
+	}
+	if f := read(one); len(f.Entries) != 1 || !bytes.Equal(f.Entries[0].Payload, all.Entries[1].Payload) {
+		t.Fatal("export --partition 1 differs from the full export's entry")
+	}
+	store, err := checkpoint.OpenExisting(context.Background(), checkpoint.Config{Brokers: e.Brokers, Topic: ckpt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloadOf := func(group string, p int) *checkpoint.Checkpoint {
+		cp, _, err := store.Load(context.Background(), checkpoint.ID{Group: group, Topic: in, Partition: p})
+		if err != nil || cp == nil {
+			t.Fatalf("%s/%d: %v", group, p, err)
+		}
+		return cp
+	}
+	g2, g3 := e.Name("g2"), e.Name("g3")
+	cmd(0, "model", "import", "--group", g2, "--in", okm, "--partitions", "0:1,1:0", "--start-offset", "latest")
+	for p := 0; p < 2; p++ {
+		if cp := payloadOf(g2, p); !bytes.Equal(cp.Payload, all.Entries[1-p].Payload) {
+			t.Fatalf("--partitions 0:1,1:0: partition %d got the wrong entry", p)
+		}
+	}
+	cmd(0, "model", "import", "--group", g3, "--in", one, "--partitions", "all", "--to-offset", "0")
+	for p := 0; p < 2; p++ {
+		if cp := payloadOf(g3, p); !bytes.Equal(cp.Payload, all.Entries[1].Payload) || cp.NextOffset != 0 {
+			t.Fatalf("--partitions all: partition %d: offset %d", p, cp.NextOffset)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--group", e.Name("g4"), "--in", okm, "--partitions", "all"}, "--partitions all gives one model set"},
+		{[]string{"--group", e.Name("g4"), "--in", okm, "--partitions", "5:0"}, "no entry of partition 5"},
+		{[]string{"--group", e.Name("g4"), "--in", one, "--partitions", "1:7"}, "has 2 partitions"},
+		{[]string{"--group", e.Name("g4"), "--in", okm, "--to-offset", "100000"}, "outside what"},
+		{[]string{"--group", g1, "--in", okm, "--start-offset", "file"}, "already has checkpoints"},
+		{[]string{"--group", e.Name("g4"), "--in", okm, "--start-offset", "soon"}, "use earliest, latest or file"},
+	} {
+		if msg := cmd(2, append([]string{"model", "import"}, tc.args...)...); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %s, want %q", tc.args, msg, tc.want)
+		}
+	}
+	// Nothing was written for a refused import.
+	if cp, _, _ := store.Load(context.Background(), checkpoint.ID{Group: e.Name("g4"), Topic: in, Partition: 0}); cp != nil {
+		t.Fatal("a refused import wrote a checkpoint")
 	}
 }
