@@ -70,6 +70,13 @@ func TestModelSaveInspectScore(t *testing.T) {
 	if code := run(args, &out, &errb); code != 0 {
 		t.Fatalf("eval --save: exit %d: %s", code, errb.String())
 	}
+	first, _ := os.ReadFile(okm)
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("eval --save again: %s", errb.String())
+	}
+	if again, _ := os.ReadFile(okm); !bytes.Equal(first, again) {
+		t.Fatal("eval --save with the same flags wrote different bytes")
+	}
 	// eval's own run 0, captured.
 	ds, err := dataset.Load(data, dataset.Options{Label: "label", ClassNames: true})
 	if err != nil {

@@ -57,6 +57,10 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("score", scoreSynopsis, scoreExamples, stderr)
 	var df dataFlags
 	df.register(fs)
+	fs.Lookup("data").Usage = "the data file to score: JSON lines (events in the input topic's schema), CSV or LIBSVM (required)"
+	fs.Lookup("scale").Usage = "none only: the pipeline scores events as they are"
+	fs.Lookup("positive").Usage = "the positive class of string labels (as okstream run --positive): names a binary decision's class"
+	fs.Lookup("limit").Usage = "score only the first N rows (0: all)"
 	modelPath := fs.String("model", "", "the model file (required)")
 	partition := fs.Int("partition", -1, "the entry of this partition (-1: the file's only entry)")
 	outFormat := fs.String("output-format", "jsonl", "jsonl (the prediction records' JSON) or csv")
