@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,25 +43,54 @@ type AutoMember struct {
 func DescribeState(l Learner) StateDescription {
 	var d StateDescription
 	if t, ok := l.(*selfTuned); ok {
-		if t.autoSigma && t.inv > 0 {
-			d.SigmaHat = 1 / t.inv
-		}
-		d.WarmingUp = t.buf != nil
+		d.sigma(t)
 		l = t.inner
 	}
-	a, ok := l.(*Auto)
-	if !ok || a == nil {
-		return d
+	if a, ok := l.(*Auto); ok && a != nil {
+		d.Base = a.bname
+		if len(a.alive) > 0 && len(a.w) >= len(a.loss) {
+			d.members(a.specs, a.names, a.slot, a.alive, a.w, a.weighLoss(), a.weights())
+		}
 	}
-	d.Base = a.bname
-	if len(a.alive) == 0 {
-		return d
+	return d
+}
+
+// DescribeMultiState is DescribeState for a multi-class learner
+// (multi-class auto: its members and weights).
+func DescribeMultiState(m Multi) StateDescription {
+	var d StateDescription
+	if s, ok := m.(*selfTunedMulti); ok {
+		d.sigma(s.t)
+		m = s.inner().m
 	}
-	sum := a.weights()
-	loss := a.weighLoss()
-	for _, i := range a.alive {
-		kv := a.specs[a.slot[i]]
-		m := AutoMember{Learner: a.names[a.slot[i]], Weight: a.w[i] / sum, Loss: loss[i]}
+	if a, ok := m.(*AutoMulti); ok && a != nil {
+		d.Base = "fogd"
+		if len(a.alive) > 0 && len(a.w) >= len(a.loss) {
+			den := adaHedgeWeights(a.w, a.weighLoss(), a.alive, adaHedgeRate(len(a.alive), a.delta, math.Inf(1)))
+			d.members(a.specs, a.names, a.slot, a.alive, a.w, a.weighLoss(), den)
+		}
+	}
+	return d
+}
+
+// sigma reads the self-tuning wrapper's σ̂.
+func (d *StateDescription) sigma(t *selfTuned) {
+	if t.autoSigma && t.inv > 0 {
+		d.SigmaHat = 1 / t.inv
+	}
+	d.WarmingUp = t.buf != nil
+}
+
+// members lists the survivors alive of an auto bank: configurations
+// specs/names by slot, weights w (summing to sum over alive), losses loss.
+func (d *StateDescription) members(specs []map[string]string, names []string, slot, alive []int, w, loss []float64, sum float64) {
+	for _, i := range alive {
+		s := i
+		if i < len(slot) {
+			s = slot[i]
+		}
+		kv := specs[s]
+		m := AutoMember{Learner: names[s], Weight: w[i] / sum, Loss: loss[i]}
 		if m.Learner != "linear" {
 			m.SigmaFactor, _ = strconv.ParseFloat(kv["sigma"], 64)
 		}
@@ -74,5 +104,4 @@ func DescribeState(l Learner) StateDescription {
 		m.Params = strings.Join(ps, ",")
 		d.Members = append(d.Members, m)
 	}
-	return d
 }

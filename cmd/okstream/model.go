@@ -511,6 +511,7 @@ func describeModel(m consumer.ModelSummary, pl consumer.Payload) modelReport {
 	dim := max(pl.Dim, 1)
 	var info learner.Info
 	var l learner.Learner
+	var mc learner.Multi
 	if m.Multi {
 		r.Task = "multiclass"
 		for _, c := range m.Classes {
@@ -518,7 +519,8 @@ func describeModel(m consumer.ModelSummary, pl consumer.Payload) modelReport {
 				r.Classes = append(r.Classes, pl.Labels.ClassNameOf(c))
 			}
 		}
-		mc, err := learner.NewMulti(m.Spec, dim)
+		var err error
+		mc, err = learner.NewMulti(m.Spec, dim)
 		if err == nil {
 			err = mc.UnmarshalBinary(m.State)
 		}
@@ -559,8 +561,13 @@ func describeModel(m consumer.ModelSummary, pl consumer.Payload) modelReport {
 			r.Sigma = fptr(v)
 		}
 	}
+	var d learner.StateDescription
 	if l != nil {
-		d := learner.DescribeState(l)
+		d = learner.DescribeState(l)
+	} else if mc != nil {
+		d = learner.DescribeMultiState(mc)
+	}
+	{
 		if d.SigmaHat > 0 {
 			r.SigmaHat = fptr(d.SigmaHat)
 		}

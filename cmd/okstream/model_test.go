@@ -484,6 +484,28 @@ func TestModelSaveMultiAndRegression(t *testing.T) {
 			t.Fatalf("%d rows", row)
 		}
 	}
+	// Multi-class auto: inspect lists the members it keeps and their weights.
+	okm := filepath.Join(dir, "auto.okm")
+	var out, errb bytes.Buffer
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--data", paths[0], "--label", "animal", "--model", "auto", "--save", okm}, &out, &errb); code != 0 {
+		t.Fatalf("eval auto: %s", errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"model", "inspect", okm, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("inspect: %s", errb.String())
+	}
+	var rep modelFileReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Entries[0].Models[0]
+	wsum := 0.0
+	for _, mm := range m.Members {
+		wsum += mm.Weight
+	}
+	if m.Task != "multiclass" || len(m.Classes) != 3 || m.AutoBase != "fogd" || len(m.Members) == 0 || math.Abs(wsum-1) > 1e-9 || m.SigmaHat == nil {
+		t.Fatalf("inspect multi-class auto: %+v", m)
+	}
 }
 
 // export of every partition, and import's partition mappings: same, a
