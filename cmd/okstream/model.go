@@ -47,7 +47,8 @@ const modelSynopsis = `model export|import|inspect [flags]
            that already has checkpoints is refused unless --force (its
            checkpoints are then replaced). Stop okstream run first, or
            import into partitions no instance owns: a running owner
-           overwrites the import with its next checkpoint.
+           overwrites the import with its next checkpoint. A missing
+           checkpoint topic is created (compacted), as okstream run would.
   inspect  print a model file (--in FILE, or the file as argument): its
            header, and per entry the models' specs, task, classes, named
            features, σ (and σ̂ of sigma=auto), the members auto keeps with
@@ -84,6 +85,7 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	partitions := fs.String("partitions", "same", "import: which input partitions get which entry: same, all (one entry to every partition), or SRC:DST,... (entry partition → input partition)")
 	toOffset := fs.Int64("to-offset", -1, "import: resume every imported partition at this input offset (within each partition's offsets; default: --start-offset)")
 	startOffset := fs.String("start-offset", "earliest", "import, without --to-offset: resume at each partition's first retained offset (earliest), its end (latest), or the entry's own next offset (file: where the exported checkpoint resumed)")
+	ckptParts := fs.Int("checkpoint-partitions", consumer.NewConfig().CheckpointPartitions, "import: partitions of the checkpoint topic when import creates it (as okstream run --checkpoint-partitions)")
 	force := fs.Bool("force", false, "import: replace the checkpoints of partitions that have some")
 	jsonOut := fs.Bool("json", false, "inspect: JSON instead of text")
 	maxBytes := fs.Int64("max-bytes", modelfile.DefaultMaxBytes, "import, inspect: refuse a larger model file")
@@ -175,6 +177,9 @@ func runModel(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := checkpoint.Config{Brokers: conn.brokers, Topic: *topic, Client: conn.client, MaxStateBytes: *maxState}
+	if what == "import" {
+		cfg.Partitions = *ckptParts
+	}
 	if what == "export" {
 		f, err := exportModels(ctx, cfg, *group, *input, *partition)
 		if err != nil {
@@ -336,10 +341,7 @@ func (p *importPlan) run(ctx context.Context, conn *connection, cfg checkpoint.C
 			p.targets[q] = 0
 		}
 	}
-	if _, err := checkpoint.OpenExisting(ctx, cfg); err != nil { // never create the topic here
-		return err
-	}
-	store, err := checkpoint.Open(ctx, cfg)
+	store, err := checkpoint.Open(ctx, cfg) // creates a missing topic (compacted), as okstream run would
 	if err != nil {
 		return err
 	}

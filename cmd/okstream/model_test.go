@@ -616,3 +616,120 @@ func TestModelExportImportPartitions(t *testing.T) {
 		t.Fatal("a refused import wrote a checkpoint")
 	}
 }
+
+// A model trained by okstream eval --save seeds a pipeline: imported to
+// every partition, okstream run with the spec inspect prints restores it
+// (its updates go on from eval's) and publishes for each event what
+// okstream score gives for it.
+func TestModelEvalSaveSeedsPipeline(t *testing.T) {
+	dir := t.TempDir()
+	const dim = 3
+	src := rng.New(11)
+	var csv strings.Builder
+	csv.WriteString("a,b,c,y\n")
+	row := func() ([]float64, float64) {
+		x := []float64{2*src.Float64() - 1, 2*src.Float64() - 1, 2*src.Float64() - 1}
+		y := -1.0
+		if x[0]*x[1] > 0 {
+			y = 1
+		}
+		return x, y
+	}
+	for i := 0; i < 300; i++ {
+		x, y := row()
+		fmt.Fprintf(&csv, "%v,%v,%v,%v\n", x[0], x[1], x[2], y)
+	}
+	data := filepath.Join(dir, "train.csv")
+	os.WriteFile(data, []byte(csv.String()), 0o644)
+	okm := filepath.Join(dir, "m.okm")
+	var out, errb bytes.Buffer
+	if code := run([]string{"eval", "--quiet", "--runs", "1", "--data", data, "--label", "y", "--model", "fogd:budget=20,sigma=1", "--save", okm}, &out, &errb); code != 0 {
+		t.Fatalf("eval: %s", errb.String())
+	}
+	fh, _ := os.Open(okm)
+	f, err := modelfile.Read(fh, modelfile.Limits{})
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, _ := consumer.DescribePayload(f.Entries[0].Payload)
+	spec := pl.Models[0].Spec
+
+	e := kafkatest.New(t)
+	in := e.Name("events")
+	e.CreateTopic(t, in, 2, nil)
+	var msgs []kafka.Message
+	var jsonl bytes.Buffer
+	for i := 0; i < 100; i++ {
+		x, _ := row()
+		ev := codec.Event{Version: 1, ID: fmt.Sprintf("e%d", i), Key: fmt.Sprint(i % 5), X: x} // unlabelled: the models stay eval's
+		b, _ := codec.AppendEvent(nil, &ev)
+		j, _ := codec.AppendEventJSON(nil, &ev)
+		jsonl.Write(append(j, '\n'))
+		msgs = append(msgs, kafka.Message{Key: []byte(ev.Key), Value: b})
+	}
+	e.Produce(t, in, msgs...)
+	brokers := strings.Join(e.Brokers, ",")
+	ckpt, group := e.Name("ckpt"), e.Name("g")
+	if code := run([]string{"model", "import", "--brokers", brokers, "--checkpoint-topic", ckpt, "--group", group, "--input", in, "--in", okm, "--partitions", "all"}, &out, &errb); code != 0 {
+		t.Fatalf("import: %s", errb.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var rerr kafkatest.SyncBuffer
+	go func() {
+		done <- runRunContext(ctx, []string{"--input", in, "--dim", fmt.Sprint(dim), "--group", group, "--checkpoint-topic", ckpt, "--model", "fogd=" + spec,
+			"--metrics-addr", "", "--session-timeout", "6s", "--heartbeat-interval", "300ms"}, &rerr, &rerr,
+			func(k string) string { return map[string]string{"OKSTREAM_BROKERS": brokers}[k] })
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	var recs []kafkatest.Record
+	for {
+		if recs, _ = kafkatest.ReadAll(context.Background(), e.Client, in+".predictions"); len(recs) >= 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("%d predictions: %s", len(recs), rerr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("run: %s", rerr.String())
+	}
+	pipe := map[string]codec.Prediction{}
+	for _, r := range recs {
+		p, err := codec.DecodePrediction(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe[p.ID] = p
+	}
+	jpath := filepath.Join(dir, "events.jsonl")
+	os.WriteFile(jpath, jsonl.Bytes(), 0o644)
+	out.Reset()
+	if code := run([]string{"score", "--model", okm, "--data", jpath}, &out, &errb); code != 0 {
+		t.Fatalf("score: %s", errb.String())
+	}
+	sc := bufio.NewScanner(&out)
+	n := 0
+	for ; sc.Scan(); n++ {
+		p, err := codec.DecodePredictionJSON(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, ok := pipe[p.ID]
+		if !ok || len(q.Models) != 1 {
+			t.Fatalf("%s: no pipeline record", p.ID)
+		}
+		a, b := p.Models[0], q.Models[0]
+		if a.Score != b.Score || a.Prob != b.Prob || a.Decision != b.Decision || b.Updates != 300 || a.Updates != 300 || p.Class != q.Class {
+			t.Fatalf("%s: score %+v, pipeline %+v (the pipeline must restore eval's model: 300 updates)", p.ID, a, b)
+		}
+	}
+	if n != 100 {
+		t.Fatalf("%d rows", n)
+	}
+}
