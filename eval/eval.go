@@ -105,6 +105,11 @@ type Config struct {
 	// the multi-class measures and baselines of multi.go. Not with
 	// Sequence.
 	MultiClass bool
+	// Final, if set, receives every run's final model (FinalModel) at the
+	// end of the run, from the worker running it: it must be safe for
+	// concurrent use, and it must not change the model (the test scores
+	// are computed after it returns).
+	Final func(FinalModel)
 }
 
 // passSalt separates the permutation streams of passes > 0.
@@ -667,6 +672,13 @@ func (ex *executor) one(spec string, runID int) (run, error) {
 	} else {
 		r.sum = reg.Summary()
 	}
+	fm := FinalModel{Run: runID, Spec: r.info.Spec, Learner: l, Encoder: X.enc, Events: len(order)}
+	if bin != nil {
+		fm.Calib, fm.Mistakes = bin.platt, int(loss)
+	} else {
+		fm.SqErr = loss
+	}
+	ex.final(fm)
 	if ex.cfg.Test != nil {
 		r.test = ex.score(l, bin, reg, X)
 		r.testCurve = append(testCurve, primary(r.test, ex.task))

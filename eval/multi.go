@@ -436,6 +436,8 @@ func (ex *executor) oneMulti(spec string, runID int) (run, error) {
 	n := float64(len(order))
 	r := run{metric: 100 * float64(acc.mistakes) / n, nonFinite: nonFinite, curve: curve, ns: float64(el.Nanoseconds()) / n,
 		seconds: el.Seconds(), info: m.Info(), sum: acc.Summary(dict.order, nc)}
+	ex.final(FinalModel{Run: runID, Spec: r.info.Spec, Multi: m, Classes: append([]int(nil), dict.order...), Encoder: X.enc,
+		Events: len(order), Mistakes: int(acc.mistakes)})
 	if ex.cfg.Test != nil {
 		r.test = ex.scoreMulti(m.PredictProba, dict, p, X)
 		r.testCurve = append(testCurve, r.test.MistakeRate)

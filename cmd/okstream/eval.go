@@ -277,6 +277,7 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	testPath := fs.String("test", "", "held-out file: after training, score the frozen models on it (same format options, dimension, label mapping and scaling as --data)")
 	testEvery := fs.Int("test-every", 0, "with --test, also score the frozen models on the test file every N training events (the test curve; 0: only at the end)")
 	testPlot := fs.String("test-plot", "", "with --test, write the test curves to this file (.png, .svg or .pdf)")
+	savePath := fs.String("save", "", "write the first run's final models (each --model's grid winner) to this model file, as the pipeline would checkpoint them (okstream model inspect, score, import; docs/model-files.md)")
 	noPermute := fs.Bool("no-permute", false, "present the rows in file order in every run instead of seeded permutations (default for data whose order is the experiment, e.g. --data kuairec:DIR)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
@@ -323,6 +324,11 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if *taskFlag == "multiclass" && task == label.Regression {
 		return fail(errors.New("--task multiclass, but the models are regression models"))
+	}
+	if *savePath != "" {
+		if err := checkSave(&df); err != nil {
+			return fail(err)
+		}
 	}
 	df.seed = *seed
 	multi := evalMulti(*taskFlag, task, &df)
@@ -386,9 +392,18 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Progress = progress.New(stderr, "eval "+ds.Name, total, "events")
 	}
+	saver := &evalSaver{path: *savePath}
+	if *savePath != "" {
+		cfg.Final = saver.hook
+	}
 	res, err := eval.Run(ds, models, nil, cfg)
 	if err != nil {
 		return fail(err)
+	}
+	if *savePath != "" {
+		if err := saver.save(res, ds, &df, args); err != nil {
+			return fail(err)
+		}
 	}
 	if *jsonOut {
 		err = res.WriteJSON(stdout)
