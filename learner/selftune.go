@@ -516,8 +516,8 @@ func medianDistance(rows []float64, d, n int) float64 {
 			sq = append(sq, s)
 		}
 	}
-	slices.Sort(sq)
-	m := math.Sqrt(sq[(len(sq)-1)/2])
+	m := math.Sqrt(kthSmallest(sq, (len(sq)-1)/2)) // the lower median, as a sorted copy's
+
 	if !(m > 0) || math.IsInf(m, 0) {
 		return 1
 	}
