@@ -46,7 +46,7 @@ type Scorer struct {
 	// labels holds the restored label map (read only: scoring without a
 	// label never changes it), for ClassName.
 	labels *modelSet
-	free    chan *scoreCopy
+	free   chan *scoreCopy
 }
 
 // ScorerOptions are the pipeline configuration a checkpoint payload does
