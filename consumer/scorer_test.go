@@ -2,19 +2,17 @@ package consumer
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
-	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/internal/kafkatest"
+	"okstream/label"
 	"okstream/learner/rng"
 )
 
@@ -43,28 +41,6 @@ func unlabelled(t *testing.T, msgs []kafka.Message) []kafka.Message {
 	return out
 }
 
-// latestPayloads loads each partition's newest checkpoint: its payload and
-// next offset.
-func latestPayloads(t *testing.T, e *kafkatest.Env, cfg Config, parts int) (map[int][]byte, map[int]int64) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := checkpoint.Open(ctx, checkpoint.Config{Brokers: e.Brokers, Topic: cfg.Checkpoints})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	pls, next := map[int][]byte{}, map[int]int64{}
-	for p := 0; p < parts; p++ {
-		cp, _, err := s.Load(ctx, checkpoint.ID{Group: cfg.Group, Topic: cfg.Input, Partition: p})
-		if err != nil || cp == nil {
-			t.Fatalf("partition %d: no checkpoint (%v)", p, err)
-		}
-		pls[p], next[p] = cp.Payload, cp.NextOffset
-	}
-	return pls, next
-}
-
 // scorerRecord is the prediction record the pipeline would publish for
 // input record r of partition p, scored by s.
 func scorerRecord(t *testing.T, s *Scorer, cfg Config, r kafkatest.Record) []byte {
@@ -89,6 +65,54 @@ func scorerRecord(t *testing.T, s *Scorer, cfg Config, r kafkatest.Record) []byt
 	return codec.AppendPrediction(nil, &pred)
 }
 
+// scorersOf builds a Scorer per partition from the newest checkpoints, and
+// returns them with the checkpoints' next offsets.
+func scorersOf(t *testing.T, e *kafkatest.Env, cfg Config, parts int) (map[int]*Scorer, map[int]int64) {
+	t.Helper()
+	payloads, next := checkpointNext(t, e, cfg, parts)
+	scorers := map[int]*Scorer{}
+	for p, pl := range payloads {
+		s, err := NewScorer(pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Names()) != len(cfg.Models) || s.Dim() != cfg.Dim {
+			t.Fatalf("partition %d: models %v, dim %d", p, s.Names(), s.Dim())
+		}
+		scorers[p] = s
+	}
+	return scorers, next
+}
+
+// compareAfter checks that the Scorers' records equal the pipeline's, byte
+// for byte, for the first limit events (0: all) of each partition from
+// its checkpoint's next offset; it returns the input records compared
+// with the pipeline's records.
+func compareAfter(t *testing.T, e *kafkatest.Env, cfg Config, scorers map[int]*Scorer, next map[int]int64, limit int) ([]kafkatest.Record, [][]byte) {
+	t.Helper()
+	got := predictionsByOffset(t, e, cfg.Output)
+	var after []kafkatest.Record
+	var want [][]byte
+	n := map[int]int{}
+	for _, r := range e.ReadAll(t, cfg.Input) {
+		if r.Offset < next[r.Partition] || (limit > 0 && n[r.Partition] >= limit) {
+			continue
+		}
+		n[r.Partition]++
+		rec, ok := got[[2]int64{int64(r.Partition), r.Offset}]
+		if !ok {
+			t.Fatalf("no prediction for partition %d offset %d", r.Partition, r.Offset)
+		}
+		after, want = append(after, r), append(want, rec)
+		if b := scorerRecord(t, scorers[r.Partition], cfg, r); !bytes.Equal(b, rec) {
+			pw, _ := codec.DecodePredictionAny(rec)
+			pg, _ := codec.DecodePredictionAny(b)
+			t.Fatalf("partition %d offset %d:\npipeline %+v\nscorer   %+v", r.Partition, r.Offset, pw, pg)
+		}
+	}
+	return after, want
+}
+
 // The Scorer of a checkpoint's payload gives, for every unlabelled event
 // after the checkpoint, the pipeline's prediction record byte for byte
 // (scores, probabilities, decisions, update counts, class); scoring the
@@ -103,45 +127,15 @@ func TestScorerEqualsPipeline(t *testing.T) {
 	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
 	cfg.Models = scorerModels
 	runToEnd(t, e, cfg)
-	payloads, next := latestPayloads(t, e, cfg, parts)
-	scorers := map[int]*Scorer{}
-	for p, pl := range payloads {
-		s, err := NewScorer(pl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(s.Names()) != len(scorerModels) || s.Dim() != testDim {
-			t.Fatalf("partition %d: models %v, dim %d", p, s.Names(), s.Dim())
-		}
-		scorers[p] = s
-	}
+	scorers, next := scorersOf(t, e, cfg, parts)
 
 	e.Produce(t, input, unlabelled(t, genEvents(300, 44, "b"))...)
 	runToEnd(t, e, cfg)
-	got := predictionsByOffset(t, e, cfg.Output)
-	var after []kafkatest.Record
-	for _, r := range e.ReadAll(t, input) {
-		if r.Offset >= next[r.Partition] {
-			after = append(after, r)
-		}
-	}
+	after, want := compareAfter(t, e, cfg, scorers, next, 0)
 	if len(after) != 300 {
 		t.Fatalf("%d events after the checkpoints, want 300", len(after))
 	}
-	want := make([][]byte, len(after))
-	for i, r := range after {
-		rec, ok := got[[2]int64{int64(r.Partition), r.Offset}]
-		if !ok {
-			t.Fatalf("no prediction for partition %d offset %d", r.Partition, r.Offset)
-		}
-		want[i] = rec
-		if b := scorerRecord(t, scorers[r.Partition], cfg, r); !bytes.Equal(b, rec) {
-			pw, _ := codec.DecodePrediction(rec)
-			pg, _ := codec.DecodePrediction(b)
-			t.Fatalf("partition %d offset %d:\npipeline %+v\nscorer   %+v", r.Partition, r.Offset, pw, pg)
-		}
-	}
-	// Concurrently, in reverse order per goroutine: the same records.
+	// Concurrently, each goroutine in its own order: the same answers.
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for g := 0; g < 4; g++ {
@@ -171,6 +165,105 @@ func TestScorerEqualsPipeline(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// The same for a multi-class partition (the default model deciding
+// multi-class from string labels): class, probability and top classes.
+func TestScorerEqualsPipelineMultiClass(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	msgs, _ := multiMessages(900, 12)
+	e.Produce(t, input, msgs[:700]...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.Models = []Model{flexModel}
+	runToEnd(t, e, cfg)
+	scorers, next := scorersOf(t, e, cfg, 2)
+	for p, s := range scorers {
+		if d := s.Describe(); d.Labels == nil || d.Labels.Task != label.MultiClass {
+			t.Fatalf("partition %d: not multi-class: %+v", p, d.Labels)
+		}
+	}
+	e.Produce(t, input, unlabelled(t, msgs[700:])...)
+	runToEnd(t, e, cfg)
+	if after, _ := compareAfter(t, e, cfg, scorers, next, 0); len(after) != 200 {
+		t.Fatalf("%d events after the checkpoints, want 200", len(after))
+	}
+}
+
+// Named features: the encoder changes with every event it encodes (its
+// running means, and new names or values take coordinates), unlabelled
+// ones included, so the pipeline's record equals the Scorer's for the
+// first event after a checkpoint. Round by round, one unlabelled event
+// (the second half's, with a field new to the dictionary, string values
+// new to it, missing values) then a stop (a checkpoint): each equals the
+// Scorer's of the checkpoint before it; and the Scorer's answers do not
+// depend on what it scored before.
+func TestScorerEqualsPipelineNamed(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 1, nil)
+	const n = 400
+	msgs := namedMessages(n, 41)
+	e.Produce(t, input, msgs[:n/2-1]...)
+	cfg := testConfig(e, input, e.Name("g"), e.Name("preds"))
+	cfg.Models, cfg.Dim = namedModels, namedDim
+	runToEnd(t, e, cfg)
+	rest := unlabelled(t, msgs[n/2-1:])
+	for round := 0; round < 6; round++ {
+		scorers, next := scorersOf(t, e, cfg, 1)
+		if round == 0 && scorers[0].Describe().FeatureKind != "named" {
+			t.Fatalf("feature kind %q", scorers[0].Describe().FeatureKind)
+		}
+		e.Produce(t, input, rest[round])
+		runToEnd(t, e, cfg)
+		after, _ := compareAfter(t, e, cfg, scorers, next, 1)
+		if len(after) != 1 {
+			t.Fatalf("round %d: %d events compared", round, len(after))
+		}
+		// Every later event, scored after this one, as a fresh Scorer
+		// scores it.
+		for _, m := range rest[round+1 : round+16] {
+			ev, err := codec.DecodeEvent(m.Value, codec.Limits{Dim: cfg.Dim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err1 := scorers[0].Score(&ev, nil)
+			b, err2 := mustScorer(t, scorers[0]).Score(&ev, nil)
+			if err1 != nil || err2 != nil || !sameScores(a, b) {
+				t.Fatalf("round %d: a used Scorer %+v (%v), a fresh one %+v (%v)", round, a, err1, b, err2)
+			}
+		}
+	}
+}
+
+// mustScorer is a fresh Scorer of s's payload.
+func mustScorer(t *testing.T, s *Scorer) *Scorer {
+	t.Helper()
+	f, err := NewScorer(s.payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// sameScores compares two answers bit for bit.
+func sameScores(a, b []codec.ModelScore) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Name != y.Name || !sameScore(x.Score, y.Score) || !sameScore(x.Prob, y.Prob) || x.Decision != y.Decision || x.Updates != y.Updates || x.Class != y.Class || len(x.Dist) != len(y.Dist) {
+			return false
+		}
+		for j := range x.Dist {
+			if x.Dist[j].Class != y.Dist[j].Class || !sameScore(x.Dist[j].Prob, y.Dist[j].Prob) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Score refuses what the pipeline would dead-letter, with an error and
