@@ -230,7 +230,7 @@ func BenchmarkLearningWithServing(b *testing.B) {
 			learn := func(group string, mode int) (float64, float64) {
 				cfg := pipelineConfig(e, input)
 				cfg.Group, cfg.Output, cfg.Checkpoints = e.Name(group), e.Name(group+"-preds"), e.Name(group+"-ckpt")
-				cfg.Models, cfg.Dim, cfg.CheckpointEvery, cfg.BatchSize = []consumer.Model{bm.m}, benchDim, 2000, 500
+				cfg.Models, cfg.Dim, cfg.CheckpointEvery, cfg.BatchSize = []consumer.Model{bm.m}, benchDim, 10000, 500
 				var requests atomic.Int64
 				ctx, cancel := context.WithCancel(context.Background())
 				var wg sync.WaitGroup
