@@ -196,6 +196,11 @@ func (s *Scorer) Score(ev *codec.Event, out []codec.ModelScore) ([]codec.ModelSc
 	kind := featDense
 	if ev.Named() {
 		kind = featNamed
+		if s.desc.Features == nil && len(s.names) > 0 && s.kind() != featDense {
+			// The pipeline's encoder configuration (--max-values-per-name,
+			// --missing) is in the payload only with its dictionary.
+			return out, fmt.Errorf("%w: named features (\"f\"), but the models have learnt no named event (the checkpoint holds no feature dictionary): send x or xi/xv", ErrScoreFeatures)
+		}
 	} else if err := s.checkDense(ev); err != nil {
 		return out, err
 	}
