@@ -148,7 +148,9 @@ func BenchmarkServeSingle(b *testing.B) {
 // Batches of 1000 events over a real loopback connection: events/s
 // answered, against the predict-only speed of the same models in the same
 // run (the payload's learners' Predict on the same vectors, as okstream
-// eval predicts), and their ratio.
+// eval predicts), and their ratio; and the handler's own events/s (the
+// same batch through Handler().ServeHTTP, no connection: body read,
+// decode, route, score, encode), and its ratio.
 func BenchmarkServeBatch(b *testing.B) {
 	for _, bm := range benchModels {
 		for _, format := range []string{"json", "msgpack"} {
@@ -164,7 +166,8 @@ func BenchmarkServeBatch(b *testing.B) {
 				}
 				ls := rawLearners(b, cp.Payload)
 				client := ts.Client()
-				var served, predict time.Duration
+				h := srv.Handler()
+				var served, handler, predict time.Duration
 				sink := 0.0
 				b.ResetTimer()
 				for range b.N {
@@ -179,6 +182,12 @@ func BenchmarkServeBatch(b *testing.B) {
 						b.Fatalf("status %d", resp.StatusCode)
 					}
 					served += time.Since(start)
+					req := httptest.NewRequest(http.MethodPost, "/v1/predict", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/"+format)
+					rec := httptest.NewRecorder()
+					start = time.Now()
+					h.ServeHTTP(rec, req)
+					handler += time.Since(start)
 					start = time.Now()
 					for i := range evs {
 						for _, l := range ls {
@@ -192,6 +201,8 @@ func BenchmarkServeBatch(b *testing.B) {
 				b.ReportMetric(n/served.Seconds(), "served-ev/s")
 				b.ReportMetric(n/predict.Seconds(), "predict-ev/s")
 				b.ReportMetric(predict.Seconds()/served.Seconds(), "served/predict")
+				b.ReportMetric(n/handler.Seconds(), "handler-ev/s")
+				b.ReportMetric(predict.Seconds()/handler.Seconds(), "handler/predict")
 				_ = sink
 			})
 		}
