@@ -138,6 +138,9 @@ func Marshal(f *File) ([]byte, error) {
 		if e.Kind != KindCheckpoint && e.Kind != KindEval {
 			return nil, fmt.Errorf("modelfile: entry %s: kind %q, want %q or %q", e, e.Kind, KindCheckpoint, KindEval)
 		}
+		if e.Partition < 0 || e.NextOffset < 0 {
+			return nil, fmt.Errorf("modelfile: entry %s: partition %d, next offset %d: both must be 0 or more", e, e.Partition, e.NextOffset)
+		}
 		size += entrySize(e)
 	}
 	b := make([]byte, 0, prefixLen+size+sumLen)
