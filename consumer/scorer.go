@@ -179,8 +179,7 @@ var (
 // Score appends to out one ModelScore per model of the payload, in the
 // payload's order, for ev: what the pipeline publishes for ev as an
 // unlabelled event at the payload's state (ev's label, if any, is
-// ignored: the pipeline would publish Learn's pre-update score, which
-// learners compute as Predict does, but Score never learns). It never
+// ignored: Score never learns). It never
 // changes the Scorer's state and is safe for concurrent use; the result
 // (Dist included) does not alias the Scorer.
 //
