@@ -175,10 +175,12 @@ func readTokens(path string) ([][]byte, error) {
 }
 
 // httpServe serves srv on ln until ctx ends, then shuts down (5 s for the
-// requests in flight).
-func httpServe(ctx context.Context, srv *serve.Server, ln net.Listener) error {
+// requests in flight); the server's connection errors go to log at debug
+// level.
+func httpServe(ctx context.Context, srv *serve.Server, ln net.Listener, log *slog.Logger) error {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // TLS handshake and connection errors
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -298,7 +300,7 @@ func runServeContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	if err := httpServe(ctx, srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := httpServe(ctx, srv, ln, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "okstream serve: %v\n", err)
 		return 1
 	}
@@ -349,7 +351,7 @@ func (r *runServeFlags) attach(cfg *consumer.Config, log *slog.Logger) (func(ctx
 			}
 		}()
 		go func() {
-			if err := httpServe(ctx, srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := httpServe(ctx, srv, ln, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("prediction server stopped", "err", err)
 			}
 		}()

@@ -3,9 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -179,33 +188,110 @@ func TestRunServeAndServeModelFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, b, 0o600)
-	sctx, scancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	sdone := make(chan int)
-	var serr bytes.Buffer
-	go func() {
-		sdone <- runServeContext(sctx, []string{"--model", path, "--addr", "127.0.0.1:0"}, io.Discard, &serr, func(a string) { addrc <- a })
-	}()
-	var fileAddr string
-	select {
-	case fileAddr = <-addrc:
-	case code := <-sdone:
-		t.Fatalf("serve exited %d: %s", code, serr.String())
-	}
+	fileAddr := startServe(t, "--model", path)
 	code, got := ask(fileAddr)
 	if code != 200 {
 		t.Fatalf("serve --model: %d", code)
 	}
-	for i := range got {
-		if got[i].Partition != live[i].Partition || got[i].Offset != live[i].Offset || got[i].ID != live[i].ID ||
-			got[i].Models[0].Score != live[i].Models[0].Score || got[i].Models[0].Prob != live[i].Models[0].Prob || got[i].Models[0].Updates != live[i].Models[0].Updates {
-			t.Fatalf("event %d: file %+v, live %+v", i, got[i], live[i])
+	same := func(what string, got []codec.Prediction) {
+		t.Helper()
+		for i := range got {
+			if got[i].Partition != live[i].Partition || got[i].Offset != live[i].Offset || got[i].ID != live[i].ID ||
+				got[i].Models[0].Score != live[i].Models[0].Score || got[i].Models[0].Prob != live[i].Models[0].Prob || got[i].Models[0].Updates != live[i].Models[0].Updates {
+				t.Fatalf("event %d: %s %+v, live %+v", i, what, got[i], live[i])
+			}
 		}
 	}
-	scancel()
-	if code := <-sdone; code != 0 {
-		t.Fatalf("serve exited %d: %s", code, serr.String())
+	same("file", got)
+	// A replica of the stopped pipeline serves its final checkpoints.
+	repAddr := startServe(t, "--brokers", strings.Join(e.Brokers, ","), "--input", in, "--group", group, "--checkpoint-topic", ckpt, "--poll", "50ms")
+	waitUntil(t, 30*time.Second, "the replica's models", func() bool {
+		code, got = ask(repAddr)
+		return code == 200
+	})
+	same("replica", got)
+
+	// HTTPS and bearer tokens.
+	dir := t.TempDir()
+	certPEM, keyPEM := selfSigned(t)
+	certFile, keyFile, tokFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem"), filepath.Join(dir, "tokens")
+	os.WriteFile(certFile, certPEM, 0o600)
+	os.WriteFile(keyFile, keyPEM, 0o600)
+	os.WriteFile(tokFile, []byte("an-old-token-still-accepted-000\nthe-current-token-0123456789abcdef\n"), 0o600)
+	tlsAddr := startServe(t, "--model", path, "--http-tls-cert", certFile, "--http-tls-key", keyFile, "--token-file", tokFile)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	for _, c := range []struct {
+		token string
+		code  int
+	}{{"", 401}, {"wrong-token-wrong-token-wrong", 401}, {"the-current-token-0123456789abcdef", 200}, {"an-old-token-still-accepted-000", 200}} {
+		req, _ := http.NewRequest(http.MethodPost, "https://"+tlsAddr+"/v1/predict", bytes.NewReader(batch.Bytes()))
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("token %q: %d, want %d", c.token, resp.StatusCode, c.code)
+		}
 	}
+	if resp, err := http.Post("http://"+tlsAddr+"/v1/predict", "application/json", bytes.NewReader(batch.Bytes())); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Error("plain HTTP answered on the HTTPS address")
+		}
+	}
+}
+
+// startServe runs okstream serve with args (on 127.0.0.1:0) until the test
+// ends, and returns its address.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan int, 1)
+	var serr kafkatest.SyncBuffer
+	go func() {
+		done <- runServeContext(ctx, append(args, "--addr", "127.0.0.1:0"), io.Discard, &serr, func(a string) { addrc <- a })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve %v exited %d: %s", args, code, serr.String())
+		}
+	})
+	select {
+	case a := <-addrc:
+		return a
+	case code := <-done:
+		done <- code
+		t.Fatalf("serve %v exited %d: %s", args, code, serr.String())
+		return ""
+	}
+}
+
+// selfSigned is a self-signed certificate for 127.0.0.1 and its key, PEM.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "okstream test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
 func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
