@@ -330,8 +330,14 @@ func sameScores(a, b []codec.ModelScore) error {
 	for i := range a {
 		x, y := a[i], b[i]
 		if x.Name != y.Name || math.Float64bits(x.Score) != math.Float64bits(y.Score) || math.Float64bits(x.Prob) != math.Float64bits(y.Prob) ||
-			x.HasProb != y.HasProb || x.Decision != y.Decision || x.Updates != y.Updates || x.Class != y.Class || len(x.Dist) != len(y.Dist) {
+			x.HasProb != y.HasProb || x.Decision != y.Decision || x.Updates != y.Updates || x.Class != y.Class || len(x.Dist) != len(y.Dist) ||
+			x.Multi != y.Multi || x.ClassIndex != y.ClassIndex {
 			return fmt.Errorf("model %d: %+v, %+v", i, x, y)
+		}
+		for j := range x.Dist {
+			if x.Dist[j].Class != y.Dist[j].Class || math.Float64bits(x.Dist[j].Prob) != math.Float64bits(y.Dist[j].Prob) {
+				return fmt.Errorf("model %d class %d: %+v, %+v", i, j, x.Dist[j], y.Dist[j])
+			}
 		}
 	}
 	return nil

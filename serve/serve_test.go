@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	msgpackv5 "github.com/vmihailenco/msgpack/v5"
+
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
@@ -386,5 +388,83 @@ func TestServeConcurrentSwaps(t *testing.T) {
 	}
 	if bad.Load() != 0 {
 		t.Fatalf("%d bad answers during swaps", bad.Load())
+	}
+}
+
+// A multi-class pipeline (three string classes, --task multiclass): the
+// served answers carry each model's class, its probability and the top
+// classes, equal to the pipeline's records, and the record's class.
+func TestServeMultiClass(t *testing.T) {
+	e := kafkatest.New(t)
+	input := e.Name("events")
+	e.CreateTopic(t, input, 2, nil)
+	names := [3]string{"red", "green", "blue"}
+	three := func(evs []codec.Event) []codec.Event {
+		for i := range evs {
+			x := evs[i].X
+			s := [3]float64{x[0], -0.5*x[0] + 0.866*x[1], -0.5*x[0] - 0.866*x[1]}
+			c := 0
+			for k := 1; k < 3; k++ {
+				if s[k] > s[c] {
+					c = k
+				}
+			}
+			if evs[i].HasY {
+				evs[i].Y, evs[i].YKind, evs[i].YStr = 0, codec.LabelString, names[c]
+			}
+		}
+		return evs
+	}
+	produce(t, e, input, three(events(600, 1, "a", true)))
+	cfg := pipelineConfig(e, input)
+	cfg.Task = "multiclass"
+	r := startPipeline(t, cfg)
+	r.waitCaughtUp(t, e, input)
+	r.shutdown(t)
+	cps := checkpoints(t, e, cfg, 2)
+	srv := serverOf(t, Options{}, cps, input)
+	probe := events(60, 2, "b", false)
+	produce(t, e, input, probe)
+	r = startPipeline(t, cfg)
+	r.waitCaughtUp(t, e, input)
+	r.shutdown(t)
+	recs := map[string]codec.Prediction{}
+	for _, rec := range e.ReadAll(t, cfg.Output) {
+		// Only the probes' records: an early training record can carry a
+		// probability of 1.0000000000000004 (auto's multi-class
+		// distribution after one update), which codec's decoder refuses.
+		var id struct {
+			ID string `msgpack:"id"`
+		}
+		if err := msgpackv5.Unmarshal(rec.Value, &id); err != nil || !strings.HasPrefix(id.ID, "b") {
+			continue
+		}
+		p, err := codec.DecodePredictionAny(rec.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[p.ID] = p
+	}
+	if len(recs) != len(probe) {
+		t.Fatalf("%d records of the probes, want %d", len(recs), len(probe))
+	}
+	for _, msgpack := range []bool{false, true} {
+		body, ct := jsonBatch(t, probe), "application/json"
+		if msgpack {
+			body, ct = msgpackBatch(t, probe), "application/msgpack"
+		}
+		code, out := post(t, srv.Handler(), ct, "", bytes.NewReader(body))
+		if code != http.StatusOK {
+			t.Fatalf("%d %s", code, out)
+		}
+		for i, a := range answers(t, out, msgpack) {
+			want := recs[probe[i].ID]
+			if err := sameScores(a.Models, want.Models); err != nil || a.Class != want.Class || a.Partition != want.Partition {
+				t.Fatalf("probe %d (msgpack %v): served %+v, pipeline %+v (%v)", i, msgpack, a, want, err)
+			}
+			if !a.Models[0].Multi || len(a.Models[0].Dist) != 3 || a.Class == "" {
+				t.Fatalf("probe %d: not a multi-class answer: %+v", i, a)
+			}
+		}
 	}
 }
