@@ -247,6 +247,10 @@ func (e *crcError) Error() string {
 	return fmt.Sprintf("entry %d (%s): CRC-32C mismatch", e.index, e.name)
 }
 
+// Unwrap makes a CRC mismatch an ErrChecksum also when the SHA-256 matches
+// (a file whose checksum was recomputed over a damaged entry).
+func (e *crcError) Unwrap() error { return ErrChecksum }
+
 // decodeBody decodes the body; a CRC mismatch is a *crcError, a structural
 // problem wraps ErrMalformed.
 func decodeBody(body []byte) (*File, error) {
