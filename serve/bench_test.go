@@ -247,7 +247,7 @@ func BenchmarkLearningWithServing(b *testing.B) {
 				var wg sync.WaitGroup
 				if mode != alone {
 					srv, _ := New(Options{})
-					live := NewLive(srv, LiveConfig{Topic: input, Group: cfg.Group})
+					live := NewLive(srv, LiveConfig{Topic: input, Group: cfg.Group, Client: e.Client})
 					cfg.OnModels = live.Publish
 					go live.Run(ctx)
 					ts := httptest.NewServer(srv.Handler())

@@ -234,7 +234,7 @@ func TestServeLiveInsideRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := NewLive(srv, LiveConfig{Topic: input, Group: cfg.Group})
+	live := NewLive(srv, LiveConfig{Topic: input, Group: cfg.Group, Client: e.Client})
 	cfg.OnModels = live.Publish
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

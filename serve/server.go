@@ -18,9 +18,10 @@
 // Which partition's model answers an event: the request's ?partition=N
 // when given; else the partition the input topic's producers send a record
 // keyed by the event's "key" to (murmur2, kafka-go's Murmur2Balancer and
-// Java's default partitioner: (murmur2(key) & 0x7fffffff) mod the
-// partition count); else, when the server holds exactly one model, that
-// one. An event that none of these routes is refused (400).
+// Java's default partitioner: (murmur2(key) & 0x7fffffff) mod the input
+// topic's partition count, SetPartitions; 503 while it is not known); else,
+// when the server holds exactly one model, that one. An event that none of
+// these routes is refused (400).
 //
 // Hostile requests: the body is read through http.MaxBytesReader
 // (Options.MaxBodyBytes: 413 beyond it), a batch holds at most
@@ -225,8 +226,8 @@ func (s *Server) Drop(p int) {
 }
 
 // SetPartitions sets the input topic's partition count, over which events
-// are routed by key (0: by key only when every partition's model is held,
-// then over their count).
+// are routed by key (0: not known; a server with one model then answers
+// every event with it, one with several refuses keys).
 func (s *Server) SetPartitions(n int) {
 	s.update(func(sn *snapshot) {
 		sn.parts = make([]int, max(n, 0))
@@ -557,18 +558,11 @@ func (sn *snapshot) route(ev *codec.Event, part int) (*Model, *apiError) {
 	if part >= 0 {
 		return sn.models[part], nil
 	}
-	if ev.Key != "" {
-		parts := sn.parts
-		if len(parts) == 0 && sn.count == len(sn.models) {
-			parts = make([]int, len(sn.models)) // every partition is held: route over them
-			for i := range parts {
-				parts[i] = i
-			}
+	if ev.Key != "" && (len(sn.parts) > 0 || sn.count > 1) {
+		if len(sn.parts) == 0 {
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "the input topic's partition count is not known here (yet), so the key cannot be routed: give ?partition=N", extra: map[string]any{"partitions": sn.held()}}
 		}
-		if len(parts) == 0 {
-			return nil, &apiError{code: http.StatusBadRequest, msg: "the input topic's partition count is not known here, so the key cannot be routed: give ?partition=N", extra: map[string]any{"partitions": sn.held()}}
-		}
-		p := kafka.Murmur2Balancer{Consistent: true}.Balance(kafka.Message{Key: []byte(ev.Key)}, parts...)
+		p := kafka.Murmur2Balancer{Consistent: true}.Balance(kafka.Message{Key: []byte(ev.Key)}, sn.parts...)
 		if p >= len(sn.models) || sn.models[p] == nil {
 			return nil, &apiError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("key %q belongs to partition %d, whose model is not on this server (not loaded yet, or owned by another instance)", ev.Key, p), extra: map[string]any{"partition": p, "partitions": sn.held()}}
 		}

@@ -43,6 +43,10 @@ type Live struct {
 type LiveConfig struct {
 	Topic, Group string                 // the input topic and consumer group
 	Scorer       consumer.ScorerOptions // --top-k, --positive as the pipeline has them
+	// Client, when set, reads the input topic's partition count (for
+	// routing keys) when Run starts and every minute; without it keys are
+	// routed only once the caller has called Server.SetPartitions.
+	Client *kafka.Client
 }
 
 type livePayload struct {
@@ -69,6 +73,22 @@ func (l *Live) Publish(partition int, next int64, payload []byte) {
 
 // Run builds and swaps in the published models until ctx ends.
 func (l *Live) Run(ctx context.Context) {
+	if c := l.cfg.Client; c != nil {
+		go func() {
+			for {
+				if n, err := kafkautil.Partitions(ctx, c, l.cfg.Topic); err == nil {
+					l.srv.SetPartitions(n)
+				} else if ctx.Err() == nil {
+					l.srv.sourceError(SourceLive, fmt.Errorf("input topic %s: %w", l.cfg.Topic, err))
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Minute):
+				}
+			}
+		}()
+	}
 	for {
 		select {
 		case <-ctx.Done():

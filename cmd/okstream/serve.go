@@ -331,24 +331,14 @@ func (r *runServeFlags) attach(cfg *consumer.Config, log *slog.Logger) (func(ctx
 	if err != nil {
 		return nil, fmt.Errorf("--serve: %w", err)
 	}
-	live := serve.NewLive(srv, serve.LiveConfig{Topic: cfg.Input, Group: cfg.Group, Scorer: consumer.ScorerOptions{TopK: cfg.TopK, Positive: cfg.Positive}})
+	tr := kafkasec.Transport(cfg.TLS, cfg.SASL)
+	live := serve.NewLive(srv, serve.LiveConfig{Topic: cfg.Input, Group: cfg.Group, Scorer: consumer.ScorerOptions{TopK: cfg.TopK, Positive: cfg.Positive},
+		Client: kafkasec.Client(cfg.Brokers, tr, 30*time.Second)}) // the input's partition count, for routing keys
 	cfg.OnModels = live.Publish
 	return func(ctx context.Context) {
-		go live.Run(ctx)
-		go func() { // the input's partition count, for routing keys
-			tr := kafkasec.Transport(cfg.TLS, cfg.SASL)
-			defer kafkasec.CloseTransport(tr)
-			client := kafkasec.Client(cfg.Brokers, tr, 30*time.Second)
-			for {
-				if n, err := kafkautil.Partitions(ctx, client, cfg.Input); err == nil {
-					srv.SetPartitions(n)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Minute):
-				}
-			}
+		go func() {
+			live.Run(ctx)
+			kafkasec.CloseTransport(tr)
 		}()
 		go func() {
 			if err := httpServe(ctx, srv, ln, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
