@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"okstream/consumer"
 )
 
 // endless is a body of n bytes: '[' then copies of one event, comma
@@ -135,5 +137,36 @@ func TestServeHostileInputs(t *testing.T) {
 	}
 	if d := m1.TotalAlloc - m0.TotalAlloc; d > 1<<20 {
 		t.Errorf("a batch declaring 2³² − 1 events allocated %d bytes", d)
+	}
+}
+
+// Routing without the partition count: a keyed event is answered by a
+// model file's one model, refused (503) by a live or replica server that
+// does not know the input's partition count yet (a key could belong to a
+// partition it does not hold), and routed by murmur2 once it knows it
+// (503 naming a partition it does not hold).
+func TestServeRoutingNeedsThePartitionCount(t *testing.T) {
+	sc, err := consumer.NewScorer(consumer.ResetPayload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed := []byte(`[{"v":1,"key":"user-3","x":[1]}]`)
+	for _, c := range []struct {
+		source string
+		parts  int
+		code   int
+	}{{SourceFile, 0, 400}, {SourceLive, 0, 503}, {SourceReplica, 0, 503}, {SourceLive, 1, 400}, {SourceLive, 4, 503}} {
+		srv, _ := New(Options{})
+		srv.Set(&Model{Scorer: sc, Partition: 0, Source: c.source})
+		if c.parts > 0 {
+			srv.SetPartitions(c.parts)
+		}
+		code, out := post(t, srv.Handler(), "", "", bytes.NewReader(keyed))
+		// user-3 is partition 3 of 4 by murmur2, which this server lacks;
+		// an event that reaches the model (of no models, dimension 0) is
+		// refused by it: 400 naming the dimension.
+		if code != c.code || (code == 400) != strings.Contains(string(out), "dimension is 0") {
+			t.Errorf("%s, %d partitions: %d %s, want %d", c.source, c.parts, code, out, c.code)
+		}
 	}
 }

@@ -19,9 +19,10 @@
 // when given; else the partition the input topic's producers send a record
 // keyed by the event's "key" to (murmur2, kafka-go's Murmur2Balancer and
 // Java's default partitioner: (murmur2(key) & 0x7fffffff) mod the input
-// topic's partition count, SetPartitions; 503 while it is not known); else,
-// when the server holds exactly one model, that one. An event that none of
-// these routes is refused (400).
+// topic's partition count, SetPartitions; 503 while it is not known, unless
+// the server holds one model from a file); else, when the server holds
+// exactly one model, that one. An event that none of these routes is
+// refused (400).
 //
 // Hostile requests: the body is read through http.MaxBytesReader
 // (Options.MaxBodyBytes: 413 beyond it), a batch holds at most
@@ -558,7 +559,7 @@ func (sn *snapshot) route(ev *codec.Event, part int) (*Model, *apiError) {
 	if part >= 0 {
 		return sn.models[part], nil
 	}
-	if ev.Key != "" && (len(sn.parts) > 0 || sn.count > 1) {
+	if ev.Key != "" && (len(sn.parts) > 0 || sn.count > 1 || sn.only().Source != SourceFile) {
 		if len(sn.parts) == 0 {
 			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "the input topic's partition count is not known here (yet), so the key cannot be routed: give ?partition=N", extra: map[string]any{"partitions": sn.held()}}
 		}
@@ -569,13 +570,19 @@ func (sn *snapshot) route(ev *codec.Event, part int) (*Model, *apiError) {
 		return sn.models[p], nil
 	}
 	if sn.count == 1 {
-		for _, m := range sn.models {
-			if m != nil {
-				return m, nil
-			}
-		}
+		return sn.only(), nil
 	}
 	return nil, &apiError{code: http.StatusBadRequest, msg: "the event has no key and the server holds several partitions' models: give the event's key or ?partition=N", extra: map[string]any{"partitions": sn.held()}}
+}
+
+// only is the model of a snapshot with one (count 1).
+func (sn *snapshot) only() *Model {
+	for _, m := range sn.models {
+		if m != nil {
+			return m
+		}
+	}
+	return nil
 }
 
 // held lists the partitions with a model.
