@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ID identifies whose checkpoint it is.
@@ -57,6 +58,10 @@ type Checkpoint struct {
 	Epoch      Epoch
 	NextOffset int64  // the first input offset not reflected in Payload
 	Payload    []byte // opaque to this package
+	// Time is the manifest record's timestamp when loaded (Load, LoadAll):
+	// when the checkpoint was written, by the writer's clock; zero when
+	// not known. Save ignores it.
+	Time time.Time
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)

@@ -294,6 +294,9 @@ func (s *Store) LoadAll(ctx context.Context, id ID) ([]*Checkpoint, LoadStats, e
 		st.Bytes += len(r.Value)
 		if slot, idx, ok := belongs(string(r.Key), id); ok {
 			slots[slot].add(idx, r.Value, s.lim)
+			if idx < 0 {
+				slots[slot].mtime = r.Time
+			}
 		}
 		return nil
 	})
@@ -327,6 +330,7 @@ func (s *Store) assembleSlots(id ID, slots map[string]*slotRecords) (cps []*Chec
 			rej = append(rej, Rejection{Slot: slot, Reason: reason, Detail: why})
 			continue
 		}
+		cp.Time = sd.mtime
 		cps = append(cps, cp)
 	}
 	sort.Slice(cps, func(i, j int) bool { return cps[j].Epoch.Less(cps[i].Epoch) })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Reason says, in one word usable as a metric label, why a checkpoint slot
@@ -119,6 +120,7 @@ func (l limits) slotBytes() int64 { return l.maxState + int64(l.maxChunks)*chunk
 // a higher one), so a flood of forged chunk records costs bounded memory.
 type slotRecords struct {
 	manifest []byte
+	mtime    time.Time // the manifest record's timestamp (Checkpoint.Time)
 	chunks   map[int][]byte
 	bytes    int64 // sum of len over chunks
 	dropped  int   // chunk records not kept (index ≥ maxChunks, or evicted)

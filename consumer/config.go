@@ -207,6 +207,17 @@ type Config struct {
 	// be restored) tries its restore again, so that it starts by itself
 	// once an operator has reset its checkpoint (default 30 s).
 	FailedRetry time.Duration
+	// OnModels, when set, is called with a copy of a partition's
+	// checkpoint payload (NewScorer builds a predict-only copy of its
+	// models) and the input offset it reflects each time the partition
+	// checkpoints and once when the partition starts (restored or fresh),
+	// and with a nil payload when this instance stops processing the
+	// partition (revoked, failed, shut down). It serves the live models in
+	// the same process (okstream run --serve). It is called on the
+	// partition's worker goroutine, never per event: it must return at
+	// once (hand the payload to another goroutine); the payload is the
+	// callee's.
+	OnModels func(partition int, next int64, payload []byte)
 	// afterBatch, when set (tests), is called by a worker after each
 	// micro-batch has been processed and its position published.
 	afterBatch func(partition int, next int64)

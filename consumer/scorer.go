@@ -179,8 +179,7 @@ var (
 // Score appends to out one ModelScore per model of the payload, in the
 // payload's order, for ev: what the pipeline publishes for ev as an
 // unlabelled event at the payload's state (ev's label, if any, is
-// ignored: the pipeline would publish Learn's pre-update score, which
-// learners compute as Predict does, but Score never learns). It never
+// ignored: Score never learns). It never
 // changes the Scorer's state and is safe for concurrent use; the result
 // (Dist included) does not alias the Scorer.
 //
@@ -196,6 +195,11 @@ func (s *Scorer) Score(ev *codec.Event, out []codec.ModelScore) ([]codec.ModelSc
 	kind := featDense
 	if ev.Named() {
 		kind = featNamed
+		if s.desc.Features == nil && len(s.names) > 0 && s.kind() != featDense {
+			// The pipeline's encoder configuration (--max-values-per-name,
+			// --missing) is in the payload only with its dictionary.
+			return out, fmt.Errorf("%w: named features (\"f\"), but the models have learnt no named event (the checkpoint holds no feature dictionary): send x or xi/xv", ErrScoreFeatures)
+		}
 	} else if err := s.checkDense(ev); err != nil {
 		return out, err
 	}

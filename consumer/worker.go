@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -305,6 +306,12 @@ func (w *worker) run(ctx context.Context) error {
 	}
 	w.p.partReady(w.part, true)
 	defer w.p.partReady(w.part, false)
+	if f := w.p.cfg.OnModels; f != nil {
+		if b, err := w.ms.marshal(); err == nil {
+			f(w.part, w.next, b)
+		}
+		defer f(w.part, -1, nil)
+	}
 
 	// The writer outlives ctx (the generation) so that a revoked partition
 	// can still drain its output and checkpoint; it stops when its input is
@@ -1144,6 +1151,9 @@ func (w *worker) checkpoint(ctx context.Context) error {
 	w.p.m.ckptSecs.Observe(st.Duration.Seconds())
 	w.p.m.ckptUnix.WithLabelValues(w.label).Set(float64(now.UnixNano()) / 1e9)
 	w.p.noteCheckpoint(w.part, w.next, st)
+	if f := w.p.cfg.OnModels; f != nil {
+		f(w.part, w.next, bytes.Clone(payload))
+	}
 	if err := w.gen.commit(w.p.cfg.Input, w.part, w.next); err != nil {
 		// The checkpoint, not the committed offset, is where the partition
 		// resumes; a failed commit only delays the lag metric of other tools.

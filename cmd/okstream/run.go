@@ -375,6 +375,8 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs := newFlagSet("run", runSynopsis, runExamples, stderr)
 	var f runFlags
 	f.register(fs)
+	var sv runServeFlags // --serve (serve.go)
+	sv.register(fs)
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -405,10 +407,15 @@ func runRunContext(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	cfg.TLS, cfg.SASL = sec.TLS, sec.SASL
 	log.Info("kafka connections", "brokers", strings.Join(cfg.Brokers, ","), "security", sec.String())
+	startServing, err := sv.attach(&cfg, log)
+	if err != nil {
+		return fail("%v", err)
+	}
 	p, err := consumer.New(cfg)
 	if err != nil {
 		return fail("%v\n(see okstream run --help)", err)
 	}
+	startServing(ctx)
 	if f.metricsAddr != "" {
 		ln, err := net.Listen("tcp", f.metricsAddr)
 		if err != nil {
