@@ -360,6 +360,12 @@ func (a *AutoMulti) mix(p []float64) []float64 {
 			p[k] += float64(w * v)
 		}
 	}
+	// The normalised weights sum to 1 only up to rounding: a class every
+	// survivor gives probability 1 (one class seen) came out 1 + 4·10⁻¹⁶,
+	// which the prediction record's decoder rightly refuses.
+	for k, v := range p {
+		p[k] = min(v, 1)
+	}
 	return p
 }
 
