@@ -18,6 +18,10 @@ package paper
 // k-SDCA (a batch solver) is not run. Permutations: every run streams a
 // fresh seeded order of a9a (the paper: one pass, order not stated), the
 // models are then frozen and scored on a9a.t.
+//
+// A second block runs the same rows on MNIST 8 vs 6 (§7.3, Fig. 6(2)) as
+// far as the shared mnist allows (dsgSVMMNIST86 below). Blocks can be
+// chosen with reproduce --datasets a9a,mnist-8v6.
 
 import (
 	"fmt"
@@ -32,7 +36,7 @@ import (
 func init() {
 	register(&Experiment{
 		ID:     "dsg-svm",
-		Title:  "DSG paper, §7.3 Adult kernel SVM: one pass over a9a, test error on a9a.t (Fig. 6(1), SC1)",
+		Title:  "DSG paper, §7.3 kernel SVM: Adult (a9a → a9a.t) and MNIST 8 vs 6, test errors after one pass (Fig. 6(1), 6(2), SC1)",
 		Paper:  "Dai et al., Scalable Kernel Methods via Doubly Stochastic Gradients, NIPS 2014 (arXiv 1407.5599)",
 		Task:   "classification",
 		Runs:   3,
@@ -46,11 +50,21 @@ for comparison, with the paper's Algorithm 1 features √2cos(ωᵀx+b) and the 
 before (γ_t = 1/(1+(t−1)/100)). Baselines: NORMA-style kernel SGD (bogd: kernel OGD on the hinge
 with 2^12 support vectors, a random one discarded when full), random-feature SGD with 2^8
 frequencies (FOGD; the paper's r-Pegasos/r-SDCA use 2^8 features), the online linear model and
-the class prior of the training stream.`,
+the class prior of the training stream. The second block runs the same rows on the paper's MNIST
+8 vs 6 task as far as the shared mnist allows (its own note says how it differs).`,
 		Discussion: `The paper prints no step size for DSG; okstream's default is chosen from the theory's family
 (θν ∈ (1, 2)) with the first step measured on a9a (docs/algorithms/dsg-onepass.md), and checked
 on w7a → w7a.t and cod-rna. The paper's Adult number is one run; ours are means over
-permutations (± the sample standard deviation).`,
+permutations (± the sample standard deviation).
+
+MNIST 8 vs 6: on ~1,500 training images one pass is 24 iterations of B = 64, and DSG's
+progressive error (10–12 %) shows it is still learning at the end of the pass; its test error
+(2.0 %) is behind the online linear model's (1.6 %) and NORMA-style kernel SGD's (1.8 %), and after
+10 passes it is at 1.3 % against 1.1 % and 1.0 %. These differences are 1–3 of the 389 test
+images; the paper's 0.26 % would be one. Every model here is far from the paper's because the
+training set is 1/1000 of MNIST 8M's; at this size a linear model on the 50 principal components
+separates 8s from 6s about as well as the kernel models. See also dsg-multiclass (§7.4) for the
+10-class task on the same images.`,
 	})
 }
 
@@ -226,14 +240,16 @@ func dsgSVMMNIST86(b *strings.Builder, out *dsgSVMResult, runs int, o Options) e
 MNIST's training images), PCA to 50 dimensions, σ = 9.03 by the median trick (pixels in [0, 1]),
 ν = 1/n, B = 2^10, r = 2^8; DSG's test error after one pass 0.26 %%, the best of the solvers. Ours:
 the 8s and 6s of the 10,000 MNIST test images the shared folder holds (its training images are
-missing) — %d among its first 8,000 rows train, %d among its last 2,000 test (the last 5,000 are
-the NIST test-set writers, the harder half); no virtual examples, so 1/1000 of the paper's
-training set; PCA to 50 fitted on the training rows (pixels 0–255: σ̂ = %s is 255 × %s in the
-paper's units); ν = 1/%d = %s; Adult's B = 2^6 and r = 2^5 (B = 2^10 would be one or two
-iterations on %d rows); the feature cap 2^14 is not reached (a pass adds ~%d features). 8 is
-the positive class. %d permutations.
+missing): those among its first 8,000 rows train, those among its last 2,000 test (MNIST's last
+5,000 test images are the NIST test-set writers, the harder half); no virtual examples, so 1/1000
+of the paper's training set; PCA to 50 fitted on the training rows; ν = 1/n; Adult's B = 2^6 and
+r = 2^5 (B = 2^10 would be one or two iterations here); 8 is the positive class.
 
-`, tr.Len(), te.Len(), learner.FormatNumber(sigma), learner.FormatNumber(sigma/255), tr.Len(), learner.FormatNumber(nu), tr.Len(), tr.Len()/64*32, runs)
+%d training rows, %d test rows (one test mistake = %.2f points); σ̂ = %.1f in pixel units 0–255,
+%.2f in the paper's units; ν = 1/%d = %.3g; a pass adds %d features (under the cap 2^14);
+%d permutations.
+
+`, tr.Len(), te.Len(), 100/float64(te.Len()), sigma, sigma/255, tr.Len(), nu, tr.Len()/64*32, runs)
 	res, err := dsgSVMTable(b, tr, te, dsgSVMAlgos(sigma, nu, "0.26", "–"), runs, 1, o)
 	if err != nil {
 		return err
