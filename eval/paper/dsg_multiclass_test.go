@@ -60,8 +60,8 @@ func meanOf(t *testing.T, cell string) float64 {
 
 // A scaled-down dsg-multiclass (3,000 letter rows, 1,500 mnist rows with
 // PCA to 20 and a second pass): the table is well formed, every DSG row is
-// at least 40 points below the class prior on the test rows, the γ grid's
-// one-pass winner is the step of the multi-pass row, and a second run
+// at least 40 points below the class prior on the test rows, the (σ, γ)
+// grid's one-pass winner is what the multi-pass row runs, and a second run
 // gives the same table up to the µs/event column.
 func TestDSGMulticlassSmall(t *testing.T) {
 	needShared(t, "letter", "mnist")
@@ -70,11 +70,11 @@ func TestDSGMulticlassSmall(t *testing.T) {
 		{Title: "mnist", Key: "mnist", Train: 1500, Test: 500, PCA: 20, Passes: 2, Paper: "0.5", Note: "test"},
 	}
 	algos := []dsgMCAlgo{
-		{label: "DSG small", spec: func(s float64, _ string) string {
+		{label: "DSG small", spec: func(s float64, _, _ string) string {
 			return fmt.Sprintf("dsg:sigma=%s,max_features=1024", learner.FormatNumber(s))
 		}},
-		{label: "DSG grid", grid: true, spec: func(s float64, g string) string {
-			return fmt.Sprintf("dsg:sigma=%s,max_features=1024,gamma0=%s,kappa=0", learner.FormatNumber(s), g)
+		{label: "DSG grid", grid: true, spec: func(_ float64, sg, g string) string {
+			return fmt.Sprintf("dsg:sigma=%s,max_features=1024,gamma0=%s,kappa=0", sg, g)
 		}},
 	}
 	o := Options{Seed: 1, Workers: 2}
@@ -102,6 +102,13 @@ func TestDSGMulticlassSmall(t *testing.T) {
 	if len(prior) != 3 {
 		t.Fatalf("class prior rows: %v", prior)
 	}
+	param := func(spec, key string) string {
+		i := strings.Index(spec, ","+key+"=")
+		if i < 0 {
+			t.Fatalf("spec %s has no %s", spec, key)
+		}
+		return strings.SplitN(spec[i+len(key)+2:], ",", 2)[0]
+	}
 	var pick string
 	for _, r := range rows {
 		key := r[0] + "/" + r[1]
@@ -112,12 +119,16 @@ func TestDSGMulticlassSmall(t *testing.T) {
 			t.Errorf("%s %s: test error %v, class prior %v: not 40 points better", key, r[2], te, prior[key])
 		}
 		if r[0] == "mnist" && r[1] == "1" && r[2] == "DSG grid" {
-			i := strings.Index(r[8], "gamma0=")
-			pick = strings.SplitN(r[8][i+len("gamma0="):], ",", 2)[0]
+			spec := strings.Trim(r[8], "`")
+			name := dsgMCSigmaName(data.Datasets[1].Sigma, param(spec, "sigma"))
+			if !strings.HasPrefix(name, "σ̂") {
+				t.Errorf("picked σ %s is not one of the grid's", param(spec, "sigma"))
+			}
+			pick = "σ = " + name + ", constant step γ = " + param(spec, "gamma0")
 		}
 	}
-	if pick == "" || !strings.Contains(body, "| mnist | 2 | DSG, constant step γ = "+pick+" (the one-pass pick) |") {
-		t.Errorf("the two-pass row does not use the one-pass pick γ0 = %q:\n%s", pick, body)
+	if pick == "" || !strings.Contains(body, "| mnist | 2 | DSG, "+pick+" (the one-pass picks) |") {
+		t.Errorf("the two-pass row does not use the one-pass picks %q:\n%s", pick, body)
 	}
 	body2, _, err := dsgMulticlass(setups, algos, 2, o)
 	if err != nil {
