@@ -18,6 +18,10 @@ package paper
 // k-SDCA (a batch solver) is not run. Permutations: every run streams a
 // fresh seeded order of a9a (the paper: one pass, order not stated), the
 // models are then frozen and scored on a9a.t.
+//
+// A second block runs the same rows on MNIST 8 vs 6 (§7.3, Fig. 6(2)) as
+// far as the shared mnist allows (dsgSVMMNIST86 below). Blocks can be
+// chosen with reproduce --datasets a9a,mnist-8v6.
 
 import (
 	"fmt"
@@ -32,7 +36,7 @@ import (
 func init() {
 	register(&Experiment{
 		ID:     "dsg-svm",
-		Title:  "DSG paper, §7.3 Adult kernel SVM: one pass over a9a, test error on a9a.t (Fig. 6(1), SC1)",
+		Title:  "DSG paper, §7.3 kernel SVM: Adult (a9a → a9a.t) and MNIST 8 vs 6, test errors after one pass (Fig. 6(1), 6(2), SC1)",
 		Paper:  "Dai et al., Scalable Kernel Methods via Doubly Stochastic Gradients, NIPS 2014 (arXiv 1407.5599)",
 		Task:   "classification",
 		Runs:   3,
@@ -46,23 +50,115 @@ for comparison, with the paper's Algorithm 1 features √2cos(ωᵀx+b) and the 
 before (γ_t = 1/(1+(t−1)/100)). Baselines: NORMA-style kernel SGD (bogd: kernel OGD on the hinge
 with 2^12 support vectors, a random one discarded when full), random-feature SGD with 2^8
 frequencies (FOGD; the paper's r-Pegasos/r-SDCA use 2^8 features), the online linear model and
-the class prior of the training stream.`,
+the class prior of the training stream. The second block runs the same rows on the paper's MNIST
+8 vs 6 task as far as the shared mnist allows (its own note says how it differs).`,
 		Discussion: `The paper prints no step size for DSG; okstream's default is chosen from the theory's family
 (θν ∈ (1, 2)) with the first step measured on a9a (docs/algorithms/dsg-onepass.md), and checked
 on w7a → w7a.t and cod-rna. The paper's Adult number is one run; ours are means over
-permutations (± the sample standard deviation).`,
+permutations (± the sample standard deviation).
+
+MNIST 8 vs 6: on ~1,500 training images one pass is 24 iterations of B = 64, and DSG's
+progressive error (10–12 %) shows it is still learning at the end of the pass; its test error
+(2.0 %) is behind the online linear model's (1.6 %) and NORMA-style kernel SGD's (1.8 %), and after
+10 passes it is at 1.3 % against 1.1 % and 1.0 %. These differences are 1–3 of the 389 test
+images; the paper's 0.26 % would be one. Every model here is far from the paper's because the
+training set is 1/1000 of MNIST 8M's; at this size a linear model on the 50 principal components
+separates 8s from 6s about as well as the kernel models. See also dsg-multiclass (§7.4) for the
+10-class task on the same images.`,
 	})
 }
 
-// dsgSVMResult is the raw result (the JSON file).
+// dsgSVMResult is the raw result (the JSON file): the Adult block's
+// fields as before the MNIST block was added, and the MNIST 8 vs 6 block.
 type dsgSVMResult struct {
 	Experiment string       `json:"experiment"`
 	Sigma      float64      `json:"sigma"`
 	Nu         float64      `json:"nu"`
 	Result     *eval.Result `json:"result"`
+	// MNIST86 is the §7.3 MNIST 8 vs 6 block (absent when not run).
+	MNIST86 *dsgSVMBlock `json:"mnist_8v6,omitempty"`
+}
+
+// dsgSVMBlock is one block's raw result.
+type dsgSVMBlock struct {
+	Sigma  float64      `json:"sigma"`
+	Nu     float64      `json:"nu"`
+	Result *eval.Result `json:"result"`
+	// Passes is the same block with several passes (absent if not run).
+	Passes *eval.Result `json:"passes,omitempty"`
+}
+
+// dsgSVMAlgo is one row of a block: label, spec and the paper's number.
+type dsgSVMAlgo struct{ label, spec, paper string }
+
+// dsgSVMAlgos are a block's rows for σ̂ and ν: the same learners and
+// settings for Adult and MNIST 8 vs 6 (the paper's Adult B = 2^6, r = 2^5
+// for both; see the MNIST block's note), with the paper's DSG and NORMA
+// numbers of the dataset.
+func dsgSVMAlgos(sigma, nu float64, paperDSG, paperNORMA string) []dsgSVMAlgo {
+	s, n := learner.FormatNumber(sigma), learner.FormatNumber(nu)
+	return []dsgSVMAlgo{
+		{"DSG (okstream defaults)", fmt.Sprintf("dsg:sigma=%s,nu=%s,batch=64,block=32,max_features=16384", s, n), paperDSG},
+		{"DSG (Algorithm 1 cos features, pre-42 step)", fmt.Sprintf("dsg:sigma=%s,nu=%s,batch=64,block=32,max_features=16384,features=cos,gamma0=1,t0=100", s, n), paperDSG},
+		{"NORMA-style kernel SGD (bogd, 2^12 SVs)", fmt.Sprintf("bogd:sigma=%s,budget=4096", s), paperNORMA},
+		{"random features 2^8 (FOGD)", fmt.Sprintf("fogd:sigma=%s,features=256", s), "–"},
+		{"online linear model", "linear", "–"},
+	}
+}
+
+// dsgSVMTable runs a block (one pass over train, frozen models scored on
+// test) and writes its table into b.
+func dsgSVMTable(b *strings.Builder, train, test *dataset.Dataset, algos []dsgSVMAlgo, runs, passes int, o Options) (*eval.Result, error) {
+	var specs, labels []string
+	for _, a := range algos {
+		specs = append(specs, a.spec)
+		labels = append(labels, a.label)
+	}
+	cfg := eval.Config{Runs: runs, Seed: o.Seed, Workers: o.Workers, Test: test, Passes: passes}
+	res, err := eval.Run(train, specs, labels, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(b, "| algorithm | paper test error %% | test error %% (%s) | progressive error %% (%s) | µs/event | spec |\n|---|---|---|---|---|---|\n", test.Name, train.Name)
+	for i, m := range res.Models {
+		te := "–"
+		if st, ok := testError(res, m.Label); ok {
+			te = fmt.Sprintf("%.2f ± %.2f", st.Mean, st.Std)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %.2f ± %.2f | %.1f | `%s` |\n", m.Label, algos[i].paper, te, m.Mean, m.Std, m.NsPerEvent/1000, m.Chosen)
+	}
+	if res.Test != nil {
+		st := res.Test.Baseline.Measures[eval.MeasureMistakeRate]
+		fmt.Fprintf(b, "| class prior of the training stream | – | %.2f ± %.2f | – | – | – |\n", st.Mean, st.Std)
+	}
+	return res, nil
 }
 
 func runDSGSVM(e *Experiment, o Options) (*Report, error) {
+	runs := o.Runs
+	if runs <= 0 {
+		runs = e.Runs
+	}
+	out := dsgSVMResult{Experiment: e.ID}
+	var b strings.Builder
+	if keep(o.Datasets, "a9a") {
+		if err := dsgSVMAdult(&b, &out, runs, o); err != nil {
+			return nil, err
+		}
+	}
+	if keep(o.Datasets, "mnist-8v6") {
+		if err := dsgSVMMNIST86(&b, &out, runs, o); err != nil {
+			return nil, err
+		}
+	}
+	if b.Len() == 0 {
+		return nil, fmt.Errorf("dsg-svm: no block selected (known: a9a, mnist-8v6)")
+	}
+	return &Report{Exp: e, Runs: runs, Seed: o.Seed, Body: b.String(), Data: out}, nil
+}
+
+// dsgSVMAdult is the Adult block: a9a → a9a.t.
+func dsgSVMAdult(b *strings.Builder, out *dsgSVMResult, runs int, o Options) error {
 	load := func(name string) (*dataset.Dataset, error) {
 		ds, err := dataset.Load(filepath.Join(dataset.DataRoot(), "a9a", name), dataset.Options{Dim: 123})
 		if err != nil {
@@ -75,59 +171,93 @@ func runDSGSVM(e *Experiment, o Options) (*Report, error) {
 	}
 	train, err := load("a9a")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	test, err := load("a9a.t")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sigma := learner.MedianTrickSigma(train.X, 2000)
 	nu := 1 / (100 * float64(train.Len()))
-	s, n := learner.FormatNumber(sigma), learner.FormatNumber(nu)
-	type algo struct{ label, spec, paper string }
-	algos := []algo{
-		{"DSG (okstream defaults)", fmt.Sprintf("dsg:sigma=%s,nu=%s,batch=64,block=32,max_features=16384", s, n), "15.3"},
-		{"DSG (Algorithm 1 cos features, pre-42 step)", fmt.Sprintf("dsg:sigma=%s,nu=%s,batch=64,block=32,max_features=16384,features=cos,gamma0=1,t0=100", s, n), "15.3"},
-		{"NORMA-style kernel SGD (bogd, 2^12 SVs)", fmt.Sprintf("bogd:sigma=%s,budget=4096", s), "15"},
-		{"random features 2^8 (FOGD)", fmt.Sprintf("fogd:sigma=%s,features=256", s), "–"},
-		{"online linear model", "linear", "–"},
-	}
-	var specs, labels []string
-	for _, a := range algos {
-		specs = append(specs, a.spec)
-		labels = append(labels, a.label)
-	}
-	runs := o.Runs
-	if runs <= 0 {
-		runs = e.Runs
-	}
-	cfg := eval.Config{Runs: runs, Seed: o.Seed, Workers: o.Workers, Test: test}
-	res, err := eval.Run(train, specs, labels, cfg)
+	b.WriteString("### Adult (a9a → a9a.t)\n\n")
+	fmt.Fprintf(b, "σ = %s (median trick), ν = 1/(100·%d) = %s; %d permutations.\n\n", learner.FormatNumber(sigma), train.Len(), learner.FormatNumber(nu), runs)
+	res, err := dsgSVMTable(b, train, test, dsgSVMAlgos(sigma, nu, "15.3", "15"), runs, 1, o)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "σ = %s (median trick), ν = 1/(100·%d) = %s; %d permutations.\n\n", s, train.Len(), n, runs)
-	b.WriteString("| algorithm | paper test error % | test error % (a9a.t) | progressive error % (a9a) | µs/event | spec |\n|---|---|---|---|---|---|\n")
-	testOf := func(label string) string {
-		if res.Test == nil {
-			return "–"
-		}
-		for _, m := range res.Test.Models {
-			if m.Label == label {
-				st := m.Measures[eval.MeasureMistakeRate]
-				return fmt.Sprintf("%.2f ± %.2f", st.Mean, st.Std)
+	out.Sigma, out.Nu, out.Result = sigma, nu, res
+	return nil
+}
+
+// MNIST 8 vs 6 (§7.3, Fig. 6(2)): the paper's data is MNIST 8M's 1.6M
+// images of 8s and 6s (virtual examples: distortions of MNIST's 60,000
+// training images), reduced to 50 dimensions by PCA, σ = 9.03 by the
+// median trick, ν = 1/n, B = 2^10, r = 2^8; DSG's test error after one
+// pass is 0.26 % (the best of the solvers). Ours: the 8s and 6s of the
+// shared mnist's 10,000 test images — those among the first 8,000 rows
+// train, those among the last 2,000 test (the split of dsg-multiclass) —
+// PCA to 50 fitted on the training rows, σ by the median trick, ν = 1/n,
+// and Adult's B = 2^6, r = 2^5 (with ~1,550 training rows B = 2^10 would
+// be one or two iterations).
+const (
+	mnist86Train, mnist86Test = 8000, 2000
+	mnist86PCA                = 50
+	mnist86Passes             = 10
+)
+
+// dsgSVMMNIST86 is the MNIST 8 vs 6 block.
+func dsgSVMMNIST86(b *strings.Builder, out *dsgSVMResult, runs int, o Options) error {
+	tr, te, err := loadSplit("mnist", mnist86Train, mnist86Test)
+	if err != nil {
+		return fmt.Errorf("dsg-svm: %w", err)
+	}
+	eightSix := func(ds *dataset.Dataset) (*dataset.Dataset, error) {
+		var idx []int
+		for i, y := range ds.Y {
+			if y == 8 || y == 6 {
+				idx = append(idx, i)
 			}
 		}
-		return "–"
+		s := ds.Subset(idx)
+		s.Name = ds.Name + " (8 vs 6)"
+		eight := 8.0
+		return s, s.BinaryLabels(&eight)
 	}
-	for i, m := range res.Models {
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f ± %.2f | %.1f | `%s` |\n", m.Label, algos[i].paper, testOf(m.Label), m.Mean, m.Std, m.NsPerEvent/1000, m.Chosen)
+	if tr, err = eightSix(tr); err != nil {
+		return err
 	}
-	if res.Test != nil {
-		st := res.Test.Baseline.Measures[eval.MeasureMistakeRate]
-		fmt.Fprintf(&b, "| class prior of the training stream | – | %.2f ± %.2f | – | – | – |\n", st.Mean, st.Std)
+	if te, err = eightSix(te); err != nil {
+		return err
 	}
-	return &Report{Exp: e, Runs: runs, Seed: o.Seed, Body: b.String(),
-		Data: dsgSVMResult{Experiment: e.ID, Sigma: sigma, Nu: nu, Result: res}}, nil
+	if tr, te, err = pcaProject(tr, te, mnist86PCA); err != nil {
+		return fmt.Errorf("dsg-svm: mnist 8 vs 6: %w", err)
+	}
+	tr.Name, te.Name = "train", "test"
+	sigma := learner.MedianTrickSigma(tr.X, 2000)
+	nu := 1 / float64(tr.Len())
+	b.WriteString("\n### MNIST 8 vs 6 (the shared mnist's test images)\n\n")
+	fmt.Fprintf(b, `The paper (§7.3, Fig. 6(2)): 1.6M images of 8s and 6s from MNIST 8M (distorted copies of
+MNIST's training images), PCA to 50 dimensions, σ = 9.03 by the median trick (pixels in [0, 1]),
+ν = 1/n, B = 2^10, r = 2^8; DSG's test error after one pass 0.26 %%, the best of the solvers. Ours:
+the 8s and 6s of the 10,000 MNIST test images the shared folder holds (its training images are
+missing): those among its first 8,000 rows train, those among its last 2,000 test (MNIST's last
+5,000 test images are the NIST test-set writers, the harder half); no virtual examples, so 1/1000
+of the paper's training set; PCA to 50 fitted on the training rows; ν = 1/n; Adult's B = 2^6 and
+r = 2^5 (B = 2^10 would be one or two iterations here); 8 is the positive class.
+
+%d training rows, %d test rows (one test mistake = %.2f points); σ̂ = %.1f in pixel units 0–255,
+%.2f in the paper's units; ν = 1/%d = %.3g; a pass adds %d features (under the cap 2^14);
+%d permutations.
+
+`, tr.Len(), te.Len(), 100/float64(te.Len()), sigma, sigma/255, tr.Len(), nu, tr.Len()/64*32, runs)
+	res, err := dsgSVMTable(b, tr, te, dsgSVMAlgos(sigma, nu, "0.26", "–"), runs, 1, o)
+	if err != nil {
+		return err
+	}
+	out.MNIST86 = &dsgSVMBlock{Sigma: sigma, Nu: nu, Result: res}
+	fmt.Fprintf(b, "\nThe same with %d passes over the training rows (each permutation presents them %d times; the paper's 1.6M images are ~135 distorted copies of each of its ~11,800 original 8s and 6s, ours are undistorted repeats; the progressive column is optimistic from the second pass on, the test column is not):\n\n", mnist86Passes, mnist86Passes)
+	if out.MNIST86.Passes, err = dsgSVMTable(b, tr, te, dsgSVMAlgos(sigma, nu, "0.26", "–"), runs, mnist86Passes, o); err != nil {
+		return err
+	}
+	return nil
 }
