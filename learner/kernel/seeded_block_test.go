@@ -132,3 +132,71 @@ func BenchmarkSeededBlocksProject(b *testing.B) {
 		})
 	}
 }
+
+// TestSeededBlocksProjectGroup: ProjectGroup writes, for every input of a
+// group, the bits of Project(Frequency(i), x, nz, b_i): whole strips of 32
+// and their remainders, ranges across block boundaries and across the end
+// of the cache (regenerated features), with and without the phase, inputs
+// with no non-zero coordinate, a row stride ld above the range.
+func TestSeededBlocksProjectGroup(t *testing.T) { checkProjectGroup(t) }
+
+func checkProjectGroup(t *testing.T) {
+	t.Helper()
+	const d, size = 11, 64
+	s, err := NewSeeded(FamilyGaussian, 1.3, 0, d, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewSeededBlocks(s, size, 150) // blocks 0, 1 full, block 2 partial (22)
+	c.Grow(200)
+	src := rng.New(8)
+	w := make([]float64, d)
+	var g SparseGroup
+	for trial := range 40 {
+		ne := 1 + src.IntN(9)
+		g.Reset(size)
+		xs := make([][]float64, ne)
+		for e := range xs {
+			x := make([]float64, d)
+			if e != 1 { // input 1 is all zeros
+				for j := range x {
+					switch u := src.Float64(); {
+					case u < 0.3:
+						x[j] = 1
+					case u < 0.4:
+						x[j] = -1
+					case u < 0.6:
+						x[j] = src.Normal()
+					}
+				}
+			}
+			xs[e] = x
+			g.Add(x, NonZero(nil, x))
+		}
+		lo := src.IntN(180)
+		hi := lo + src.IntN(200-lo)
+		if trial < 4 { // whole blocks: only strips
+			lo, hi = size*(trial%2), size*(trial%2+1+trial/2)
+		}
+		ld := hi - lo + src.IntN(5)
+		withPhase := trial%2 == 0
+		p := make([]float64, ne*ld)
+		for i := range p {
+			p[i] = math.NaN() // every entry in range must be written
+		}
+		c.ProjectGroup(p, ld, w, &g, lo, hi, withPhase)
+		for e, x := range xs {
+			nz := NonZero(nil, x)
+			for i := lo; i < hi; i++ {
+				b := s.Frequency(w, uint64(i))
+				if !withPhase {
+					b = 0
+				}
+				want := Project(w, x, nz, b)
+				if got := p[e*ld+i-lo]; math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("trial %d input %d feature %d [%d, %d): %v, Project %v", trial, e, i, lo, hi, got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,90 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ends []int, strips int)
+//
+// ProjectGroup's register-blocked projection: for each strip of 32
+// features (256 bytes of every row of w), for each input e, the eight
+// accumulators Y0–Y7 start from p[e·ld : e·ld+32] and take
+// vals[k]·w[rows[k] : rows[k]+32] for input e's entries k in order,
+// VMULPD then VADDPD (each lane rounded like MULSD and ADDSD, no fused
+// instruction): the bits of Project's sum (TestSeededBlocksProjectGroup).
+TEXT ·projectStrips(SB), NOSPLIT, $0-136
+	MOVQ p_base+0(FP), DI      // strip of p
+	MOVQ ld+24(FP), R8
+	SHLQ $3, R8               // ld in bytes
+	MOVQ w_base+32(FP), SI    // strip of w
+	MOVQ rows_base+56(FP), R9
+	MOVQ vals_base+80(FP), R10
+	MOVQ ends_base+104(FP), R11
+	MOVQ ends_len+112(FP), R12 // inputs
+	MOVQ strips+128(FP), R13
+
+strip:
+	TESTQ R13, R13
+	JEQ   done
+	MOVQ  DI, DX  // p[e·ld + strip]
+	XORQ  CX, CX  // entry k
+	XORQ  R14, R14 // input e
+
+input:
+	CMPQ R14, R12
+	JEQ  nextstrip
+	MOVQ (R11)(R14*8), R15 // end of input e's entries
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 64(DX), Y2
+	VMOVUPD 96(DX), Y3
+	VMOVUPD 128(DX), Y4
+	VMOVUPD 160(DX), Y5
+	VMOVUPD 192(DX), Y6
+	VMOVUPD 224(DX), Y7
+
+coord:
+	CMPQ         CX, R15
+	JEQ          store
+	VBROADCASTSD (R10)(CX*8), Y15 // x_j
+	MOVQ         (R9)(CX*8), AX
+	LEAQ         (SI)(AX*8), AX   // row j of the strip
+	VMULPD       0(AX), Y15, Y8
+	VADDPD       Y8, Y0, Y0
+	VMULPD       32(AX), Y15, Y9
+	VADDPD       Y9, Y1, Y1
+	VMULPD       64(AX), Y15, Y10
+	VADDPD       Y10, Y2, Y2
+	VMULPD       96(AX), Y15, Y11
+	VADDPD       Y11, Y3, Y3
+	VMULPD       128(AX), Y15, Y12
+	VADDPD       Y12, Y4, Y4
+	VMULPD       160(AX), Y15, Y13
+	VADDPD       Y13, Y5, Y5
+	VMULPD       192(AX), Y15, Y14
+	VADDPD       Y14, Y6, Y6
+	VMULPD       224(AX), Y15, Y8
+	VADDPD       Y8, Y7, Y7
+	INCQ         CX
+	JMP          coord
+
+store:
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	VMOVUPD Y4, 128(DX)
+	VMOVUPD Y5, 160(DX)
+	VMOVUPD Y6, 192(DX)
+	VMOVUPD Y7, 224(DX)
+	ADDQ    R8, DX
+	INCQ    R14
+	JMP     input
+
+nextstrip:
+	ADDQ $256, DI
+	ADDQ $256, SI
+	DECQ R13
+	JMP  strip
+
+done:
+	VZEROUPPER
+	RET
