@@ -230,6 +230,7 @@ type DSG struct {
 	partG   []float64            // LearnBatch: partial scores, event e chunk c at e·nc+c
 	partGA  []float64            // LearnBatch: the same for the average
 	phiG    []float64            // LearnBatch after the cap (refine): the group's feature values, event-major
+	grp     kernel.SparseGroup   // LearnBatch: the group's inputs for ProjectGroup
 	wg      sync.WaitGroup
 }
 
@@ -430,6 +431,7 @@ type dsgWorker struct {
 	s   []float64 // their sines (cossin)
 	c   []float64 // and cosines
 	phi []float64 // feature values of a chunk (LearnBatch)
+	pg  []float64 // projections of a chunk for a group of events, event e at e·dsgChunk (LearnBatch)
 }
 
 // ensureCache caches the frequencies of features up to n (within the cache
@@ -469,14 +471,20 @@ func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []f
 			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
 			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
-			sn, cs := wk.s[:len(p)], wk.c[:len(p)]
-			rng.FastSincosSlice(sn, cs, p) // FastSincos's bits, no call per value
-			phi := out[2*(lo-base) : 2*(end-base)]
-			for i, c := range cs {
-				phi[2*i], phi[2*i+1] = c, sn[i]
-			}
+			l.sincosPairs(wk, out[2*(lo-base):2*(end-base)], p)
 		}
 		lo = end
+	}
+}
+
+// sincosPairs writes the pairs (cos p_i, sin p_i) into phi[2i], phi[2i+1]
+// (len(p) ≤ dsgChunk), with FastSincos's bits.
+func (l *DSG) sincosPairs(wk *dsgWorker, phi, p []float64) {
+	sn, cs := wk.s[:len(p)], wk.c[:len(p)]
+	rng.FastSincosSlice(sn, cs, p) // FastSincos's bits, no call per value
+	phi = phi[:2*len(p)]
+	for i, c := range cs {
+		phi[2*i], phi[2*i+1] = c, sn[i]
 	}
 }
 
@@ -585,6 +593,12 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 // a longer run of events is scored in several groups.
 const dsgGroupValues = 1 << 22
 
+// dsgGroupEvents bounds the events LearnBatch scores together (a longer
+// run of one mini-batch is scored in several groups, with the same bits):
+// each thread keeps the projections of one chunk for the group,
+// dsgGroupEvents·dsgChunk values (256 KiB, within L2).
+const dsgGroupEvents = 64
+
 // LearnBatch is Learn for xs[0], xs[1], … in order: it writes the
 // pre-update scores into scores and leaves the state that the sequence of
 // Learn calls leaves, bit for bit. It scores each run of events that fall
@@ -601,7 +615,7 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 		if l.inBatch == 0 {
 			l.openBatch()
 		}
-		m := min(len(xs)-s, l.batch-l.inBatch)
+		m := min(len(xs)-s, l.batch-l.inBatch, dsgGroupEvents)
 		keep := l.accLo < l.nf && l.accHi-l.accLo == l.nf // refine: keep every value
 		if keep {
 			m = max(1, min(m, dsgGroupValues/(l.nf*l.stride)))
@@ -611,9 +625,11 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 		for len(l.nzs) < len(group) {
 			l.nzs = append(l.nzs, make([]int, 0, l.dim))
 		}
+		l.grp.Reset(l.cache.Block())
 		for e, x := range group {
 			l.checkDim(x)
 			l.nzs[e] = kernel.NonZero(l.nzs[e], x)
+			l.grp.Add(x, l.nzs[e])
 		}
 		nc := (l.nf + dsgChunk - 1) / dsgChunk
 		if need := len(group) * nc; len(l.partG) < need {
@@ -679,20 +695,33 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 
 // scoreGroup writes the partial scores of chunks [c0, c1) for every event
 // of group into l.partG (and l.partGA), and with l.phiG sized the feature
-// values into it: chunk by chunk, so that a chunk's frequency block is
-// read from memory once for the group.
+// values into it: chunk by chunk, the projections of all the group's
+// events onto a chunk in one register-blocked pass over its frequency
+// block (kernel.SeededBlocks.ProjectGroup, the bits of evalInto's
+// Project), then each event's feature values and partial scores.
 func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
 	s := l.stride
 	n := l.nf * s
+	if need := len(group) * dsgChunk; len(wk.pg) < need {
+		wk.pg = make([]float64, need)
+	}
 	for c := c0; c < c1; c++ {
 		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
 		coef := l.coef[lo*s : hi*s]
-		for e, x := range group {
+		l.cache.ProjectGroup(wk.pg, dsgChunk, wk.w, &l.grp, lo, hi, s == 1)
+		for e := range group {
 			phi := wk.phi[:(hi-lo)*s]
 			if len(l.phiG) > 0 {
 				phi = l.phiG[e*n+lo*s : e*n+hi*s]
 			}
-			l.evalInto(wk, x, l.nzs[e], lo, hi, phi)
+			p := wk.pg[e*dsgChunk : e*dsgChunk+hi-lo]
+			if s == 1 {
+				for i, v := range p {
+					phi[i] = kernel.CosFeature(v)
+				}
+			} else {
+				l.sincosPairs(wk, phi, p)
+			}
 			l.partG[e*nc+c] = dot4(coef, phi)
 			if l.average {
 				l.partGA[e*nc+c] = dot4(l.avg[lo*s:hi*s], phi)
@@ -854,6 +883,9 @@ func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
 func (l *DSG) Info() Info {
 	bytes := 8 * (cap(l.coef) + cap(l.avg) + cap(l.acc) + cap(l.phi) + cap(l.part) + cap(l.partA) + cap(l.nz) + l.threads*(l.dim+dsgChunk))
 	bytes += l.cache.Bytes() + 8*(cap(l.partG)+cap(l.partGA)+cap(l.phiG)+len(l.nzs)*l.dim)
+	for i := range l.work {
+		bytes += 8 * cap(l.work[i].pg)
+	}
 	return l.info(l.maxF, l.nf, bytes)
 }
 

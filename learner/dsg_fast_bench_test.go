@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -171,4 +172,59 @@ func BenchmarkDSGFeatureEvals(b *testing.B) {
 		b.ReportMetric(dsg/dense, "ratio-vs-gemm-d123")
 		b.ReportMetric(dsg/sparse, fmt.Sprintf("ratio-vs-gemm-d%d", inner))
 	}
+}
+
+// BenchmarkDSGCapPhase times LearnBatch (threads=1, runs of 64 events) at
+// the cap (2^14 features, the paper's §7.3 settings with block 64) on a9a,
+// for after_cap=refine (every feature takes each batch's gradient: the
+// feature values of all K features of the batch's events are kept) and
+// after_cap=revisit (prediction plus one block's gradient: what predicting
+// at 2^14 features costs). The setup streams the first 16,384 events; each
+// iteration learns the next 64 (wrapping around the file). µs/event is
+// wall clock, cpu-µs/event the CPU time of the benchmark's thread (the
+// learner runs on it; a loaded machine inflates it less).
+//
+//	go test ./learner -run '^$' -bench DSGCapPhase
+func BenchmarkDSGCapPhase(b *testing.B) {
+	ds := dsgA9a(b, "a9a")
+	const group, from = 64, 16384
+	for _, policy := range []string{"refine", "revisit"} {
+		b.Run(policy, func(b *testing.B) {
+			l, err := New(dsgPaperSpec(ds, 64)+",after_cap="+policy, ds.Dim)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := l.(*DSG)
+			scores := make([]float64, len(ds.X))
+			d.LearnBatch(ds.X[:from], ds.Y[:from], scores[:from])
+			if d.nf != 16384 {
+				b.Fatalf("%d features after %d events, want 16384", d.nf, from)
+			}
+			runtime.LockOSThread() // threads=1: the learner runs on this thread
+			defer runtime.UnlockOSThread()
+			i := from
+			b.ResetTimer()
+			c0 := dsgThreadCPU(b)
+			for range b.N {
+				if i+group > len(ds.X) {
+					i = from
+				}
+				d.LearnBatch(ds.X[i:i+group], ds.Y[i:i+group], scores[i:i+group])
+				i += group
+			}
+			cpu := dsgThreadCPU(b) - c0
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*group), "µs/event")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*group), "cpu-µs/event")
+		})
+	}
+}
+
+// dsgThreadCPU returns the CPU time of the calling OS thread (Linux
+// RUSAGE_THREAD; the process's elsewhere).
+func dsgThreadCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(dsgRusageThread, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -132,6 +132,7 @@ type SparseGroup struct {
 	nzs  [][]int
 	rows []int     // j·size for each non-zero coordinate j, inputs concatenated
 	vals []float64 // x_j for the same entries
+	ones []uint8   // 1 where x_j = 1 (the product 1·ω_ij = ω_ij is exact: added without a multiply)
 	ends []int     // ends[e]: the end of input e's entries
 	size int       // the block size the row offsets were computed for
 }
@@ -141,7 +142,7 @@ func (g *SparseGroup) Reset(size int) {
 	clear(g.xs)
 	clear(g.nzs)
 	g.xs, g.nzs = g.xs[:0], g.nzs[:0]
-	g.rows, g.vals, g.ends = g.rows[:0], g.vals[:0], g.ends[:0]
+	g.rows, g.vals, g.ones, g.ends = g.rows[:0], g.vals[:0], g.ones[:0], g.ends[:0]
 	g.size = size
 }
 
@@ -151,6 +152,11 @@ func (g *SparseGroup) Add(x []float64, nz []int) {
 	for _, j := range nz {
 		g.rows = append(g.rows, j*g.size)
 		g.vals = append(g.vals, x[j])
+		var one uint8
+		if x[j] == 1 {
+			one = 1
+		}
+		g.ones = append(g.ones, one)
 	}
 	g.ends = append(g.ends, len(g.rows))
 	g.xs = append(g.xs, x)
@@ -167,7 +173,8 @@ func (g *SparseGroup) Len() int { return len(g.xs) }
 // multiply-add). On amd64 with AVX2 the cached features are done in strips
 // of 32 held in eight registers while the strip's frequencies (at most
 // d·32 values) are read for every input of the group — a register-blocked
-// sparse GEMM; elsewhere, and for a strip's remainder, it is projectBlock
+// sparse GEMM — and a coordinate x_j = 1 (indicator inputs) is added
+// without its multiply (1·ω_ij is exactly ω_ij, so the bits stay); elsewhere, and for a strip's remainder, it is projectBlock
 // input by input (the same bits, TestSeededBlocksProjectGroup). A
 // regenerated feature (beyond the cache) is generated once for the whole
 // group into w (len ≥ d). g must have been Reset with Block(); ld ≥ hi−lo

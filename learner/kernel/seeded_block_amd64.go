@@ -14,14 +14,15 @@ func projectGroupRun(p []float64, ld int, w []float64, g *SparseGroup, n int) in
 	if !useAVX2 || strips == 0 {
 		return 0
 	}
-	projectStrips(p, ld, w, g.rows, g.vals, g.ends, strips)
+	projectStrips(p, ld, w, g.rows, g.vals, g.ones, g.ends, strips)
 	return 32 * strips
 }
 
 // projectStrips is projectGroupRun's AVX2 loop: for each strip of 32
 // features, for each input e, the strip's sums of input e in Y0–Y7 (loaded
 // from p, so the phase or zero the caller stored comes first), one VMULPD
-// and one VADDPD per register and entry, stored back.
+// and one VADDPD per register and entry (one VADDPD where ones[k] = 1:
+// x_j = 1), stored back.
 //
 //go:noescape
-func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ends []int, strips int)
+func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)

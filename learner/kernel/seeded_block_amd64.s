@@ -2,24 +2,27 @@
 
 #include "textflag.h"
 
-// func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ends []int, strips int)
+// func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)
 //
 // ProjectGroup's register-blocked projection: for each strip of 32
 // features (256 bytes of every row of w), for each input e, the eight
 // accumulators Y0–Y7 start from p[e·ld : e·ld+32] and take
 // vals[k]·w[rows[k] : rows[k]+32] for input e's entries k in order,
 // VMULPD then VADDPD (each lane rounded like MULSD and ADDSD, no fused
-// instruction): the bits of Project's sum (TestSeededBlocksProjectGroup).
-TEXT ·projectStrips(SB), NOSPLIT, $0-136
+// instruction), or where ones[k] = 1 (x_j = 1, whose product is exactly
+// the frequency) VADDPD alone: the bits of Project's sum
+// (TestSeededBlocksProjectGroup).
+TEXT ·projectStrips(SB), NOSPLIT, $0-160
 	MOVQ p_base+0(FP), DI      // strip of p
 	MOVQ ld+24(FP), R8
 	SHLQ $3, R8               // ld in bytes
 	MOVQ w_base+32(FP), SI    // strip of w
 	MOVQ rows_base+56(FP), R9
 	MOVQ vals_base+80(FP), R10
-	MOVQ ends_base+104(FP), R11
-	MOVQ ends_len+112(FP), R12 // inputs
-	MOVQ strips+128(FP), R13
+	MOVQ ones_base+104(FP), BX
+	MOVQ ends_base+128(FP), R11
+	MOVQ ends_len+136(FP), R12 // inputs
+	MOVQ strips+152(FP), R13
 
 strip:
 	TESTQ R13, R13
@@ -44,9 +47,11 @@ input:
 coord:
 	CMPQ         CX, R15
 	JEQ          store
-	VBROADCASTSD (R10)(CX*8), Y15 // x_j
 	MOVQ         (R9)(CX*8), AX
 	LEAQ         (SI)(AX*8), AX   // row j of the strip
+	CMPB         (BX)(CX*1), $1
+	JEQ          one
+	VBROADCASTSD (R10)(CX*8), Y15 // x_j
 	VMULPD       0(AX), Y15, Y8
 	VADDPD       Y8, Y0, Y0
 	VMULPD       32(AX), Y15, Y9
@@ -65,6 +70,18 @@ coord:
 	VADDPD       Y8, Y7, Y7
 	INCQ         CX
 	JMP          coord
+
+one: // x_j = 1: add the row
+	VADDPD 0(AX), Y0, Y0
+	VADDPD 32(AX), Y1, Y1
+	VADDPD 64(AX), Y2, Y2
+	VADDPD 96(AX), Y3, Y3
+	VADDPD 128(AX), Y4, Y4
+	VADDPD 160(AX), Y5, Y5
+	VADDPD 192(AX), Y6, Y6
+	VADDPD 224(AX), Y7, Y7
+	INCQ   CX
+	JMP    coord
 
 store:
 	VMOVUPD Y0, 0(DX)

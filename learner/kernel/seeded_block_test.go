@@ -92,9 +92,10 @@ func TestSeededBlocksNoCache(t *testing.T) {
 	}
 }
 
-// BenchmarkSeededBlocksProject: one a9a-like event (14 of 123 coordinates
-// non-zero, indicators or reals) against 2^14 cached features; ns per
-// feature projection.
+// BenchmarkSeededBlocksProject: a9a-like events (14 of 123 coordinates
+// non-zero, indicators or reals) against 2^14 cached features, one event
+// at a time (Project) and 64 at once (ProjectGroup); ns per feature
+// projection.
 func BenchmarkSeededBlocksProject(b *testing.B) {
 	const d, K = 123, 1 << 14
 	s, _ := NewSeeded(FamilyGaussian, 4, 0, d, 1)
@@ -119,16 +120,30 @@ func BenchmarkSeededBlocksProject(b *testing.B) {
 			for i, x := range xs {
 				nzs[i] = NonZero(nil, x)
 			}
-			p := make([]float64, 512)
+			p := make([]float64, 512*len(xs))
 			w := make([]float64, d)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				x, nz := xs[i%len(xs)], nzs[i%len(xs)]
-				for lo := 0; lo < K; lo += 512 {
-					c.Project(p, w, x, nz, lo, lo+512, true)
+			b.Run("event", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					x, nz := xs[i%len(xs)], nzs[i%len(xs)]
+					for lo := 0; lo < K; lo += 512 {
+						c.Project(p, w, x, nz, lo, lo+512, true)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/K, "ns/feature")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/K, "ns/feature")
+			})
+			b.Run("group64", func(b *testing.B) { // ProjectGroup: one call per chunk for the 64 events
+				var g SparseGroup
+				g.Reset(512)
+				for i, x := range xs {
+					g.Add(x, nzs[i])
+				}
+				for i := 0; i < b.N; i += len(xs) {
+					for lo := 0; lo < K; lo += 512 {
+						c.ProjectGroup(p, 512, w, &g, lo, lo+512, true)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64((b.N+len(xs)-1)/len(xs)*len(xs))/K, "ns/feature")
+			})
 		})
 	}
 }
