@@ -335,8 +335,7 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	}
 	l.work = make([]dsgWorker, l.threads)
 	for i := range l.work {
-		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), s: make([]float64, dsgChunk),
-			c: make([]float64, dsgChunk), phi: make([]float64, dsgChunk*stride)}
+		l.work[i] = dsgWorker{w: make([]float64, dim), p: make([]float64, dsgChunk), phi: make([]float64, 4*dsgChunk*stride)}
 	}
 	l.src.Seed(rng.Derive(seed, 0xd5a7))
 	return l, nil
@@ -428,9 +427,7 @@ const dsgChunk = 512
 type dsgWorker struct {
 	w   []float64 // a regenerated frequency vector (features beyond the cache)
 	p   []float64 // projections of a chunk (cossin)
-	s   []float64 // their sines (cossin)
-	c   []float64 // and cosines
-	phi []float64 // feature values of a chunk (LearnBatch)
+	phi []float64 // feature values of a chunk for four events (LearnBatch)
 	pg  []float64 // projections of a chunk for a group of events, event e at e·dsgChunk (LearnBatch)
 }
 
@@ -471,40 +468,16 @@ func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []f
 			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
 			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
-			l.sincosPairs(wk, out[2*(lo-base):2*(end-base)], p)
+			rng.FastCosSinPairs(out[2*(lo-base):2*(end-base)], p) // FastSincos's bits, no call per value
 		}
 		lo = end
 	}
 }
 
-// sincosPairs writes the pairs (cos p_i, sin p_i) into phi[2i], phi[2i+1]
-// (len(p) ≤ dsgChunk), with FastSincos's bits.
-func (l *DSG) sincosPairs(wk *dsgWorker, phi, p []float64) {
-	sn, cs := wk.s[:len(p)], wk.c[:len(p)]
-	rng.FastSincosSlice(sn, cs, p) // FastSincos's bits, no call per value
-	phi = phi[:2*len(p)]
-	for i, c := range cs {
-		phi[2*i], phi[2*i+1] = c, sn[i]
-	}
-}
-
 // dot4 returns Σ a_i·b_i with four interleaved accumulators (i mod 4),
-// every product rounded, added as (s0+s1)+(s2+s3).
-func dot4(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += float64(a[i] * b[i])
-		s1 += float64(a[i+1] * b[i+1])
-		s2 += float64(a[i+2] * b[i+2])
-		s3 += float64(a[i+3] * b[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += float64(a[i] * b[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// every product rounded, added as (s0+s1)+(s2+s3): kernel.Dot4 (AVX2 on
+// amd64, the same bits).
+func dot4(a, b []float64) float64 { return kernel.Dot4(a, b) }
 
 // scoreChunks evaluates the features of chunks [c0, c1) at x into l.phi
 // and their partial scores into l.part (and l.partA).
@@ -707,26 +680,49 @@ func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
 	}
 	for c := c0; c < c1; c++ {
 		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
+		m := (hi - lo) * s
 		coef := l.coef[lo*s : hi*s]
 		l.cache.ProjectGroup(wk.pg, dsgChunk, wk.w, &l.grp, lo, hi, s == 1)
-		for e := range group {
-			phi := wk.phi[:(hi-lo)*s]
-			if len(l.phiG) > 0 {
-				phi = l.phiG[e*n+lo*s : e*n+hi*s]
-			}
-			p := wk.pg[e*dsgChunk : e*dsgChunk+hi-lo]
-			if s == 1 {
-				for i, v := range p {
-					phi[i] = kernel.CosFeature(v)
+		for e0 := 0; e0 < len(group); e0 += 4 { // four events' dot products together
+			ne := min(4, len(group)-e0)
+			var phis [4][]float64
+			for k := range ne {
+				e := e0 + k
+				phi := wk.phi[k*m : (k+1)*m]
+				if len(l.phiG) > 0 {
+					phi = l.phiG[e*n+lo*s : e*n+hi*s]
 				}
-			} else {
-				l.sincosPairs(wk, phi, p)
+				p := wk.pg[e*dsgChunk : e*dsgChunk+hi-lo]
+				if s == 1 {
+					for i, v := range p {
+						phi[i] = kernel.CosFeature(v)
+					}
+				} else {
+					rng.FastCosSinPairs(phi, p)
+				}
+				phis[k] = phi
 			}
-			l.partG[e*nc+c] = dot4(coef, phi)
+			l.dots(l.partG[e0*nc+c:], nc, coef, &phis, ne)
 			if l.average {
-				l.partGA[e*nc+c] = dot4(l.avg[lo*s:hi*s], phi)
+				l.dots(l.partGA[e0*nc+c:], nc, l.avg[lo*s:hi*s], &phis, ne)
 			}
 		}
+	}
+}
+
+// dots sets dst[k·stride] = dot4(a, phis[k]) for k < n ≤ 4: four at once
+// (kernel.Dot4x4, dot4's bits) when n = 4.
+func (l *DSG) dots(dst []float64, stride int, a []float64, phis *[4][]float64, n int) {
+	if n < 4 {
+		for k := range n {
+			dst[k*stride] = dot4(a, phis[k])
+		}
+		return
+	}
+	var out [4]float64
+	kernel.Dot4x4(&out, a, phis[0], phis[1], phis[2], phis[3])
+	for k, v := range out {
+		dst[k*stride] = v
 	}
 }
 

@@ -26,3 +26,10 @@ func TestSeededBlocksProjectGroupNoAVX2(t *testing.T) {
 	useAVX2 = false
 	checkProjectGroup(t)
 }
+
+// TestDot4NoAVX2 is TestDot4Bits with the AVX2 loops turned off.
+func TestDot4NoAVX2(t *testing.T) {
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	useAVX2 = false
+	checkDot4(t)
+}

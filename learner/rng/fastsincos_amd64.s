@@ -121,17 +121,20 @@ done:
 	MOVQ AX, ret+72(FP)
 	RET
 
-// func fastSincosQuads(sin, cos, x []float64) int
+// func fastSincosQuads(sin, cos, x []float64, pairs bool) int
 //
 // fastSincosPairs's loop four arguments at a time in AVX2 registers (VEX
 // encodings of the same operations: VMULPD, VADDPD and VSUBPD round each
 // lane like their SSE2 forms, and no fused instruction is used), for CPUs
-// with AVX2 (fastsincos_amd64.go checks).
-TEXT ·fastSincosQuads(SB), NOSPLIT, $0-80
+// with AVX2 (fastsincos_amd64.go checks). With pairs, the values go to
+// sin interleaved, cos x[j] at 2j and sin x[j] at 2j+1 (VUNPCKLPD,
+// VUNPCKHPD and VPERM2F128 only move them), and cos is not used.
+TEXT ·fastSincosQuads(SB), NOSPLIT, $0-88
 	MOVQ         sin_base+0(FP), DI
 	MOVQ         cos_base+24(FP), SI
 	MOVQ         x_base+48(FP), DX
 	MOVQ         x_len+56(FP), CX
+	MOVBLZX      pairs+72(FP), R15
 	LEAQ         ·fsSin(SB), R8
 	LEAQ         ·fsPairs(SB), R9
 	MOVQ         $0x825fffffffffffff, BX // 2·bits(2²⁰) − 1
@@ -241,12 +244,26 @@ quad:
 	VSUBPD Y6, Y5, Y5 // C·cm − S·sr
 	VADDPD Y7, Y5, Y5 // cos
 
+	TESTQ   R15, R15
+	JNE     interleave
 	VMOVUPD Y4, (DI)(AX*8)
 	VMOVUPD Y5, (SI)(AX*8)
 	ADDQ    $4, AX
 	JMP     quad
 
+interleave:
+	VUNPCKLPD  Y4, Y5, Y6       // cos0 sin0 | cos2 sin2
+	VUNPCKHPD  Y4, Y5, Y7       // cos1 sin1 | cos3 sin3
+	VPERM2F128 $0x20, Y7, Y6, Y0 // cos0 sin0 cos1 sin1
+	VPERM2F128 $0x31, Y7, Y6, Y1 // cos2 sin2 cos3 sin3
+	MOVQ       AX, R14
+	SHLQ       $4, R14          // 16 bytes per argument
+	VMOVUPD    Y0, (DI)(R14*1)
+	VMOVUPD    Y1, 32(DI)(R14*1)
+	ADDQ       $4, AX
+	JMP        quad
+
 quaddone:
 	VZEROUPPER
-	MOVQ AX, ret+72(FP)
+	MOVQ AX, ret+80(FP)
 	RET
