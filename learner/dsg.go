@@ -546,10 +546,7 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 			l.features(x, l.nf, l.accHi)
 		}
 		s := l.stride
-		phi := l.phi[l.accLo*s : l.accHi*s]
-		for i, v := range phi {
-			l.acc[i] += float64(g * v)
-		}
+		kernel.AxpyRounded(g, l.phi[l.accLo*s:l.accHi*s], l.acc) // acc += g·φ, each product rounded
 	}
 	l.inBatch++
 	l.updates++
@@ -650,10 +647,7 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 					l.features(x, l.accLo, l.accHi)
 					phi = l.phi[l.accLo*st : l.accHi*st]
 				}
-				acc := l.acc[:len(phi)]
-				for i, v := range phi {
-					acc[i] += float64(g * v)
-				}
+				kernel.AxpyRounded(g, phi, l.acc) // acc += g·φ, each product rounded
 			}
 			scores[s+e] = reported
 			l.inBatch++

@@ -204,20 +204,20 @@ func (c *SeededBlocks) ProjectGroup(p []float64, ld int, w []float64, g *SparseG
 		}
 		b := i / size
 		end := min(hi, (b+1)*size, c.n)
-		for e := range ne {
-			dst := p[e*ld+i-lo : e*ld+end-lo]
+		var phase []float64
+		if withPhase {
+			phase = c.phase[i:end]
+		}
+		off := i - b*size
+		done := projectGroupRun(p[i-lo:], ld, c.w[b][off:], phase, g, end-i)
+		for e := range ne { // the rest: projectBlock, input by input
+			dst := p[e*ld+i-lo+done : e*ld+end-lo]
 			if withPhase {
-				copy(dst, c.phase[i:end])
+				copy(dst, phase[done:])
 			} else {
 				clear(dst)
 			}
-		}
-		off := i - b*size
-		done := projectGroupRun(p[i-lo:], ld, c.w[b][off:], g, end-i)
-		if done < end-i {
-			for e := range ne {
-				projectBlock(p[e*ld+i-lo+done:e*ld+end-lo], c.w[b], g.xs[e], g.nzs[e], size, off+done)
-			}
+			projectBlock(dst, c.w[b], g.xs[e], g.nzs[e], size, off+done)
 		}
 		i = end
 	}

@@ -2,27 +2,28 @@
 
 #include "textflag.h"
 
-// func projectStrips(p []float64, ld int, w []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)
+// func projectStrips(p []float64, ld int, w, phase []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)
 //
 // ProjectGroup's register-blocked projection: for each strip of 32
 // features (256 bytes of every row of w), for each input e, the eight
-// accumulators Y0–Y7 start from p[e·ld : e·ld+32] and take
+// accumulators Y0–Y7 start from the strip's phases (zero when phase is
+// empty) and take
 // vals[k]·w[rows[k] : rows[k]+32] for input e's entries k in order,
 // VMULPD then VADDPD (each lane rounded like MULSD and ADDSD, no fused
 // instruction), or where ones[k] = 1 (x_j = 1, whose product is exactly
 // the frequency) VADDPD alone: the bits of Project's sum
-// (TestSeededBlocksProjectGroup).
-TEXT ·projectStrips(SB), NOSPLIT, $0-160
+// (TestSeededBlocksProjectGroup); they are stored at p[e·ld : e·ld+32].
+TEXT ·projectStrips(SB), NOSPLIT, $0-184
 	MOVQ p_base+0(FP), DI      // strip of p
 	MOVQ ld+24(FP), R8
 	SHLQ $3, R8               // ld in bytes
 	MOVQ w_base+32(FP), SI    // strip of w
-	MOVQ rows_base+56(FP), R9
-	MOVQ vals_base+80(FP), R10
-	MOVQ ones_base+104(FP), BX
-	MOVQ ends_base+128(FP), R11
-	MOVQ ends_len+136(FP), R12 // inputs
-	MOVQ strips+152(FP), R13
+	MOVQ rows_base+80(FP), R9
+	MOVQ vals_base+104(FP), R10
+	MOVQ ones_base+128(FP), BX
+	MOVQ ends_base+152(FP), R11
+	MOVQ ends_len+160(FP), R12 // inputs
+	MOVQ strips+176(FP), R13
 
 strip:
 	TESTQ R13, R13
@@ -35,14 +36,29 @@ input:
 	CMPQ R14, R12
 	JEQ  nextstrip
 	MOVQ (R11)(R14*8), R15 // end of input e's entries
-	VMOVUPD 0(DX), Y0
-	VMOVUPD 32(DX), Y1
-	VMOVUPD 64(DX), Y2
-	VMOVUPD 96(DX), Y3
-	VMOVUPD 128(DX), Y4
-	VMOVUPD 160(DX), Y5
-	VMOVUPD 192(DX), Y6
-	VMOVUPD 224(DX), Y7
+	MOVQ phase_len+64(FP), AX
+	TESTQ AX, AX
+	JEQ  zero
+	MOVQ phase_base+56(FP), AX // the strip's phases (advanced per strip)
+	VMOVUPD 0(AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD 64(AX), Y2
+	VMOVUPD 96(AX), Y3
+	VMOVUPD 128(AX), Y4
+	VMOVUPD 160(AX), Y5
+	VMOVUPD 192(AX), Y6
+	VMOVUPD 224(AX), Y7
+	JMP  coord
+
+zero:
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
 
 coord:
 	CMPQ         CX, R15
@@ -99,6 +115,7 @@ store:
 nextstrip:
 	ADDQ $256, DI
 	ADDQ $256, SI
+	ADDQ $256, phase_base+56(FP)
 	DECQ R13
 	JMP  strip
 
