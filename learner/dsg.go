@@ -230,7 +230,8 @@ type DSG struct {
 	partG   []float64            // LearnBatch: partial scores, event e chunk c at e·nc+c
 	partGA  []float64            // LearnBatch: the same for the average
 	phiG    []float64            // LearnBatch after the cap (refine): the group's feature values, event-major
-	grp     kernel.SparseGroup   // LearnBatch: the group's inputs for ProjectGroup
+	grp     kernel.SparseGroup   // the group's inputs for ProjectGroup (LearnBatch; one event in Learn, Predict)
+	one     [1][]float64         // Learn, Predict: the group of one
 	wg      sync.WaitGroup
 }
 
@@ -479,22 +480,8 @@ func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []f
 // amd64, the same bits).
 func dot4(a, b []float64) float64 { return kernel.Dot4(a, b) }
 
-// scoreChunks evaluates the features of chunks [c0, c1) at x into l.phi
-// and their partial scores into l.part (and l.partA).
-func (l *DSG) scoreChunks(wk *dsgWorker, x []float64, c0, c1 int) {
-	s := l.stride
-	for c := c0; c < c1; c++ {
-		lo, hi := c*dsgChunk, min((c+1)*dsgChunk, l.nf)
-		l.evalFeatures(wk, x, lo, hi)
-		phi := l.phi[lo*s : hi*s]
-		l.part[c] = dot4(l.coef[lo*s:hi*s], phi)
-		if l.average {
-			l.partA[c] = dot4(l.avg[lo*s:hi*s], phi)
-		}
-	}
-}
-
-// scores evaluates all nf features at x into l.phi and returns the last
+// scores evaluates all nf features at x into l.phi (scoreGroup with a
+// group of one) and returns the last
 // iterate's score f_t(x) and the reported score (f_t(x), or the averaged
 // model's with predict_with=average): the chunk sums added in chunk order,
 // as LearnBatch adds them. One goroutine: a fork and join per event
@@ -502,7 +489,10 @@ func (l *DSG) scoreChunks(wk *dsgWorker, x []float64, c0, c1 int) {
 // 42), so threads > 1 parallelises LearnBatch only.
 func (l *DSG) scores(x []float64) (f, reported float64) {
 	nc := (l.nf + dsgChunk - 1) / dsgChunk
-	l.scoreChunks(&l.work[0], x, 0, nc)
+	l.grp.Reset(l.cache.Block()) // a group of one: scoreGroup's kernels
+	l.grp.Add(x, l.nz)
+	l.one[0] = x
+	l.scoreGroup(&l.work[0], l.one[:], nc, 0, nc, l.phi[:l.nf*l.stride], l.part, l.partA)
 	var sf, sa float64
 	for c := range nc {
 		sf += l.part[c]
@@ -618,10 +608,10 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 			for t := 1; t < T; t++ {
 				go l.groupShare(t, T, nc, group)
 			}
-			l.scoreGroup(&l.work[0], group, nc, 0, nc/T)
+			l.scoreGroup(&l.work[0], group, nc, 0, nc/T, l.phiG, l.partG, l.partGA)
 			l.wg.Wait()
 		} else {
-			l.scoreGroup(&l.work[0], group, nc, 0, nc)
+			l.scoreGroup(&l.work[0], group, nc, 0, nc, l.phiG, l.partG, l.partGA)
 		}
 		for e, x := range group {
 			var sf, sa float64
@@ -661,12 +651,12 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 }
 
 // scoreGroup writes the partial scores of chunks [c0, c1) for every event
-// of group into l.partG (and l.partGA), and with l.phiG sized the feature
-// values into it: chunk by chunk, the projections of all the group's
+// e of group into part[e·nc+c] (and partA), and with keep non-empty the
+// feature values into it (event e's at e·nf·stride): chunk by chunk, the projections of all the group's
 // events onto a chunk in one register-blocked pass over its frequency
 // block (kernel.SeededBlocks.ProjectGroup, the bits of evalInto's
 // Project), then each event's feature values and partial scores.
-func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
+func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int, keep, part, partA []float64) {
 	s := l.stride
 	n := l.nf * s
 	if need := len(group) * dsgChunk; len(wk.pg) < need {
@@ -683,8 +673,8 @@ func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
 			for k := range ne {
 				e := e0 + k
 				phi := wk.phi[k*m : (k+1)*m]
-				if len(l.phiG) > 0 {
-					phi = l.phiG[e*n+lo*s : e*n+hi*s]
+				if len(keep) > 0 {
+					phi = keep[e*n+lo*s : e*n+hi*s]
 				}
 				p := wk.pg[e*dsgChunk : e*dsgChunk+hi-lo]
 				if s == 1 {
@@ -696,9 +686,9 @@ func (l *DSG) scoreGroup(wk *dsgWorker, group [][]float64, nc, c0, c1 int) {
 				}
 				phis[k] = phi
 			}
-			l.dots(l.partG[e0*nc+c:], nc, coef, &phis, ne)
+			l.dots(part[e0*nc+c:], nc, coef, &phis, ne)
 			if l.average {
-				l.dots(l.partGA[e0*nc+c:], nc, l.avg[lo*s:hi*s], &phis, ne)
+				l.dots(partA[e0*nc+c:], nc, l.avg[lo*s:hi*s], &phis, ne)
 			}
 		}
 	}
@@ -722,7 +712,7 @@ func (l *DSG) dots(dst []float64, stride int, a []float64, phis *[4][]float64, n
 
 // groupShare is thread t's share of scoreGroup.
 func (l *DSG) groupShare(t, T, nc int, group [][]float64) {
-	l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T)
+	l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T, l.phiG, l.partG, l.partGA)
 	l.wg.Done()
 }
 
