@@ -88,9 +88,15 @@ package learner
 //     (default 256 MB); the rest are regenerated on
 //     every use, as in the paper. The cache is coordinate-major in blocks
 //     of 512 features (kernel.SeededBlocks): the projections of a block onto
-//     a sparse x are nnz(x) unit-stride passes over the block, only the
-//     non-zero coordinates read. Cached and regenerated features give the
-//     bits of kernel.Project, so caching never changes a score.
+//     the events of a group (up to 64 of one mini-batch; one in Learn and
+//     Predict) are a register-blocked sparse product
+//     (SeededBlocks.ProjectGroup: strips of 32 features in AVX2 registers,
+//     only the non-zero coordinates read, x_j = 1 added without a
+//     multiply), then the group's sincos (rng.FastCosSinPairs, stored
+//     straight as (cos, sin) pairs) and partial scores four events at a time
+//     (kernel.Dot4x4). Cached and regenerated features give the bits of
+//     kernel.Project, and every kernel those of its Go loop, so neither the
+//     cache nor the kernels (nor the platform) change a score.
 //   - Score summation and threads (issue 42): the score is a sum of
 //     per-chunk sums (chunks of 512 features, four interleaved accumulators
 //     within a chunk, the chunk sums added in chunk order). LearnBatch
@@ -100,8 +106,11 @@ package learner
 //     goroutines, one fork and join per run of events; the sums are the
 //     same whatever T and whatever the grouping, so the model, every score
 //     and the state are bit-identical to one-thread Learn (threads is
-//     Local, not state). Learn and Predict run on one goroutine: a fork and
-//     join per event measured slower than one thread (0.8×, BenchmarkDSGA9a).
+//     Local, not state). After the cap with after_cap=refine the group's
+//     gradient is added once its scores are known, split over the threads
+//     by feature range (each value takes its terms in event order).
+//     Learn and Predict run on one goroutine: a fork and join per event
+//     measured slower than one thread (0.8×, BenchmarkDSGA9a).
 //   - Features: cossin (the pair (cos ωᵀx, sin ωᵀx), the authors' code) is
 //     the default of hinge and logistic since issue 42 (the other losses
 //     keep cos, the paper's Algorithm 1): one sincos gives both values, so the
