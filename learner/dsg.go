@@ -436,10 +436,11 @@ const dsgChunk = 512
 
 // dsgWorker is one thread's scratch.
 type dsgWorker struct {
-	w   []float64 // a regenerated frequency vector (features beyond the cache)
-	p   []float64 // projections of a chunk (cossin)
-	phi []float64 // feature values of a chunk for four events (LearnBatch)
-	pg  []float64 // projections of a chunk for a group of events, event e at e·dsgChunk (LearnBatch)
+	w   []float64          // a regenerated frequency vector (features beyond the cache)
+	p   []float64          // projections of a chunk (cossin)
+	phi []float64          // feature values of a chunk for four events (LearnBatch)
+	pg  []float64          // projections of a chunk for a group of events, event e at e·dsgChunk (LearnBatch)
+	one kernel.SparseGroup // evalInto's group of one
 }
 
 // ensureCache caches the frequencies of features up to n (within the cache
@@ -467,18 +468,22 @@ func (l *DSG) evalFeatures(wk *dsgWorker, x []float64, lo, hi int) {
 
 // evalInto writes the values of features [lo, hi) at x (non-zero
 // coordinates nz) into out ((hi−lo)·stride values): the projections of the
-// cached blocks (kernel.SeededBlocks), or of regenerated frequencies
-// beyond the cache, then √2cos, or cos and sin.
+// cached blocks (kernel.SeededBlocks.ProjectGroup with a group of one), or
+// of regenerated frequencies beyond the cache, then √2cos, or cos and sin.
 func (l *DSG) evalInto(wk *dsgWorker, x []float64, nz []int, lo, hi int, out []float64) {
+	wk.one.Reset(l.cache.Block())
+	wk.one.Add(x, nz)
 	for base := lo; lo < hi; {
 		end := min(hi, (lo/dsgChunk+1)*dsgChunk)
 		if l.stride == 1 {
-			p := l.cache.Project(out[lo-base:end-base], wk.w, x, nz, lo, end, true)
+			p := out[lo-base : end-base]
+			l.cache.ProjectGroup(p, len(p), wk.w, &wk.one, lo, end, true)
 			for i, v := range p {
 				p[i] = kernel.CosFeature(v)
 			}
 		} else { // the pair (cos ωᵀx, sin ωᵀx) has no phase
-			p := l.cache.Project(wk.p, wk.w, x, nz, lo, end, false)
+			p := wk.p[:end-lo]
+			l.cache.ProjectGroup(p, len(p), wk.w, &wk.one, lo, end, false)
 			rng.FastCosSinPairs(out[2*(lo-base):2*(end-base)], p) // FastSincos's bits, no call per value
 		}
 		lo = end
