@@ -135,6 +135,7 @@ type SparseGroup struct {
 	ones []uint8   // 1 where x_j = 1 (the product 1·ω_ij = ω_ij is exact: added without a multiply)
 	ends []int     // ends[e]: the end of input e's entries
 	size int       // the block size the row offsets were computed for
+	dim  int       // 1 + the largest coordinate added (ProjectGroup checks it against d)
 }
 
 // Reset empties the group for blocks of size features (SeededBlocks.Block).
@@ -143,13 +144,14 @@ func (g *SparseGroup) Reset(size int) {
 	clear(g.nzs)
 	g.xs, g.nzs = g.xs[:0], g.nzs[:0]
 	g.rows, g.vals, g.ones, g.ends = g.rows[:0], g.vals[:0], g.ones[:0], g.ends[:0]
-	g.size = size
+	g.size, g.dim = size, 0
 }
 
 // Add appends input x with its non-zero coordinates nz (increasing, as
 // NonZero returns them).
 func (g *SparseGroup) Add(x []float64, nz []int) {
 	for _, j := range nz {
+		g.dim = max(g.dim, j+1)
 		g.rows = append(g.rows, j*g.size)
 		g.vals = append(g.vals, x[j])
 		var one uint8
@@ -177,15 +179,17 @@ func (g *SparseGroup) Len() int { return len(g.xs) }
 // without its multiply (1·ω_ij is exactly ω_ij, so the bits stay); elsewhere, and for a strip's remainder, it is projectBlock
 // input by input (the same bits, TestSeededBlocksProjectGroup). A
 // regenerated feature (beyond the cache) is generated once for the whole
-// group into w (len ≥ d). g must have been Reset with Block(); ld ≥ hi−lo
-// and len(p) ≥ (g.Len()−1)·ld + hi−lo, or it panics.
+// group into w (len ≥ d). g must have been Reset with Block() and hold
+// coordinates below d; ld ≥ hi−lo and len(p) ≥ (g.Len()−1)·ld + hi−lo; it
+// panics otherwise (before any memory is read).
 func (c *SeededBlocks) ProjectGroup(p []float64, ld int, w []float64, g *SparseGroup, lo, hi int, withPhase bool) {
 	ne := g.Len()
 	if ne == 0 || hi <= lo {
 		return
 	}
-	if g.size != c.size || ld < hi-lo {
-		panic(fmt.Sprintf("kernel: ProjectGroup with block %d (cache %d), ld %d for %d features", g.size, c.size, ld, hi-lo))
+	if g.size != c.size || g.dim > c.s.d || ld < hi-lo {
+		panic(fmt.Sprintf("kernel: ProjectGroup with block %d (cache %d), coordinates below %d (d = %d), ld %d for %d features",
+			g.size, c.size, g.dim, c.s.d, ld, hi-lo))
 	}
 	_ = p[(ne-1)*ld+hi-lo-1]
 	size := c.size

@@ -215,3 +215,46 @@ func checkProjectGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestSeededBlocksProjectGroupRefuses: a group built for another block
+// size, a coordinate beyond d, a row stride below the range or a short p
+// panic before anything is read.
+func TestSeededBlocksProjectGroupRefuses(t *testing.T) {
+	const d = 5
+	s, _ := NewSeeded(FamilyGaussian, 1, 0, d, 3)
+	c := NewSeededBlocks(s, 32, 64)
+	c.Grow(64)
+	w := make([]float64, d)
+	good := func() *SparseGroup {
+		var g SparseGroup
+		g.Reset(32)
+		g.Add([]float64{1, 0, 2, 0, 1}, []int{0, 2, 4})
+		g.Add([]float64{0, 1, 0, 0, 0}, []int{1})
+		return &g
+	}
+	wrongSize := good()
+	wrongSize.size = 16
+	wide := good()
+	wide.Add(make([]float64, d+1), []int{d})
+	for _, tc := range []struct {
+		name string
+		g    *SparseGroup
+		p    []float64
+		ld   int
+	}{
+		{"block size", wrongSize, make([]float64, 128), 64},
+		{"coordinate ≥ d", wide, make([]float64, 192), 64},
+		{"ld", good(), make([]float64, 128), 63},
+		{"short p", good(), make([]float64, 127), 64},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			c.ProjectGroup(tc.p, tc.ld, w, tc.g, 0, 64, true)
+		}()
+	}
+	c.ProjectGroup(make([]float64, 128), 64, w, good(), 0, 64, true) // and the good one runs
+}
