@@ -579,9 +579,11 @@ const dsgGroupEvents = 64
 // Learn calls leaves, bit for bit. It scores each run of events that fall
 // in one mini-batch together (the model is the same for all of them): one
 // pass over the cached frequency blocks per run instead of one per event,
-// and with threads > 1 one fork and join per run instead of one per event.
+// and with threads > 1 one fork and join per run instead of one per event
+// (two after the cap with after_cap=refine: the scores, then the gradient
+// of every feature). Runs longer than 64 events (dsgGroupEvents) are split.
 // With threads = 1 it allocates nothing in steady state; with threads = T >
-// 1 each run starts T−1 goroutines (one small allocation each, i.e. per
+// 1 each fork starts T−1 goroutines (one small allocation each, i.e. per
 // mini-batch, not per event). len(scores) must be ≥ len(xs) = len(ys).
 func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 	scores = scores[:len(xs)]
