@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"okstream/dataset"
+	"okstream/learner/kernel"
 )
 
 // dsgA9a loads the shared a9a training file (±1 labels), or skips.
@@ -39,10 +41,14 @@ func dsgPaperSpec(ds *dataset.Dataset, block int) string {
 // 16,256 features) at the paper's §7.3 settings, event by event (Learn)
 // and in runs of 64 events (LearnBatch) with threads=1 and threads=2, all
 // in the same run, and then times the events after the cap (2^14
-// features reached with block 64 after 16,384 events; after_cap=refine).
+// features reached with block 64 after 16,384 events) with
+// after_cap=refine (cap: every feature takes each batch's gradient) and
+// after_cap=revisit (cap-revisit: prediction plus one block's gradient,
+// i.e. about what predicting at 2^14 features costs).
 // threads=2 applies to LearnBatch only (Learn runs on one goroutine).
-// It reports µs per event (wall clock; for one thread also the process's
-// CPU time, which a loaded machine inflates less) and the 2-thread
+// It reports µs per event (wall clock; also the process's CPU time, which
+// a loaded machine inflates less: with two threads it shows what the split
+// costs in total work, not the speed-up) and the 2-thread
 // speed-ups (wall clock: meaningful only on an otherwise idle machine); the
 // scores of every variant are checked bit for bit against one-thread
 // Learn. Run with -benchtime=1x:
@@ -91,12 +97,14 @@ func BenchmarkDSGA9a(b *testing.B) {
 		for _, c := range []struct {
 			name, spec string
 			from       int
-		}{{"pass", dsgPaperSpec(ds, 32), 0}, {"cap", dsgPaperSpec(ds, 64), 16384}} {
+		}{{"pass", dsgPaperSpec(ds, 32), 0}, {"cap", dsgPaperSpec(ds, 64), 16384},
+			{"cap-revisit", dsgPaperSpec(ds, 64) + ",after_cap=revisit", 16384}} {
 			l1, ref := run(c.spec, 1, false, c.from, nil)
 			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-learn-1t")
 			b1, _ := run(c.spec, 1, true, c.from, ref)
 			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-batch-1t")
 			b2, _ := run(c.spec, 2, true, c.from, ref)
+			b.ReportMetric(cpuUs, "cpu-µs/event-"+c.name+"-batch-2t")
 			b.ReportMetric(l1, "µs/event-"+c.name+"-learn-1t")
 			b.ReportMetric(b1, "µs/event-"+c.name+"-batch-1t")
 			b.ReportMetric(b2, "µs/event-"+c.name+"-batch-2t")
@@ -107,8 +115,11 @@ func BenchmarkDSGA9a(b *testing.B) {
 }
 
 // BenchmarkDSGFeatureEvals compares DSG's feature evaluations per second
-// (Predict at 2^14 features on a9a rows: a sparse projection ω_iᵀx, one
-// √2cos and one multiply-add per feature) with GEMMs of the same shapes in
+// at 2^14 features on a9a rows (a sparse projection ω_iᵀx, one sincos and
+// the two multiply-adds of the score per feature: cossin features) — event
+// by event (Predict) and for a group of 64 events of one mini-batch at once
+// (LearnBatch's scoring, scoreGroup: the frequencies read once per group)
+// — with GEMMs of the same shapes in
 // the same run: C (64×K) = X (64×d) · Wᵀ (d×K) with the dense a9a rows
 // (d = 123) and with the inner dimension cut to the rows' mean number of
 // non-zeros (the multiply-adds the sparse projection does), both through
@@ -153,22 +164,95 @@ func BenchmarkDSGFeatureEvals(b *testing.B) {
 		}
 		return float64(reps*B*K) / time.Since(start).Seconds()
 	}
+	d := l.(*DSG)
+	group := ds.X[16384 : 16384+B]
+	nc := K / dsgChunk
+	partG, partGA := make([]float64, B*nc), make([]float64, B*nc)
 	for range b.N {
 		reps := 0
 		start := time.Now()
 		for time.Since(start) < 300*time.Millisecond {
-			for _, x := range ds.X[16384 : 16384+B] {
+			for _, x := range group {
 				l.Predict(x)
 			}
 			reps++
 		}
 		dsg := float64(reps*B*K) / time.Since(start).Seconds()
+		d.grp.Reset(d.cache.Block()) // as LearnBatch does (Predict left a group of one)
+		for _, x := range group {
+			d.grp.Add(x, kernel.NonZero(nil, x))
+		}
+		reps = 0
+		start = time.Now()
+		for time.Since(start) < 300*time.Millisecond {
+			d.scoreGroup(&d.work[0], group, nc, 0, nc, nil, partG, partGA)
+			reps++
+		}
+		grouped := float64(reps*B*K) / time.Since(start).Seconds()
 		dense := gemm(ds.Dim)
 		sparse := gemm(inner)
 		b.ReportMetric(dsg/1e6, "M-feature-evals/s")
+		b.ReportMetric(grouped/1e6, "M-feature-evals/s-group64")
+		b.ReportMetric(grouped/dense, "ratio-group64-vs-gemm-d123")
+		b.ReportMetric(grouped/sparse, fmt.Sprintf("ratio-group64-vs-gemm-d%d", inner))
 		b.ReportMetric(dense/1e6, "M-gemm-d123-outputs/s")
 		b.ReportMetric(sparse/1e6, fmt.Sprintf("M-gemm-d%d-outputs/s", inner))
 		b.ReportMetric(dsg/dense, "ratio-vs-gemm-d123")
 		b.ReportMetric(dsg/sparse, fmt.Sprintf("ratio-vs-gemm-d%d", inner))
 	}
+}
+
+// BenchmarkDSGCapPhase times LearnBatch (threads=1, runs of 64 events) at
+// the cap (2^14 features, the paper's §7.3 settings with block 64) on a9a,
+// for after_cap=refine (every feature takes each batch's gradient: the
+// feature values of all K features of the batch's events are kept) and
+// after_cap=revisit (prediction plus one block's gradient: what predicting
+// at 2^14 features costs). The setup streams the first 16,384 events; each
+// iteration learns the next 64 (wrapping around the file). µs/event is
+// wall clock, cpu-µs/event the CPU time of the benchmark's thread (the
+// learner runs on it; a loaded machine inflates it less).
+//
+//	go test ./learner -run '^$' -bench DSGCapPhase
+func BenchmarkDSGCapPhase(b *testing.B) {
+	ds := dsgA9a(b, "a9a")
+	const group, from = 64, 16384
+	for _, policy := range []string{"refine", "revisit"} {
+		b.Run(policy, func(b *testing.B) {
+			l, err := New(dsgPaperSpec(ds, 64)+",after_cap="+policy, ds.Dim)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := l.(*DSG)
+			scores := make([]float64, len(ds.X))
+			d.LearnBatch(ds.X[:from], ds.Y[:from], scores[:from])
+			if d.nf != 16384 {
+				b.Fatalf("%d features after %d events, want 16384", d.nf, from)
+			}
+			runtime.LockOSThread() // threads=1: the learner runs on this thread
+			defer runtime.UnlockOSThread()
+			i := from
+			b.ResetTimer()
+			c0 := dsgThreadCPU(b)
+			for range b.N {
+				if i+group > len(ds.X) {
+					i = from
+				}
+				d.LearnBatch(ds.X[i:i+group], ds.Y[i:i+group], scores[i:i+group])
+				i += group
+			}
+			cpu := dsgThreadCPU(b) - c0
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*group), "µs/event")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*group), "cpu-µs/event")
+		})
+	}
+}
+
+// dsgThreadCPU returns the CPU time of the calling OS thread (Linux
+// RUSAGE_THREAD; the process's elsewhere).
+func dsgThreadCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(dsgRusageThread, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

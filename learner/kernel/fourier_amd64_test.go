@@ -18,3 +18,18 @@ func TestFourierAsmSSE2(t *testing.T) {
 	useAVX2 = false
 	checkFourierAsm(t)
 }
+
+// TestSeededBlocksProjectGroupNoAVX2 is TestSeededBlocksProjectGroup with
+// the AVX2 strips turned off (projectBlock's loops do everything).
+func TestSeededBlocksProjectGroupNoAVX2(t *testing.T) {
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	useAVX2 = false
+	checkProjectGroup(t)
+}
+
+// TestDot4NoAVX2 is TestDot4Bits with the AVX2 loops turned off.
+func TestDot4NoAVX2(t *testing.T) {
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	useAVX2 = false
+	checkDot4(t)
+}

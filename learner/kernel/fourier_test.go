@@ -89,7 +89,8 @@ var fusedInstr = regexp.MustCompile(`(?i)\b(FMADD|FMSUB|FNMADD|FNMSUB)[SD]?\b`)
 // arm64 and checks that the disassembly of the feature code (rng.FastSincos,
 // its Payne–Hanek reduction and its slice form, Fourier's projection, map,
 // evaluation and scores (auto's bank), AxpyRounded, the seeded
-// features' Project, block projection (DSG) and CosFeature) has no fused multiply-add.
+// features' Project, block and group projections (DSG), Dot4 and
+// CosFeature) has no fused multiply-add.
 func TestFeatureCodeNoFMA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross-compiles the package for arm64")
@@ -130,6 +131,10 @@ func TestFeatureCodeNoFMA(t *testing.T) {
 		"okstream/learner/kernel.(*Fourier).Scores",
 		"okstream/learner/kernel.(*Fourier).Score",
 		"okstream/learner/kernel.projectBlock",
+		"okstream/learner/kernel.(*SeededBlocks).ProjectGroup",
+		"okstream/learner/kernel.Dot4",
+		"okstream/learner/kernel.Dot4x4",
+		"okstream/learner/kernel.dot4Finish",
 		"okstream/learner/kernel.axpyRoundedProbe",
 		"okstream/learner/kernel.projectProbe",
 		"okstream/learner/kernel.cosFeatureProbe",

@@ -154,6 +154,24 @@ func FastSincosSlice(sin, cos, x []float64) {
 	}
 }
 
+// FastCosSinPairs sets cs[2j], cs[2j+1] = cos x[j], sin x[j] for
+// j < len(x), interleaved (the layout of a pair of random features), with
+// FastSincos's bits (TestFastCosSinPairsBits): on amd64 with AVX2 four
+// arguments at a time (FastSincosSlice's AVX2 loop, its values stored
+// interleaved), elsewhere and for the arguments the fast path does not take
+// one FastSincos call each. cs must have at least 2·len(x) elements (it
+// panics otherwise) and must not overlap x. It does not allocate.
+func FastCosSinPairs(cs, x []float64) {
+	cs = cs[:2*len(x)]
+	for j := 0; j < len(x); {
+		j += fastCosSinRun(cs[2*j:], x[j:])
+		if j < len(x) {
+			cs[2*j+1], cs[2*j] = FastSincos(x[j])
+			j++
+		}
+	}
+}
+
 // payneHanek returns k and r with |x| ≡ k·π/256 + r (mod 2π), |r| ≤ π/512,
 // for |x| ≥ 2²⁰ (any finite x ≥ 2⁻³⁰ works). It is Payne–Hanek reduction
 // with the table and digit selection of Go's math.trigReduce: the 53-bit

@@ -16,9 +16,20 @@ import "golang.org/x/sys/cpu"
 func fastSincosRun(sin, cos, x []float64) int {
 	n := 0
 	if useAVX2 {
-		n = fastSincosQuads(sin, cos, x)
+		n = fastSincosQuads(sin, cos, x, false)
 	}
 	return n + fastSincosPairs(sin[n:], cos[n:], x[n:])
+}
+
+// fastCosSinRun is fastSincosRun writing cs[2j] = cos x[j], cs[2j+1] =
+// sin x[j] (cs at least 2·len(x) long): the AVX2 loop where the CPU has it
+// (the same bits), none otherwise (it returns 0, and FastCosSinPairs's
+// scalar loop does the rest).
+func fastCosSinRun(cs, x []float64) int {
+	if !useAVX2 {
+		return 0
+	}
+	return fastSincosQuads(cs, cs, x, true)
 }
 
 // useAVX2 selects fastSincosQuads (tests turn it off to check the SSE2 loop).
@@ -33,11 +44,13 @@ func fastSincosPairs(sin, cos, x []float64) int
 
 // fastSincosQuads is fastSincosRun's AVX2 loop: four arguments at a time up
 // to the first quadruple with an argument the fast path does not take or
-// fewer than four left; it returns the number done (a multiple of 4). Only
-// for CPUs with AVX2.
+// fewer than four left; it returns the number done (a multiple of 4). With
+// pairs it writes sin[2j] = cos x[j] and sin[2j+1] = sin x[j] instead (sin
+// at least 2·len(x) long; cos unused): fastCosSinRun. Only for CPUs with
+// AVX2.
 //
 //go:noescape
-func fastSincosQuads(sin, cos, x []float64) int
+func fastSincosQuads(sin, cos, x []float64, pairs bool) int
 
 // fsPairs holds the fast path's constants, each twice (one per lane), in
 // the order fastsincos_amd64.s reads them.

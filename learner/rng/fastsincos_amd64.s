@@ -121,20 +121,23 @@ done:
 	MOVQ AX, ret+72(FP)
 	RET
 
-// func fastSincosQuads(sin, cos, x []float64) int
+// func fastSincosQuads(sin, cos, x []float64, pairs bool) int
 //
 // fastSincosPairs's loop four arguments at a time in AVX2 registers (VEX
 // encodings of the same operations: VMULPD, VADDPD and VSUBPD round each
 // lane like their SSE2 forms, and no fused instruction is used), for CPUs
-// with AVX2 (fastsincos_amd64.go checks).
-TEXT ·fastSincosQuads(SB), NOSPLIT, $0-80
+// with AVX2 (fastsincos_amd64.go checks). With pairs, the values go to
+// sin interleaved, cos x[j] at 2j and sin x[j] at 2j+1 (VUNPCKLPD,
+// VUNPCKHPD and VPERM2F128 only move them), and cos is not used.
+TEXT ·fastSincosQuads(SB), NOSPLIT, $0-88
 	MOVQ         sin_base+0(FP), DI
 	MOVQ         cos_base+24(FP), SI
 	MOVQ         x_base+48(FP), DX
 	MOVQ         x_len+56(FP), CX
+	MOVBLZX      pairs+72(FP), R15
+	VPBROADCASTQ fsQuadChk<>+96(SB), Y15 // 2⁶³ − 1
 	LEAQ         ·fsSin(SB), R8
 	LEAQ         ·fsPairs(SB), R9
-	MOVQ         $0x825fffffffffffff, BX // 2·bits(2²⁰) − 1
 	VBROADCASTSD 0(R9), Y8               // 256/π
 	VBROADCASTSD 16(R9), Y9              // magic
 	VBROADCASTSD 32(R9), Y10             // hA
@@ -148,28 +151,17 @@ quad:
 	LEAQ 4(AX), R10
 	CMPQ R10, CX
 	JGT  quaddone
-	MOVQ (DX)(AX*8), R10
-	SHLQ $1, R10
-	SUBQ $1, R10
-	CMPQ R10, BX
-	JCC  quaddone
-	MOVQ 8(DX)(AX*8), R10
-	SHLQ $1, R10
-	SUBQ $1, R10
-	CMPQ R10, BX
-	JCC  quaddone
-	MOVQ 16(DX)(AX*8), R10
-	SHLQ $1, R10
-	SUBQ $1, R10
-	CMPQ R10, BX
-	JCC  quaddone
-	MOVQ 24(DX)(AX*8), R10
-	SHLQ $1, R10
-	SUBQ $1, R10
-	CMPQ R10, BX
-	JCC  quaddone
 
-	VMOVUPD (DX)(AX*8), Y0 // x
+	// The fast-path test of the four arguments at once: u − 1 <
+	// 2·bits(2²⁰) − 1 unsigned, with u = bits(x)<<1, is (u − 1) ⊕ 2⁶³ =
+	// u + (2⁶³ − 1) below (2·bits(2²⁰) − 1) ⊕ 2⁶³ signed (VPCMPGTQ).
+	VMOVUPD  (DX)(AX*8), Y0 // x
+	VPSLLQ   $1, Y0, Y2
+	VPADDQ   Y15, Y2, Y2    // u + (2⁶³ − 1)
+	VPCMPGTQ fsQuadChk<>+0(SB), Y2, Y2 // ≥ the bound: not in the fast path
+	VPTEST   Y2, Y2
+	JNE      quaddone
+
 	VMULPD  Y8, Y0, Y1     // x·(256/π)
 	VADDPD  Y9, Y1, Y1     // t = x·(256/π) + magic
 	VSUBPD  Y9, Y1, Y3     // kf = t − magic
@@ -181,34 +173,15 @@ quad:
 	VSUBPD  Y4, Y0, Y0     // r
 
 	// k = bits(t); S = fsSin[k&511] into Y6, C = fsSin[(k+128)&511]
-	// (= fsSin[((k&511)+128)&511]) into Y7.
-	VMOVQ        X1, R10
-	VPEXTRQ      $1, X1, R11
-	VEXTRACTF128 $1, Y1, X2
-	VMOVQ        X2, R12
-	VPEXTRQ      $1, X2, R13
-	ANDQ         $511, R10
-	ANDQ         $511, R11
-	ANDQ         $511, R12
-	ANDQ         $511, R13
-	VMOVSD       (R8)(R10*8), X6
-	VMOVHPD      (R8)(R11*8), X6, X6
-	VMOVSD       (R8)(R12*8), X5
-	VMOVHPD      (R8)(R13*8), X5, X5
-	VINSERTF128  $1, X5, Y6, Y6 // S
-	ADDQ         $128, R10
-	ADDQ         $128, R11
-	ADDQ         $128, R12
-	ADDQ         $128, R13
-	ANDQ         $511, R10
-	ANDQ         $511, R11
-	ANDQ         $511, R12
-	ANDQ         $511, R13
-	VMOVSD       (R8)(R10*8), X7
-	VMOVHPD      (R8)(R11*8), X7, X7
-	VMOVSD       (R8)(R12*8), X5
-	VMOVHPD      (R8)(R13*8), X5, X5
-	VINSERTF128  $1, X5, Y7, Y7 // C
+	// into Y7: the indices in vector registers, two gathers (they only
+	// move table entries).
+	VPAND      fsQuadChk<>+32(SB), Y1, Y1 // k & 511
+	VPADDQ     fsQuadChk<>+64(SB), Y1, Y2 // + 128
+	VPAND      fsQuadChk<>+32(SB), Y2, Y2 // (k + 128) & 511
+	VPCMPEQQ   Y3, Y3, Y3                 // all lanes
+	VGATHERQPD Y3, (R8)(Y1*8), Y6         // S
+	VPCMPEQQ   Y3, Y3, Y3
+	VGATHERQPD Y3, (R8)(Y2*8), Y7         // C
 
 	VMULPD Y0, Y0, Y1 // r2 = r·r
 
@@ -241,12 +214,44 @@ quad:
 	VSUBPD Y6, Y5, Y5 // C·cm − S·sr
 	VADDPD Y7, Y5, Y5 // cos
 
+	TESTQ   R15, R15
+	JNE     interleave
 	VMOVUPD Y4, (DI)(AX*8)
 	VMOVUPD Y5, (SI)(AX*8)
 	ADDQ    $4, AX
 	JMP     quad
 
+interleave:
+	VUNPCKLPD  Y4, Y5, Y6       // cos0 sin0 | cos2 sin2
+	VUNPCKHPD  Y4, Y5, Y7       // cos1 sin1 | cos3 sin3
+	VPERM2F128 $0x20, Y7, Y6, Y0 // cos0 sin0 cos1 sin1
+	VPERM2F128 $0x31, Y7, Y6, Y1 // cos2 sin2 cos3 sin3
+	MOVQ       AX, R14
+	SHLQ       $4, R14          // 16 bytes per argument
+	VMOVUPD    Y0, (DI)(R14*1)
+	VMOVUPD    Y1, 32(DI)(R14*1)
+	ADDQ       $4, AX
+	JMP        quad
+
 quaddone:
 	VZEROUPPER
-	MOVQ AX, ret+72(FP)
+	MOVQ AX, ret+80(FP)
 	RET
+
+// fastSincosQuads's integer constants: the fast-path bound
+// (2·bits(2²⁰) − 1) ⊕ 2⁶³ − 1 = 0x025ffffffffffffe, the index mask 511 and
+// the quarter period 128 (four lanes each), and 2⁶³ − 1.
+DATA fsQuadChk<>+0(SB)/8, $0x025ffffffffffffe
+DATA fsQuadChk<>+8(SB)/8, $0x025ffffffffffffe
+DATA fsQuadChk<>+16(SB)/8, $0x025ffffffffffffe
+DATA fsQuadChk<>+24(SB)/8, $0x025ffffffffffffe
+DATA fsQuadChk<>+32(SB)/8, $511
+DATA fsQuadChk<>+40(SB)/8, $511
+DATA fsQuadChk<>+48(SB)/8, $511
+DATA fsQuadChk<>+56(SB)/8, $511
+DATA fsQuadChk<>+64(SB)/8, $128
+DATA fsQuadChk<>+72(SB)/8, $128
+DATA fsQuadChk<>+80(SB)/8, $128
+DATA fsQuadChk<>+88(SB)/8, $128
+DATA fsQuadChk<>+96(SB)/8, $0x7fffffffffffffff
+GLOBL fsQuadChk<>(SB), RODATA|NOPTR, $104

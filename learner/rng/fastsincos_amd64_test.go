@@ -19,3 +19,11 @@ func TestFastSincosSliceSSE2(t *testing.T) {
 	useAVX2 = false
 	checkFastSincosSlice(t)
 }
+
+// TestFastCosSinPairsNoAVX2 is TestFastCosSinPairsBits without the AVX2
+// loop (the scalar fallback everywhere).
+func TestFastCosSinPairsNoAVX2(t *testing.T) {
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	useAVX2 = false
+	checkFastCosSinPairs(t)
+}

@@ -32,3 +32,7 @@ func fastSincosRun(sin, cos, x []float64) int {
 	}
 	return len(x)
 }
+
+// fastCosSinRun does nothing here (it returns 0: FastCosSinPairs's scalar
+// loop does the work, with the same bits); on amd64 it is the AVX2 loop.
+func fastCosSinRun(cs, x []float64) int { return 0 }

@@ -398,3 +398,49 @@ func checkFastSincosSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestFastCosSinPairsBits: FastCosSinPairs writes FastSincos's cosine and
+// sine of every argument at 2j and 2j+1, and nothing past 2·len(x): all
+// lengths up to 11 with an argument off the fast path at every position
+// (0, −0, 2²⁰, huge, NaN, Inf), and a long run.
+func TestFastCosSinPairsBits(t *testing.T) { checkFastCosSinPairs(t) }
+
+func checkFastCosSinPairs(t *testing.T) {
+	src := New(9)
+	check := func(name string, x []float64) {
+		t.Helper()
+		cs := make([]float64, 2*len(x)+3)
+		FastCosSinPairs(cs, x)
+		for j, v := range x {
+			s, c := FastSincos(v)
+			if math.Float64bits(cs[2*j]) != math.Float64bits(c) || math.Float64bits(cs[2*j+1]) != math.Float64bits(s) {
+				t.Fatalf("%s: FastCosSinPairs at %d (x = %v) = %x, %x; FastSincos cos, sin %x, %x", name, j, v,
+					math.Float64bits(cs[2*j]), math.Float64bits(cs[2*j+1]), math.Float64bits(c), math.Float64bits(s))
+			}
+		}
+		if cs[2*len(x)] != 0 {
+			t.Fatalf("%s: FastCosSinPairs wrote past 2·len(x)", name)
+		}
+	}
+	xs := append(goldenInputs(), math.NaN(), math.Inf(1), math.Inf(-1))
+	for range 20000 {
+		m := math.Ldexp(src.Float64(), int(src.IntN(81))-40)
+		if src.Float64() < 0.5 {
+			m = -m
+		}
+		xs = append(xs, m)
+	}
+	check("all", xs)
+	for n := 0; n <= 11; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, special := range []float64{0, math.Copysign(0, -1), fsMax, -3e9, math.NaN(), math.Inf(1)} {
+				x := make([]float64, n)
+				for j := range x {
+					x[j] = (src.Float64()*2 - 1) * 30
+				}
+				x[pos] = special
+				check(fmt.Sprintf("n=%d slow at %d (%v)", n, pos, special), x)
+			}
+		}
+	}
+}
