@@ -7,6 +7,10 @@ import "golang.org/x/sys/cpu"
 // useAVX2 selects the AVX2 loops (tests turn it off to check the SSE2 ones).
 var useAVX2 = cpu.X86.HasAVX2
 
+// useAVX512 selects ProjectGroup's AVX-512 strips (tests turn it off to
+// check the AVX2 ones).
+var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX2
+
 // axpy4Run sets p[j] = (((p[j] + x[0]·w0[j]) + x[1]·w1[j]) + x[2]·w2[j]) +
 // x[3]·w3[j], each product and sum rounded (no fused multiply-add), for
 // j < len(p) rounded down to even, and returns that number: four entries at

@@ -33,3 +33,11 @@ func TestDot4NoAVX2(t *testing.T) {
 	useAVX2 = false
 	checkDot4(t)
 }
+
+// TestSeededBlocksProjectGroupAVX2 is TestSeededBlocksProjectGroup with the
+// AVX-512 strips turned off (the AVX2 strips do the work).
+func TestSeededBlocksProjectGroupAVX2(t *testing.T) {
+	defer func(v bool) { useAVX512 = v }(useAVX512)
+	useAVX512 = false
+	checkProjectGroup(t)
+}

@@ -11,12 +11,20 @@ package kernel
 // the rest). The caller guarantees rows[k]+n ≤ len(w) and
 // (g.Len()−1)·ld+n ≤ len(p).
 func projectGroupRun(p []float64, ld int, w, phase []float64, g *SparseGroup, n int) int {
-	strips := n / 32
-	if !useAVX2 || strips == 0 {
-		return 0
+	done := 0
+	if useAVX512 && n >= 64 {
+		done = 64 * (n / 64)
+		projectStrips64(p, ld, w, phase, g.rows, g.vals, g.ones, g.ends, n/64)
 	}
-	projectStrips(p, ld, w, phase, g.rows, g.vals, g.ones, g.ends, strips)
-	return 32 * strips
+	strips := (n - done) / 32
+	if !useAVX2 || strips == 0 {
+		return done
+	}
+	if len(phase) > 0 {
+		phase = phase[done:]
+	}
+	projectStrips(p[done:], ld, w[done:], phase, g.rows, g.vals, g.ones, g.ends, strips)
+	return done + 32*strips
 }
 
 // projectStrips is projectGroupRun's AVX2 loop: for each strip of 32
@@ -27,3 +35,9 @@ func projectGroupRun(p []float64, ld int, w, phase []float64, g *SparseGroup, n 
 //
 //go:noescape
 func projectStrips(p []float64, ld int, w, phase []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)
+
+// projectStrips64 is projectStrips with strips of 64 features in eight
+// AVX-512 registers (only for CPUs with AVX-512F: useAVX512).
+//
+//go:noescape
+func projectStrips64(p []float64, ld int, w, phase []float64, rows []int, vals []float64, ones []uint8, ends []int, strips int)
