@@ -59,7 +59,7 @@ TOKEN), or put it behind a proxy that does both.`
 
 const serveExamples = `  okstream serve --brokers localhost:9092 --input events --group okstream
   okstream serve --model model.okm --addr 127.0.0.1:8090
-  curl -s localhost:8090/v1/predict -d '[{"v":1,"key":"user-7","x":[0.1,0.2,0.3]}]'
+  curl -s localhost:8090/v1/predict -H 'Content-Type: application/json' -d '[{"v":1,"key":"user-7","x":[0.1,0.2,0.3]}]'
   okstream serve --model model.okm --addr :8443 --http-tls-cert srv.pem --http-tls-key srv.key --token-file tokens`
 
 // httpFlags are the HTTP server's flags, shared by okstream serve and
