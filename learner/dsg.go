@@ -142,8 +142,8 @@ package learner
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
-	"sync"
 
 	"okstream/learner/kernel"
 	"okstream/learner/rng"
@@ -242,7 +242,7 @@ type DSG struct {
 	gs      []float64            // LearnBatch after the cap (refine): the group's loss derivatives
 	grp     kernel.SparseGroup   // the group's inputs for ProjectGroup (LearnBatch; one event in Learn, Predict)
 	one     [1][]float64         // Learn, Predict: the group of one
-	wg      sync.WaitGroup
+	team    *team                // LearnBatch's goroutines (threads > 1), started on first use
 }
 
 func newDSG(p *Params, dim int) (Learner, error) {
@@ -624,12 +624,9 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 			l.phiG = l.phiG[:len(group)*l.nf*l.stride]
 		}
 		if T := min(l.threads, nc); T > 1 {
-			l.wg.Add(T - 1)
-			for t := 1; t < T; t++ {
-				go l.groupShare(t, T, nc, group)
-			}
-			l.scoreGroup(&l.work[0], group, nc, 0, nc/T, l.phiG, l.partG, l.partGA)
-			l.wg.Wait()
+			l.fork(T, func(t int) {
+				l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T, l.phiG, l.partG, l.partGA)
+			})
 		} else {
 			l.scoreGroup(&l.work[0], group, nc, 0, nc, l.phiG, l.partG, l.partGA)
 		}
@@ -661,12 +658,8 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 		}
 		if keep { // refine: every feature takes the group's gradient
 			if T := min(l.threads, nc); T > 1 {
-				l.wg.Add(T - 1)
-				for t := 1; t < T; t++ {
-					go l.accShare(t, T, nc, len(group))
-				}
-				l.accumulateGroup(len(group), 0, nc/T)
-				l.wg.Wait()
+				ne := len(group)
+				l.fork(T, func(t int) { l.accumulateGroup(ne, t*nc/T, (t+1)*nc/T) })
 			} else {
 				l.accumulateGroup(len(group), 0, nc)
 			}
@@ -760,16 +753,18 @@ func (l *DSG) accumulateGroup(ne, c0, c1 int) {
 	}
 }
 
-// accShare is thread t's share of accumulateGroup.
-func (l *DSG) accShare(t, T, nc, ne int) {
-	l.accumulateGroup(ne, t*nc/T, (t+1)*nc/T)
-	l.wg.Done()
-}
-
-// groupShare is thread t's share of scoreGroup.
-func (l *DSG) groupShare(t, T, nc int, group [][]float64) {
-	l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T, l.phiG, l.partG, l.partGA)
-	l.wg.Done()
+// fork runs job(t) for t < T ≤ l.threads on the learner's team (started
+// on first use, stopped by a runtime cleanup when the learner is dropped).
+func (l *DSG) fork(T int, job func(t int)) {
+	if l.team == nil {
+		l.team = newTeam(l.threads)
+		runtime.AddCleanup(l, (*team).close, l.team)
+	}
+	l.team.run(func(t int) {
+		if t < T {
+			job(t)
+		}
+	})
 }
 
 // openBatch chooses which features the batch's gradient goes to: a new
