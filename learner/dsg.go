@@ -109,8 +109,11 @@ package learner
 //     Local, not state). After the cap with after_cap=refine the group's
 //     gradient is added once its scores are known, split over the threads
 //     by feature range (each value takes its terms in event order).
-//     Learn and Predict run on one goroutine: a fork and join per event
-//     measured slower than one thread (0.8×, BenchmarkDSGA9a).
+//     Learn and Predict split each event's chunks (and refine's gradient)
+//     the same way, a fork and join per event: the team (team.go) keeps
+//     its workers spinning between jobs, so a fork costs no OS wake-up
+//     (with a goroutine and a WaitGroup per fork it measured 0.8× one
+//     thread).
 //   - Features: cossin (the pair (cos ωᵀx, sin ωᵀx), the authors' code) is
 //     the default of hinge and logistic since issue 42 (the other losses
 //     keep cos, the paper's Algorithm 1): one sincos gives both values, so the
@@ -173,7 +176,7 @@ func init() {
 			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
 			{Name: "features", Default: "cossin (hinge, logistic), cos (other losses)", Doc: "cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code: a lower-variance kernel estimate for the same sincos per frequency); cos: √2cos(ωᵀx+b) (paper's Algorithm 1)"},
 			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
-			{Name: "threads", Default: "1", Doc: "goroutines that score the events of a mini-batch in LearnBatch (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; Learn and Predict use one; not state, not part of the canonical spec)", Local: true},
+			{Name: "threads", Default: "1", Doc: "goroutines that score each event (Learn, Predict: what the pipeline calls) or each group of a mini-batch's events (LearnBatch) and add its gradient (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; workers spin up to 100 µs between jobs, so give a partition with threads=T about T free cores; not state, not part of the canonical spec)", Local: true},
 			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
 			docSeed,
 		},
@@ -499,15 +502,21 @@ func dot4(a, b []float64) float64 { return kernel.Dot4(a, b) }
 // group of one) and returns the last
 // iterate's score f_t(x) and the reported score (f_t(x), or the averaged
 // model's with predict_with=average): the chunk sums added in chunk order,
-// as LearnBatch adds them. One goroutine: a fork and join per event
-// measured slower than one thread on a 2-core VM (BenchmarkDSGA9a, issue
-// 42), so threads > 1 parallelises LearnBatch only.
+// as LearnBatch adds them. With threads = T > 1 the chunks are split over
+// the learner's team (same bits): a fork and join per event, which the
+// team's spinning workers make cheap (with a goroutine and a WaitGroup per
+// fork it measured 0.8× one thread, BenchmarkDSGA9a, issue 42).
 func (l *DSG) scores(x []float64) (f, reported float64) {
 	nc := (l.nf + dsgChunk - 1) / dsgChunk
 	l.grp.Reset(l.cache.Block()) // a group of one: scoreGroup's kernels
 	l.grp.Add(x, l.nz)
 	l.one[0] = x
-	l.scoreGroup(&l.work[0], l.one[:], nc, 0, nc, l.phi[:l.nf*l.stride], l.part, l.partA)
+	phi := l.phi[:l.nf*l.stride]
+	if T := min(l.threads, nc); T > 1 {
+		l.fork(T, func(t int) { l.scoreGroup(&l.work[t], l.one[:], nc, t*nc/T, (t+1)*nc/T, phi, l.part, l.partA) })
+	} else {
+		l.scoreGroup(&l.work[0], l.one[:], nc, 0, nc, phi, l.part, l.partA)
+	}
 	var sf, sa float64
 	for c := range nc {
 		sf += l.part[c]
@@ -551,7 +560,16 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 			l.features(x, l.nf, l.accHi)
 		}
 		s := l.stride
-		kernel.AxpyRounded(g, l.phi[l.accLo*s:l.accHi*s], l.acc) // acc += g·φ, each product rounded
+		phi := l.phi[l.accLo*s : l.accHi*s]
+		if n, T := len(l.acc), min(l.threads, (l.accHi-l.accLo)/dsgChunk); T > 1 {
+			// refine: the whole model's gradient, split by feature range
+			// (element-wise: the same bits for any split)
+			l.fork(T, func(t int) {
+				kernel.AxpyRounded(g, phi[t*n/T:(t+1)*n/T], l.acc[t*n/T:(t+1)*n/T])
+			})
+		} else {
+			kernel.AxpyRounded(g, phi, l.acc) // acc += g·φ, each product rounded
+		}
 	}
 	l.inBatch++
 	l.updates++
