@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -262,6 +263,31 @@ func hex4(b []byte, p int) (rune, bool) {
 	return r, true
 }
 
+// eightDigits returns the value of the eight bytes b[:8] read as decimal
+// digits, and whether they all are digits (len(b) >= 8). It works on the
+// eight bytes at once as one little-endian uint64 (SWAR), after Lemire's
+// "parse eight digits" technique.
+func eightDigits(b []byte) (uint64, bool) {
+	x := binary.LittleEndian.Uint64(b)
+	// A byte is a digit when its high nibble is 3 and adding 6 leaves it 3
+	// (low nibble at most 9). A byte whose +6 carries into the next one has
+	// high nibble 0xf itself, so the check fails whatever the carry does.
+	if x&0xf0f0f0f0f0f0f0f0|((x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0)>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x -= 0x3030303030303030 // bytes d0..d7, d0 the first digit (lowest byte)
+	// Byte i becomes 10·d(i) + d(i+1): the two-digit pairs P0..P3 in
+	// bytes 0, 2, 4, 6 (at most 99, so no byte carries).
+	x = x*10 + (x >> 8)
+	// High 32 bits of P0·(100 + 10^6·2^32) + P2·2^32·100 are
+	// P0·10^6 + P2·100; of P1·(1 + 10^4·2^32) + P3·2^32 they are
+	// P1·10^4 + P3. The low halves (at most 9999) never carry.
+	const m = 0x000000ff000000ff
+	a := (x & m) * (100 + 1000000<<32)
+	c := ((x >> 16) & m) * (1 + 10000<<32)
+	return (a + c) >> 32, true
+}
+
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
@@ -303,6 +329,15 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 	case p < len(b) && b[p] == '0':
 		p++
 	case p < len(b) && b[p] >= '1' && b[p] <= '9':
+		for digits <= 19-8 && len(b)-p >= 8 {
+			d, ok := eightDigits(b[p:])
+			if !ok {
+				break
+			}
+			mant = mant*1e8 + d
+			digits += 8
+			p += 8
+		}
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 			if digits < 19 {
 				mant = mant*10 + uint64(b[p]-'0')
@@ -323,12 +358,26 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 		if p >= len(b) || b[p] < '0' || b[p] > '9' {
 			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number (no digit after '.')", s)
 		}
+		if mant == 0 { // leading zeros of a fraction: not significant
+			for p < len(b) && b[p] == '0' {
+				exp10--
+				p++
+			}
+		}
+		for digits <= 19-8 && len(b)-p >= 8 {
+			d, ok := eightDigits(b[p:])
+			if !ok {
+				break
+			}
+			mant = mant*1e8 + d
+			digits += 8
+			exp10 -= 8
+			p += 8
+		}
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-			if digits < 19 && (mant != 0 || b[p] != '0') {
+			if digits < 19 {
 				mant = mant*10 + uint64(b[p]-'0')
 				digits++
-				exp10--
-			} else if digits < 19 { // leading zeros of a fraction
 				exp10--
 			} else {
 				dropped++
@@ -380,6 +429,17 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			v = -v
 		}
 		return v, isInt, iv, iok, nil
+	}
+	// Eisel–Lemire on the digits kept. With digits dropped, the value lies
+	// in [mant, mant+1) · 10^exp10: when both ends round to the same float,
+	// so does the value.
+	if f, ok := eiselLemire(mant, exp10, neg); ok {
+		if dropped == 0 {
+			return f, isInt, iv, iok, nil
+		}
+		if f1, ok := eiselLemire(mant+1, exp10, neg); ok && f1 == f {
+			return f, isInt, iv, iok, nil
+		}
 	}
 	txt := b[s:p]
 	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(txt), len(txt)), 64)
