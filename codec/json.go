@@ -27,6 +27,9 @@ type jsonReader struct {
 	// last string value that had escapes (other strings are views of b);
 	// skipBuf is skip's, so that skipping keeps the key being decoded.
 	keyBuf, valBuf, skipBuf []byte
+	// prefix makes trailing accept anything after the object
+	// (DecodeEventJSONPrefix).
+	prefix bool
 }
 
 func (j *jsonReader) reset(b []byte) { j.b, j.p = b, 0 }
@@ -620,6 +623,9 @@ func (j *jsonReader) nextMember(first bool) (more bool, e *Error) {
 }
 
 func (j *jsonReader) trailing() *Error {
+	if j.prefix {
+		return nil // p stays just past the object
+	}
 	j.ws()
 	if n := len(j.b) - j.p; n > 0 {
 		return newError(ReasonTrailingBytes, "", "%d bytes after the object", n)
@@ -634,6 +640,44 @@ func (j *jsonReader) trailing() *Error {
 // panics and keeps no reference to b.
 func (d *Decoder) DecodeEventJSON(b []byte, ev *Event) error {
 	return d.decodeEvent(b, ev, true)
+}
+
+// DecodeEventJSONPrefix decodes the JSON object at the start of b (after
+// optional whitespace) into ev as DecodeEventJSON does, ignoring whatever
+// follows the object, and returns the offset in b just past its closing
+// '}'. It is for records packed in a larger document (a batch's array):
+// the object is read in place, with no separate pass to find its end.
+//
+// Limits.MaxBytes bounds the object's bytes (its leading whitespace
+// included): the decoder reads at most MaxBytes of b, and a well-formed
+// object longer than that is refused as oversized, as DecodeEventJSON
+// refuses it, before any problem inside it. A malformed value that does
+// not end within MaxBytes is refused as what the first MaxBytes bytes show
+// (typically not_json, truncated). Every other error is DecodeEventJSON's
+// on the object's bytes. On error n is 0 and ev is the zero Event. It
+// never panics and keeps no reference to b.
+func (d *Decoder) DecodeEventJSONPrefix(b []byte, ev *Event) (n int, err error) {
+	full := b
+	if d.lim.MaxBytes > 0 && len(b) > d.lim.MaxBytes {
+		b = b[:d.lim.MaxBytes]
+	}
+	d.js.prefix = true
+	err = d.decodeEvent(b, ev, true)
+	d.js.prefix = false
+	if err == nil {
+		return d.js.p, nil
+	}
+	if len(b) < len(full) {
+		// Where the value really ends decides between oversized and the
+		// error found in its first MaxBytes bytes.
+		j := &d.js
+		j.reset(full)
+		j.ws()
+		if j.skip("", 0) == nil && j.p > d.lim.MaxBytes {
+			err = newError(ReasonOversized, "", "record is %d bytes, limit is %d", j.p, d.lim.MaxBytes)
+		}
+	}
+	return 0, err
 }
 
 // decodeJSON is decode for JSON: one pass that checks each field as it reads
