@@ -915,19 +915,27 @@ func (d *Decoder) floatsJSON(field string, dst []float64, dim int, c byte) ([]fl
 	dst = dst[:0]
 	var first *Error
 	for i := 0; ; i++ {
-		more, e := j.arrayNext(field, i == 0)
-		if e != nil {
-			return dst[:0], e
-		}
-		if !more {
-			break
+		var c byte
+		if b, p := j.b, j.p; i > 0 && p+1 < len(b) && b[p] == ',' && (b[p+1] == '-' || b[p+1]-'0' <= 9) {
+			// The common case, a number right after the comma: what
+			// arrayNext and peek would find, without their whitespace
+			// checks.
+			j.p++
+			c = b[p+1]
+		} else {
+			more, e := j.arrayNext(field, i == 0)
+			if e != nil {
+				return dst[:0], e
+			}
+			if !more {
+				break
+			}
+			if c, e = j.peek(field); e != nil && i < d.maxFeatures {
+				return dst[:0], e
+			}
 		}
 		if i >= d.maxFeatures {
 			return dst[:0], newError(ReasonTooManyFeatures, field, "more than %d features, limit is %d", i, d.maxFeatures)
-		}
-		c, e := j.peek(field)
-		if e != nil {
-			return dst[:0], e
 		}
 		if !isNumberStart(c) {
 			if first == nil {
