@@ -351,7 +351,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			p++
 		}
 	default:
-		return 0, false, 0, false, notJSON(field, "at offset %d: invalid number", s)
+		return 0, false, 0, false, badNumber(field, s, "")
 	}
 	isInt = true
 	exp10 := dropped
@@ -359,7 +359,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 		isInt = false
 		p++
 		if p >= len(b) || b[p] < '0' || b[p] > '9' {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number (no digit after '.')", s)
+			return 0, false, 0, false, badNumber(field, s, " (no digit after '.')")
 		}
 		if mant == 0 { // leading zeros of a fraction: not significant
 			for p < len(b) && b[p] == '0' {
@@ -397,7 +397,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			p++
 		}
 		if p >= len(b) || b[p] < '0' || b[p] > '9' {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number (no digit in the exponent)", s)
+			return 0, false, 0, false, badNumber(field, s, " (no digit in the exponent)")
 		}
 		x := 0
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
@@ -444,15 +444,35 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			return f, isInt, iv, iok, nil
 		}
 	}
-	txt := b[s:p]
+	v, ok := parseFloatText(b[s:p])
+	if !ok {
+		return 0, false, 0, false, badNumber(field, s, "")
+	}
+	return v, isInt, iv, iok, nil
+}
+
+// badNumber is number's error for the number at offset s, kept out of
+// number's body (its formatting would weigh on every call).
+//
+//go:noinline
+func badNumber(field string, s int, why string) *Error {
+	return notJSON(field, "at offset %d: invalid number%s", s, why)
+}
+
+// parseFloatText is number's exact fallback: strconv.ParseFloat on the
+// number's text, ±Inf past the float64 range and ±0 below it. ok is false
+// when strconv refuses the text.
+//
+//go:noinline
+func parseFloatText(txt []byte) (float64, bool) {
 	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(txt), len(txt)), 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number", s)
+			return 0, false
 		}
 		// ErrRange: v is ±Inf (overflow) or ±0 (underflow), as wanted.
 	}
-	return v, isInt, iv, iok, nil
+	return v, true
 }
 
 // isNumberStart reports whether c starts a number (or NaN, Infinity).
