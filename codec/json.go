@@ -332,15 +332,8 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 	case p < len(b) && b[p] == '0':
 		p++
 	case p < len(b) && b[p] >= '1' && b[p] <= '9':
-		for digits <= 19-8 && len(b)-p >= 8 {
-			d, ok := eightDigits(b[p:])
-			if !ok {
-				break
-			}
-			mant = mant*1e8 + d
-			digits += 8
-			p += 8
-		}
+		// (No eight-digit step here: integer parts of floats are short,
+		// and the fraction's step below is where the digits are.)
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 			if digits < 19 {
 				mant = mant*10 + uint64(b[p]-'0')
