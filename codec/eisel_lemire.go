@@ -89,9 +89,5 @@ func eiselLemire(man uint64, exp10 int, neg bool) (f float64, ok bool) {
 	if biased < 1 || biased > 2046 {
 		return 0, false // subnormal, zero after rounding, or overflow
 	}
-	b := uint64(biased)<<52 | m&(1<<52-1)
-	if neg {
-		b |= 1 << 63
-	}
-	return math.Float64frombits(b), true
+	return math.Float64frombits(signBit(neg) | uint64(biased)<<52 | m&(1<<52-1)), true
 }

@@ -423,10 +423,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 		} else {
 			v *= pow10[exp10]
 		}
-		if neg {
-			v = -v
-		}
-		return v, isInt, iv, iok, nil
+		return math.Float64frombits(math.Float64bits(v) | signBit(neg)), isInt, iv, iok, nil
 	}
 	// Eisel–Lemire on the digits kept. With digits dropped, the value lies
 	// in [mant, mant+1) · 10^exp10: when both ends round to the same float,
@@ -468,6 +465,24 @@ func parseFloatText(txt []byte) (float64, bool) {
 		// ErrRange: v is ±Inf (overflow) or ±0 (underflow), as wanted.
 	}
 	return v, true
+}
+
+// isSignOrDigit reports whether c is '-' or a digit, with no branch
+// between the two (signs and digits alternate unpredictably in arrays of
+// random values): a range test, then c's bit in the mask of '-' and
+// '0'-'9' (bits 0 and 3-12 counting from '-').
+func isSignOrDigit(c byte) bool {
+	d := c - '-'
+	return d <= 12 && (0x1ff9>>d)&1 != 0
+}
+
+// signBit is the sign bit of a float64, set when neg (a conditional move,
+// not a branch: signs of random values are unpredictable).
+func signBit(neg bool) uint64 {
+	if neg {
+		return 1 << 63
+	}
+	return 0
 }
 
 // isNumberStart reports whether c starts a number (or NaN, Infinity).
@@ -931,7 +946,7 @@ func (d *Decoder) floatsJSON(field string, dst []float64, dim int, c byte) ([]fl
 	var first *Error
 	for i := 0; ; i++ {
 		var c byte
-		if b, p := j.b, j.p; i > 0 && p+1 < len(b) && b[p] == ',' && (b[p+1] == '-' || b[p+1]-'0' <= 9) {
+		if b, p := j.b, j.p; i > 0 && p+1 < len(b) && b[p] == ',' && isSignOrDigit(b[p+1]) {
 			// The common case, a number right after the comma: what
 			// arrayNext and peek would find, without their whitespace
 			// checks.
