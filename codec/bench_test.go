@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -244,6 +245,44 @@ func BenchmarkAppendNamed30(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			buf = AppendPredictionJSON(buf[:0], &p)
+		}
+	})
+}
+
+// JSON number parsing, per number: random float64s written with 17
+// significant digits (%.17g, the digits Python's json.dumps writes for most
+// random floats), through jsonReader.number and through strconv.ParseFloat
+// (what number did for them before Eisel–Lemire).
+func BenchmarkParseFloat17(b *testing.B) {
+	rng := rand.New(rand.NewPCG(17, 17))
+	nums := make([][]byte, 1024)
+	strs := make([]string, len(nums))
+	for i := range nums {
+		v := rng.NormFloat64()
+		if i%2 == 0 {
+			v = rng.Float64()
+		}
+		nums[i] = strconv.AppendFloat(nil, v, 'g', 17, 64)
+		strs[i] = string(nums[i])
+	}
+	b.Run("json", func(b *testing.B) {
+		j := &jsonReader{}
+		i := 0
+		for b.Loop() {
+			j.reset(nums[i&1023])
+			if _, _, _, _, e := j.number("x"); e != nil {
+				b.Fatal(e)
+			}
+			i++
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, err := strconv.ParseFloat(strs[i&1023], 64); err != nil {
+				b.Fatal(err)
+			}
+			i++
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -26,6 +27,9 @@ type jsonReader struct {
 	// last string value that had escapes (other strings are views of b);
 	// skipBuf is skip's, so that skipping keeps the key being decoded.
 	keyBuf, valBuf, skipBuf []byte
+	// prefix makes trailing accept anything after the object
+	// (DecodeEventJSONPrefix).
+	prefix bool
 }
 
 func (j *jsonReader) reset(b []byte) { j.b, j.p = b, 0 }
@@ -262,6 +266,31 @@ func hex4(b []byte, p int) (rune, bool) {
 	return r, true
 }
 
+// eightDigits returns the value of the eight bytes b[:8] read as decimal
+// digits, and whether they all are digits (len(b) >= 8). It works on the
+// eight bytes at once as one little-endian uint64 (SWAR), after Lemire's
+// "parse eight digits" technique.
+func eightDigits(b []byte) (uint64, bool) {
+	x := binary.LittleEndian.Uint64(b)
+	// A byte is a digit when its high nibble is 3 and adding 6 leaves it 3
+	// (low nibble at most 9). A byte whose +6 carries into the next one has
+	// high nibble 0xf itself, so the check fails whatever the carry does.
+	if x&0xf0f0f0f0f0f0f0f0|((x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0)>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x -= 0x3030303030303030 // bytes d0..d7, d0 the first digit (lowest byte)
+	// Byte i becomes 10·d(i) + d(i+1): the two-digit pairs P0..P3 in
+	// bytes 0, 2, 4, 6 (at most 99, so no byte carries).
+	x = x*10 + (x >> 8)
+	// High 32 bits of P0·(100 + 10^6·2^32) + P2·2^32·100 are
+	// P0·10^6 + P2·100; of P1·(1 + 10^4·2^32) + P3·2^32 they are
+	// P1·10^4 + P3. The low halves (at most 9999) never carry.
+	const m = 0x000000ff000000ff
+	a := (x & m) * (100 + 1000000<<32)
+	c := ((x >> 16) & m) * (1 + 10000<<32)
+	return (a + c) >> 32, true
+}
+
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
@@ -303,6 +332,8 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 	case p < len(b) && b[p] == '0':
 		p++
 	case p < len(b) && b[p] >= '1' && b[p] <= '9':
+		// (No eight-digit step here: integer parts of floats are short,
+		// and the fraction's step below is where the digits are.)
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
 			if digits < 19 {
 				mant = mant*10 + uint64(b[p]-'0')
@@ -313,7 +344,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			p++
 		}
 	default:
-		return 0, false, 0, false, notJSON(field, "at offset %d: invalid number", s)
+		return 0, false, 0, false, badNumber(field, s, "")
 	}
 	isInt = true
 	exp10 := dropped
@@ -321,14 +352,30 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 		isInt = false
 		p++
 		if p >= len(b) || b[p] < '0' || b[p] > '9' {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number (no digit after '.')", s)
+			return 0, false, 0, false, badNumber(field, s, " (no digit after '.')")
+		}
+		if mant == 0 { // leading zeros of a fraction: not significant
+			for p < len(b) && b[p] == '0' {
+				exp10--
+				p++
+			}
+		}
+		// The eighth byte first: a cheap test that spares short
+		// fractions (12.5, 0.25) the eight-byte load and check.
+		for digits <= 19-8 && len(b)-p >= 8 && b[p+7]-'0' <= 9 {
+			d, ok := eightDigits(b[p:])
+			if !ok {
+				break
+			}
+			mant = mant*1e8 + d
+			digits += 8
+			exp10 -= 8
+			p += 8
 		}
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-			if digits < 19 && (mant != 0 || b[p] != '0') {
+			if digits < 19 {
 				mant = mant*10 + uint64(b[p]-'0')
 				digits++
-				exp10--
-			} else if digits < 19 { // leading zeros of a fraction
 				exp10--
 			} else {
 				dropped++
@@ -345,7 +392,7 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 			p++
 		}
 		if p >= len(b) || b[p] < '0' || b[p] > '9' {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number (no digit in the exponent)", s)
+			return 0, false, 0, false, badNumber(field, s, " (no digit in the exponent)")
 		}
 		x := 0
 		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
@@ -376,20 +423,66 @@ func (j *jsonReader) number(field string) (v float64, isInt bool, iv int64, iok 
 		} else {
 			v *= pow10[exp10]
 		}
-		if neg {
-			v = -v
-		}
-		return v, isInt, iv, iok, nil
+		return math.Float64frombits(math.Float64bits(v) | signBit(neg)), isInt, iv, iok, nil
 	}
-	txt := b[s:p]
+	// Eisel–Lemire on the digits kept. With digits dropped, the value lies
+	// in [mant, mant+1) · 10^exp10: when both ends round to the same float,
+	// so does the value.
+	if f, ok := eiselLemire(mant, exp10, neg); ok {
+		if dropped == 0 {
+			return f, isInt, iv, iok, nil
+		}
+		if f1, ok := eiselLemire(mant+1, exp10, neg); ok && f1 == f {
+			return f, isInt, iv, iok, nil
+		}
+	}
+	v, ok := parseFloatText(b[s:p])
+	if !ok {
+		return 0, false, 0, false, badNumber(field, s, "")
+	}
+	return v, isInt, iv, iok, nil
+}
+
+// badNumber is number's error for the number at offset s, kept out of
+// number's body (its formatting would weigh on every call).
+//
+//go:noinline
+func badNumber(field string, s int, why string) *Error {
+	return notJSON(field, "at offset %d: invalid number%s", s, why)
+}
+
+// parseFloatText is number's exact fallback: strconv.ParseFloat on the
+// number's text, ±Inf past the float64 range and ±0 below it. ok is false
+// when strconv refuses the text.
+//
+//go:noinline
+func parseFloatText(txt []byte) (float64, bool) {
 	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(txt), len(txt)), 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
-			return 0, false, 0, false, notJSON(field, "at offset %d: invalid number", s)
+			return 0, false
 		}
 		// ErrRange: v is ±Inf (overflow) or ±0 (underflow), as wanted.
 	}
-	return v, isInt, iv, iok, nil
+	return v, true
+}
+
+// isSignOrDigit reports whether c is '-' or a digit, with no branch
+// between the two (signs and digits alternate unpredictably in arrays of
+// random values): a range test, then c's bit in the mask of '-' and
+// '0'-'9' (bits 0 and 3-12 counting from '-').
+func isSignOrDigit(c byte) bool {
+	d := c - '-'
+	return d <= 12 && (0x1ff9>>d)&1 != 0
+}
+
+// signBit is the sign bit of a float64, set when neg (a conditional move,
+// not a branch: signs of random values are unpredictable).
+func signBit(neg bool) uint64 {
+	if neg {
+		return 1 << 63
+	}
+	return 0
 }
 
 // isNumberStart reports whether c starts a number (or NaN, Infinity).
@@ -560,6 +653,9 @@ func (j *jsonReader) nextMember(first bool) (more bool, e *Error) {
 }
 
 func (j *jsonReader) trailing() *Error {
+	if j.prefix {
+		return nil // p stays just past the object
+	}
 	j.ws()
 	if n := len(j.b) - j.p; n > 0 {
 		return newError(ReasonTrailingBytes, "", "%d bytes after the object", n)
@@ -574,6 +670,44 @@ func (j *jsonReader) trailing() *Error {
 // panics and keeps no reference to b.
 func (d *Decoder) DecodeEventJSON(b []byte, ev *Event) error {
 	return d.decodeEvent(b, ev, true)
+}
+
+// DecodeEventJSONPrefix decodes the JSON object at the start of b (after
+// optional whitespace) into ev as DecodeEventJSON does, ignoring whatever
+// follows the object, and returns the offset in b just past its closing
+// '}'. It is for records packed in a larger document (a batch's array):
+// the object is read in place, with no separate pass to find its end.
+//
+// Limits.MaxBytes bounds the object's bytes (its leading whitespace
+// included): the decoder reads at most MaxBytes of b, and a well-formed
+// object longer than that is refused as oversized, as DecodeEventJSON
+// refuses it, before any problem inside it. A malformed value that does
+// not end within MaxBytes is refused as what the first MaxBytes bytes show
+// (typically not_json, truncated). Every other error is DecodeEventJSON's
+// on the object's bytes. On error n is 0 and ev is the zero Event. It
+// never panics and keeps no reference to b.
+func (d *Decoder) DecodeEventJSONPrefix(b []byte, ev *Event) (n int, err error) {
+	full := b
+	if d.lim.MaxBytes > 0 && len(b) > d.lim.MaxBytes {
+		b = b[:d.lim.MaxBytes]
+	}
+	d.js.prefix = true
+	err = d.decodeEvent(b, ev, true)
+	d.js.prefix = false
+	if err == nil {
+		return d.js.p, nil
+	}
+	if len(b) < len(full) {
+		// Where the value really ends decides between oversized and the
+		// error found in its first MaxBytes bytes.
+		j := &d.js
+		j.reset(full)
+		j.ws()
+		if j.skip("", 0) == nil && j.p > d.lim.MaxBytes {
+			err = newError(ReasonOversized, "", "record is %d bytes, limit is %d", j.p, d.lim.MaxBytes)
+		}
+	}
+	return 0, err
 }
 
 // decodeJSON is decode for JSON: one pass that checks each field as it reads
@@ -811,19 +945,27 @@ func (d *Decoder) floatsJSON(field string, dst []float64, dim int, c byte) ([]fl
 	dst = dst[:0]
 	var first *Error
 	for i := 0; ; i++ {
-		more, e := j.arrayNext(field, i == 0)
-		if e != nil {
-			return dst[:0], e
-		}
-		if !more {
-			break
+		var c byte
+		if b, p := j.b, j.p; i > 0 && p+1 < len(b) && b[p] == ',' && isSignOrDigit(b[p+1]) {
+			// The common case, a number right after the comma: what
+			// arrayNext and peek would find, without their whitespace
+			// checks.
+			j.p++
+			c = b[p+1]
+		} else {
+			more, e := j.arrayNext(field, i == 0)
+			if e != nil {
+				return dst[:0], e
+			}
+			if !more {
+				break
+			}
+			if c, e = j.peek(field); e != nil && i < d.maxFeatures {
+				return dst[:0], e
+			}
 		}
 		if i >= d.maxFeatures {
 			return dst[:0], newError(ReasonTooManyFeatures, field, "more than %d features, limit is %d", i, d.maxFeatures)
-		}
-		c, e := j.peek(field)
-		if e != nil {
-			return dst[:0], e
 		}
 		if !isNumberStart(c) {
 			if first == nil {

@@ -305,3 +305,48 @@ func BenchmarkLearningWithServing(b *testing.B) {
 		})
 	}
 }
+
+// Decoding a JSON batch of 1000 events (ServeBatch's body), per event: in
+// one pass (decodeJSONBatch, what the server does) and in two (splitJSON's
+// spans, then DecodeEventJSON on each, the fallback), and splitJSON alone.
+func BenchmarkDecodeBatchJSON(b *testing.B) {
+	evs := benchEvents(1000, 7, false)
+	body := jsonBatch(b, evs)
+	dec := codec.NewDecoder(codec.Limits{MaxBytes: 1 << 20})
+	var ev codec.Event
+	perEvent := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+	}
+	b.Run("one_pass", func(b *testing.B) {
+		for b.Loop() {
+			if n, ok := decodeJSONBatch(body, 1000, dec, &ev, func(int) bool { return true }); !ok || n != len(evs) {
+				b.Fatal(n, ok)
+			}
+		}
+		perEvent(b)
+	})
+	var spans [][2]int
+	b.Run("split_then_decode", func(b *testing.B) {
+		for b.Loop() {
+			var err error
+			if spans, err = splitJSON(body, 1000, spans[:0]); err != nil {
+				b.Fatal(err)
+			}
+			for _, sp := range spans {
+				if err := dec.DecodeEventJSON(body[sp[0]:sp[1]], &ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		perEvent(b)
+	})
+	b.Run("split_only", func(b *testing.B) {
+		for b.Loop() {
+			var err error
+			if spans, err = splitJSON(body, 1000, spans[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perEvent(b)
+	})
+}

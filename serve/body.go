@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
+
+	"okstream/codec"
 )
 
 // A request's batch is an array of events, or a map whose one key "events"
@@ -24,47 +27,92 @@ func tooMany(max int) *apiError {
 // splitJSON returns the spans of the events of a JSON batch, appended to
 // spans.
 func splitJSON(b []byte, max int, spans [][2]int) ([][2]int, error) {
+	err := walkJSON(b, func(i, start int) (int, error) {
+		end, err := jsonValueEnd(b, start)
+		if err != nil {
+			return 0, err
+		}
+		if i == max {
+			return 0, tooMany(max)
+		}
+		spans = append(spans, [2]int{start, end})
+		return end, nil
+	})
+	return spans, err
+}
+
+// errAbandon stops decodeJSONBatch's walk without a message of its own.
+var errAbandon = errors.New("abandoned")
+
+// decodeJSONBatch decodes the events of a JSON batch in place, in one pass
+// (no span finding before): each into ev with dec.DecodeEventJSONPrefix,
+// then fn(i), which reports whether to go on. ok is false at the first
+// problem of any kind (the batch's syntax, an event's error, more than max
+// events, fn's false): the caller then serves the request through
+// splitJSON and DecodeEventJSON, which find and report the problem with
+// their precedence. When ok is true, splitJSON would have accepted b and
+// found exactly the events decoded, in order.
+func decodeJSONBatch(b []byte, max int, dec *codec.Decoder, ev *codec.Event, fn func(i int) bool) (n int, ok bool) {
+	err := walkJSON(b, func(i, start int) (int, error) {
+		if i == max || start >= len(b) || b[start] != '{' {
+			return 0, errAbandon
+		}
+		m, err := dec.DecodeEventJSONPrefix(b[start:], ev)
+		if err != nil || !fn(i) {
+			return 0, errAbandon
+		}
+		n = i + 1
+		return start + m, nil
+	})
+	return n, err == nil
+}
+
+// walkJSON checks the frame of a JSON batch (an array, or {"events": [...]},
+// and nothing after it) and calls elem(i, start) for the i-th element,
+// which starts at b[start] (not whitespace) and ends where elem says. Its
+// first error is elem's (prefixed with the event's index) or the frame's.
+func walkJSON(b []byte, elem func(i, start int) (end int, err error)) error {
 	i := skipWS(b, 0)
 	wrapped := false
 	if i < len(b) && b[i] == '{' {
 		i = skipWS(b, i+1)
 		const key = `"events"`
 		if len(b)-i < len(key) || string(b[i:i+len(key)]) != key {
-			return spans, errors.New(`an object must have one key, "events", holding the array of events`)
+			return errors.New(`an object must have one key, "events", holding the array of events`)
 		}
 		i = skipWS(b, i+len(key))
 		if i >= len(b) || b[i] != ':' {
-			return spans, errors.New(`want ':' after "events"`)
+			return errors.New(`want ':' after "events"`)
 		}
 		i = skipWS(b, i+1)
 		wrapped = true
 	}
 	if i >= len(b) || b[i] != '[' {
-		return spans, errors.New("want an array of events")
+		return errors.New("want an array of events")
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		i++
 	} else {
-		for {
-			end, err := jsonValueEnd(b, i)
+		for n := 0; ; n++ {
+			end, err := elem(n, i)
 			if err != nil {
-				return spans, fmt.Errorf("event %d: %w", len(spans), err)
+				var ae *apiError
+				if errors.As(err, &ae) || err == errAbandon {
+					return err
+				}
+				return fmt.Errorf("event %d: %w", n, err)
 			}
-			if len(spans) == max {
-				return spans, tooMany(max)
-			}
-			spans = append(spans, [2]int{i, end})
 			i = skipWS(b, end)
 			if i >= len(b) {
-				return spans, errors.New("unterminated array")
+				return errors.New("unterminated array")
 			}
 			if b[i] == ']' {
 				i++
 				break
 			}
 			if b[i] != ',' {
-				return spans, fmt.Errorf("event %d: want ',' or ']' after it, got %q", len(spans)-1, b[i])
+				return fmt.Errorf("event %d: want ',' or ']' after it, got %q", n, b[i])
 			}
 			i = skipWS(b, i+1)
 		}
@@ -72,14 +120,14 @@ func splitJSON(b []byte, max int, spans [][2]int) ([][2]int, error) {
 	if wrapped {
 		i = skipWS(b, i)
 		if i >= len(b) || b[i] != '}' {
-			return spans, errors.New(`want '}' after the "events" array (no other key)`)
+			return errors.New(`want '}' after the "events" array (no other key)`)
 		}
 		i++
 	}
 	if skipWS(b, i) != len(b) {
-		return spans, errTrailing
+		return errTrailing
 	}
-	return spans, nil
+	return nil
 }
 
 func skipWS(b []byte, i int) int {
@@ -101,6 +149,10 @@ func jsonValueEnd(b []byte, i int) (int, error) {
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
+			i = skipPlain(b, i)
+			if i >= len(b) {
+				break
+			}
 			switch b[i] {
 			case '{', '[':
 				depth++
@@ -133,6 +185,10 @@ func jsonValueEnd(b []byte, i int) (int, error) {
 // jsonStringEnd returns the end of the string whose quote is at b[i].
 func jsonStringEnd(b []byte, i int) (int, error) {
 	for j := i + 1; j < len(b); j++ {
+		j = skipStringPlain(b, j)
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '\\':
 			j++
@@ -141,6 +197,50 @@ func jsonStringEnd(b []byte, i int) (int, error) {
 		}
 	}
 	return 0, errors.New("unterminated string")
+}
+
+// Eight bytes at a time (SWAR): the scans above only stop at a few bytes,
+// so they test eight of them as one uint64 for any byte of interest and
+// step over the word when there is none.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasByte reports whether any byte of x equals c: x^(c·ones) has a zero
+// byte exactly then, and (v - ones) &^ v & highs is nonzero exactly when v
+// has a zero byte.
+func hasByte(x uint64, c byte) bool {
+	v := x ^ uint64(c)*ones
+	return (v-ones)&^v&highs != 0
+}
+
+// skipPlain returns the first index from i whose 8-byte word holds a
+// bracket or a quote, or whose word runs past b; the caller goes on byte
+// by byte from there. ORing 0x20 into every byte maps '[' and ']' onto
+// '{' and '}'.
+func skipPlain(b []byte, i int) int {
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if hasByte(x|0x20*ones, '{') || hasByte(x|0x20*ones, '}') || hasByte(x, '"') {
+			break
+		}
+		i += 8
+	}
+	return i
+}
+
+// skipStringPlain is skipPlain inside a string: it stops at a word holding
+// a quote or a backslash.
+func skipStringPlain(b []byte, i int) int {
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if hasByte(x, '"') || hasByte(x, '\\') {
+			break
+		}
+		i += 8
+	}
+	return i
 }
 
 // splitMsgpack returns the spans of the events of a msgpack batch,

@@ -430,47 +430,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, *apiError) 
 		return 0, failf(http.StatusBadRequest, "reading the request body: %v", err)
 	}
 	body := b.body.Bytes()
-	var spans [][2]int
-	var err error
-	if format == formatJSON {
-		spans, err = splitJSON(body, s.o.MaxBatch, b.raws[:0])
-	} else {
-		spans, err = splitMsgpack(body, s.o.MaxBatch, b.raws[:0])
-	}
-	b.raws = spans[:0]
-	if err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) {
-			return 0, ae
-		}
-		return 0, failf(http.StatusBadRequest, "malformed %s batch: %v (send an array of events, or {\"events\": [...]})", format, err)
-	}
 	out := b.out[:0]
-	out = appendHead(out, format, len(spans))
-	for i, sp := range spans {
-		raw := body[sp[0]:sp[1]]
-		var derr error
-		if format == formatJSON {
-			derr = b.dec.DecodeEventJSON(raw, &b.ev)
-		} else {
-			derr = b.dec.DecodeEvent(raw, &b.ev)
-		}
-		if derr != nil {
-			e := &apiError{code: http.StatusBadRequest, msg: derr.Error(), event: i}
-			if rs := codec.ReasonOf(derr); rs != "" {
-				e.extra = map[string]any{"reason": string(rs)}
-			}
-			return 0, e
-		}
+	// answer appends the prediction for event i, decoded in b.ev, to out.
+	answer := func(i int) *apiError {
 		m, aerr := snap.route(&b.ev, part)
 		if aerr != nil {
 			aerr.event = i
-			return 0, aerr
+			return aerr
 		}
 		scores, serr := m.Scorer.Score(&b.ev, b.scores[:0])
 		b.scores = scores[:0]
 		if serr != nil {
-			return 0, &apiError{code: http.StatusBadRequest, msg: serr.Error(), event: i}
+			return &apiError{code: http.StatusBadRequest, msg: serr.Error(), event: i}
 		}
 		pred := codec.Prediction{
 			Version: codec.PredictionVersionProb, ID: b.ev.ID, Key: b.ev.Key, TS: b.ev.TS, HasTS: b.ev.HasTS,
@@ -485,7 +456,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, *apiError) 
 				}
 			}
 			if len(b.pick) != len(names) {
-				return 0, &apiError{code: http.StatusNotFound, msg: fmt.Sprintf("partition %d's models are %v, not all of %v", m.Partition, m.Scorer.Names(), names), event: i}
+				return &apiError{code: http.StatusNotFound, msg: fmt.Sprintf("partition %d's models are %v, not all of %v", m.Partition, m.Scorer.Names(), names), event: i}
 			}
 			pred.Models = b.pick
 		}
@@ -497,6 +468,53 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, *apiError) 
 		} else {
 			out = codec.AppendPrediction(out, &pred)
 		}
+		return nil
+	}
+	// A JSON batch is decoded in place in one pass; at any problem it is
+	// served again below, whose spans and errors are the reference.
+	var n int
+	done := false
+	if format == formatJSON {
+		out = appendHead(out, format, 0)
+		n, done = decodeJSONBatch(body, s.o.MaxBatch, b.dec, &b.ev, func(i int) bool { return answer(i) == nil })
+	}
+	if !done {
+		var spans [][2]int
+		var err error
+		if format == formatJSON {
+			spans, err = splitJSON(body, s.o.MaxBatch, b.raws[:0])
+		} else {
+			spans, err = splitMsgpack(body, s.o.MaxBatch, b.raws[:0])
+		}
+		b.raws = spans[:0]
+		if err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) {
+				return 0, ae
+			}
+			return 0, failf(http.StatusBadRequest, "malformed %s batch: %v (send an array of events, or {\"events\": [...]})", format, err)
+		}
+		out = appendHead(out[:0], format, len(spans))
+		for i, sp := range spans {
+			raw := body[sp[0]:sp[1]]
+			var derr error
+			if format == formatJSON {
+				derr = b.dec.DecodeEventJSON(raw, &b.ev)
+			} else {
+				derr = b.dec.DecodeEvent(raw, &b.ev)
+			}
+			if derr != nil {
+				e := &apiError{code: http.StatusBadRequest, msg: derr.Error(), event: i}
+				if rs := codec.ReasonOf(derr); rs != "" {
+					e.extra = map[string]any{"reason": string(rs)}
+				}
+				return 0, e
+			}
+			if aerr := answer(i); aerr != nil {
+				return 0, aerr
+			}
+		}
+		n = len(spans)
 	}
 	if format == formatJSON {
 		out = append(out, "]}\n"...)
@@ -509,7 +527,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, *apiError) 
 	if cap(b.out) > 4*int(s.o.MaxBodyBytes) { // keep the pool's memory bounded
 		b.out = nil
 	}
-	return len(spans), nil
+	return n, nil
 }
 
 // limits are the event decoder's (any dimension: the Scorer checks it
