@@ -16,6 +16,7 @@ import (
 	"okstream/checkpoint"
 	"okstream/codec"
 	"okstream/consumer"
+	"okstream/eval"
 	"okstream/internal/kafkatest"
 	"okstream/learner"
 	"okstream/learner/rng"
@@ -147,10 +148,13 @@ func BenchmarkServeSingle(b *testing.B) {
 
 // Batches of 1000 events over a real loopback connection: events/s
 // answered, against the predict-only speed of the same models in the same
-// run (the payload's learners' Predict on the same vectors, as okstream
-// eval predicts), and their ratio; and the handler's own events/s (the
-// same batch through Handler().ServeHTTP, no connection: body read,
-// decode, route, score, encode), and its ratio.
+// run (the payload's learners' bare Predict on the same vectors), and
+// their ratio; the same against okstream eval's predict-only loop (its
+// test-set scoring, executor.score: Predict and the frozen measures'
+// Add — probability, log loss, Brier, ECE bin, AUC — per event and
+// model); and the handler's own events/s (the same batch through
+// Handler().ServeHTTP, no connection: body read, decode, route, score,
+// encode), and its ratios.
 func BenchmarkServeBatch(b *testing.B) {
 	for _, bm := range benchModels {
 		for _, format := range []string{"json", "msgpack"} {
@@ -167,7 +171,11 @@ func BenchmarkServeBatch(b *testing.B) {
 				ls := rawLearners(b, cp.Payload)
 				client := ts.Client()
 				h := srv.Handler()
-				var served, handler, predict time.Duration
+				measures := make([]*eval.Binary, len(ls))
+				for k, l := range ls {
+					measures[k] = eval.NewBinary(eval.ProbabilityOf(l), 0).Frozen(0)
+				}
+				var served, handler, predict, evalOnly time.Duration
 				sink := 0.0
 				b.ResetTimer()
 				for range b.N {
@@ -195,9 +203,19 @@ func BenchmarkServeBatch(b *testing.B) {
 						}
 					}
 					predict += time.Since(start)
+					start = time.Now()
+					for i := range evs {
+						for k, l := range ls {
+							measures[k].Add(l.Predict(evs[i].X), evs[i].Y)
+						}
+					}
+					evalOnly += time.Since(start)
 				}
 				b.StopTimer()
 				n := float64(b.N * len(evs))
+				b.ReportMetric(n/evalOnly.Seconds(), "eval-ev/s")
+				b.ReportMetric(evalOnly.Seconds()/served.Seconds(), "served/eval")
+				b.ReportMetric(evalOnly.Seconds()/handler.Seconds(), "handler/eval")
 				b.ReportMetric(n/served.Seconds(), "served-ev/s")
 				b.ReportMetric(n/predict.Seconds(), "predict-ev/s")
 				b.ReportMetric(predict.Seconds()/served.Seconds(), "served/predict")

@@ -523,6 +523,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, *apiError) 
 	h := w.Header()
 	h.Set("Content-Type", "application/"+format)
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(out))) // one write, not chunked
 	w.Write(out)
 	if cap(b.out) > 4*int(s.o.MaxBodyBytes) { // keep the pool's memory bounded
 		b.out = nil
