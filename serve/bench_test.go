@@ -231,8 +231,11 @@ func BenchmarkServeBatch(b *testing.B) {
 // learns 60000 events (2 partitions) alone; then other pipelines (other
 // groups) learn them with okstream run --serve's live serving: the hook
 // alone (models handed over at each checkpoint and rebuilt, no request),
-// with a client pacing single-event requests at 500/s, and with a client
-// sending them back to back; then one alone again. Each ratio is a
+// with a client pacing single-event requests at 500/s, with a client
+// sending them back to back, and with a client sending batches of 1000
+// JSON events back to back (whose events/s served is also reported over
+// okstream eval's predict-only speed with the run's models, as in
+// ServeBatch); then one alone again. Each ratio is a
 // serving run's events/s over the mean of the two alone. (The pipeline,
 // the embedded broker and the client share the machine's cores: where
 // there are fewer cores than they need, a client's CPU is taken from
@@ -243,6 +246,7 @@ func BenchmarkLearningWithServing(b *testing.B) {
 		hookOnly
 		paced
 		closedLoop
+		batches
 	)
 	for _, bm := range benchModels {
 		b.Run(bm.name, func(b *testing.B) {
@@ -256,6 +260,9 @@ func BenchmarkLearningWithServing(b *testing.B) {
 			for i := range probe {
 				bodies[i] = append(append([]byte{'['}, eventJSON(b, &probe[i])...), ']')
 			}
+			batchEvs := benchEvents(1000, 7, false)
+			batch := jsonBatch(b, batchEvs)
+			var lastCfg consumer.Config
 			learn := func(group string, mode int) (float64, float64) {
 				cfg := pipelineConfig(e, input)
 				cfg.Group, cfg.Output, cfg.Checkpoints = e.Name(group), e.Name(group+"-preds"), e.Name(group+"-ckpt")
@@ -281,15 +288,19 @@ func BenchmarkLearningWithServing(b *testing.B) {
 								if mode == paced {
 									<-tick.C
 								}
-								resp, err := client.Post(ts.URL+"/v1/predict", "application/json", bytes.NewReader(bodies[i%len(bodies)]))
+								body, per := bodies[i%len(bodies)], int64(1)
+								if mode == batches {
+									body, per = batch, int64(len(batchEvs))
+								}
+								resp, err := client.Post(ts.URL+"/v1/predict", "application/json", bytes.NewReader(body))
 								if err != nil {
 									return
 								}
 								io.Copy(io.Discard, resp.Body)
 								resp.Body.Close()
 								if resp.StatusCode == 200 {
-									requests.Add(1)
-								} else if mode == closedLoop {
+									requests.Add(per)
+								} else if mode != paced {
 									time.Sleep(time.Millisecond) // no model yet
 								}
 							}
@@ -303,7 +314,27 @@ func BenchmarkLearningWithServing(b *testing.B) {
 				cancel()
 				wg.Wait()
 				r.shutdown(b)
+				lastCfg = cfg
 				return n / d.Seconds(), float64(requests.Load()) / d.Seconds()
+			}
+			// evalSpeed is okstream eval's predict-only loop (as in
+			// ServeBatch) over the batch's events with the models of the
+			// last run's first checkpoint.
+			evalSpeed := func() float64 {
+				ls := rawLearners(b, checkpoints(b, e, lastCfg, 2)[0].Payload)
+				measures := make([]*eval.Binary, len(ls))
+				for k, l := range ls {
+					measures[k] = eval.NewBinary(eval.ProbabilityOf(l), 0).Frozen(0)
+				}
+				start := time.Now()
+				for range 20 {
+					for i := range batchEvs {
+						for k, l := range ls {
+							measures[k].Add(l.Predict(batchEvs[i].X), batchEvs[i].Y)
+						}
+					}
+				}
+				return float64(20*len(batchEvs)) / time.Since(start).Seconds()
 			}
 			b.ResetTimer()
 			for i := range b.N {
@@ -311,8 +342,13 @@ func BenchmarkLearningWithServing(b *testing.B) {
 				h, _ := learn(fmt.Sprintf("hook%d", i), hookOnly)
 				p, preq := learn(fmt.Sprintf("paced%d", i), paced)
 				c, creq := learn(fmt.Sprintf("closed%d", i), closedLoop)
+				bt, bev := learn(fmt.Sprintf("batches%d", i), batches)
+				es := evalSpeed()
 				a2, _ := learn(fmt.Sprintf("alone-b%d", i), alone)
 				m := (a1 + a2) / 2
+				b.ReportMetric(bt/m, "batches/alone")
+				b.ReportMetric(bev, "batch-served-ev/s")
+				b.ReportMetric(bev/es, "batch-served/eval")
 				b.ReportMetric(m, "alone-ev/s")
 				b.ReportMetric(h/m, "hook/alone")
 				b.ReportMetric(p/m, "paced/alone")
