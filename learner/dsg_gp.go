@@ -115,7 +115,11 @@ type DSGGPConfig struct {
 	T0             float64 // step offset t0 > 0: γ_t = γ0/(1 + (t−1)/t0)
 	VarGamma0      float64 // the variance operator's γ0 (0: Gamma0)
 	VarT0          float64 // the variance operator's t0 (0: T0)
-	Seed           uint64
+	// Average makes Posterior answer with the averaged iterates
+	// (1/t)Σ_{s≤t} of the coefficients and of Θ (Polyak–Ruppert), as the
+	// paper's §7.1 (Fig. 4) reports f̂_t; it costs a second Θ.
+	Average bool
+	Seed    uint64
 }
 
 // DSGGP approximates a Gaussian-process posterior's mean and variance by
@@ -133,6 +137,9 @@ type DSGGP struct {
 	alpha []float64 // the mean's coefficients, len = its feature count
 	kv    int       // the variance operator's features per side
 	theta []float64 // K_v × K_v row-major (stride MaxVarFeatures): Θ[i,j], zero below the block diagonal
+	// With Average: the averages over the iterates so far (a feature's
+	// coefficient counts as 0 in the iterates before it was drawn).
+	alphaAvg, thetaAvg []float64
 
 	// Scratch.
 	w   []float64
@@ -194,6 +201,9 @@ func NewDSGGP(c DSGGPConfig) (*DSGGP, error) {
 		phi:    make([]float64, max(dsgChunk, c.Block)),
 		acc:    make([]float64, c.Block),
 	}
+	if c.Average {
+		g.thetaAvg = make([]float64, len(g.theta))
+	}
 	return g, nil
 }
 
@@ -223,13 +233,13 @@ func (g *DSGGP) cosFeatures(c *kernel.SeededBlocks, out, x []float64, lo, hi int
 	return p
 }
 
-// mean returns f_t(x) = Σ α_i φ_i(x) (g.nz set for x), summed per chunk of
-// dsgChunk features.
-func (g *DSGGP) mean(x []float64) float64 {
+// mean returns f(x) = Σ α_i φ_i(x) (g.nz set for x) for the coefficients
+// alpha (g.alpha: the iterate f_t), summed per chunk of dsgChunk features.
+func (g *DSGGP) mean(alpha, x []float64) float64 {
 	var s float64
-	for lo := 0; lo < len(g.alpha); lo += dsgChunk {
-		hi := min(lo+dsgChunk, len(g.alpha))
-		s += dot4(g.alpha[lo:hi], g.cosFeatures(g.fm, g.phi, x, lo, hi))
+	for lo := 0; lo < len(alpha); lo += dsgChunk {
+		hi := min(lo+dsgChunk, len(alpha))
+		s += dot4(alpha[lo:hi], g.cosFeatures(g.fm, g.phi, x, lo, hi))
 	}
 	return s
 }
@@ -264,7 +274,7 @@ func (g *DSGGP) Step(xs [][]float64, ys []float64) bool {
 		clear(acc)
 		for b, x := range xs {
 			g.nz = kernel.NonZero(g.nz, x)
-			r := g.mean(x) - ys[b] // ℓ'(f, y) of ½(f − y)²
+			r := g.mean(g.alpha, x) - ys[b] // ℓ'(f, y) of ½(f − y)²
 			phi := g.cosFeatures(g.fm, g.phi, x, k, k+nm)
 			kernel.AxpyRounded(r, phi, acc)
 		}
@@ -279,7 +289,29 @@ func (g *DSGGP) Step(xs [][]float64, ys []float64) bool {
 	if nv > 0 {
 		g.varStep(xs, gammaV, 1-g.lambda*gammaV, nv)
 	}
+	if g.c.Average {
+		g.average()
+	}
 	return true
+}
+
+// average folds the iterate after step t into the averages:
+// avg ← avg + (x_t − avg)/t.
+func (g *DSGGP) average() {
+	inv := 1 / float64(g.t)
+	for len(g.alphaAvg) < len(g.alpha) {
+		g.alphaAvg = append(g.alphaAvg, 0)
+	}
+	for i, a := range g.alpha {
+		g.alphaAvg[i] += (a - g.alphaAvg[i]) * inv
+	}
+	K, ld := g.kv, g.c.MaxVarFeatures
+	for i := 0; i < K; i++ {
+		row, avg := g.theta[i*ld:i*ld+K], g.thetaAvg[i*ld:i*ld+K]
+		for j := i / g.c.VarBlock * g.c.VarBlock; j < K; j++ {
+			avg[j] += (row[j] - avg[j]) * inv
+		}
+	}
 }
 
 // varStep is the variance operator's block step with nv new features per
@@ -330,7 +362,7 @@ const dsgGPChunk = 128
 
 // Posterior writes the current estimates of the posterior mean m_t(x) and
 // variance s²_t(x) = k(x, x) − 𝒜̂_t(x, x) at each x of xs into mean[i] and
-// variance[i] (either may be nil). The variance estimate is not clipped: it
+// variance[i] (either may be nil); with Average, of the averaged iterates. The variance estimate is not clipped: it
 // can be negative while the iterate is far from 𝒜. Cost: O(len(xs)·K)
 // feature evaluations and O(len(xs)·K_v²) for the variance.
 func (g *DSGGP) Posterior(mean, variance []float64, xs [][]float64) {
@@ -340,7 +372,11 @@ func (g *DSGGP) Posterior(mean, variance []float64, xs [][]float64) {
 		}
 		if mean != nil {
 			g.nz = kernel.NonZero(g.nz, x)
-			mean[i] = g.mean(x)
+			alpha := g.alpha
+			if g.c.Average {
+				alpha = g.alphaAvg
+			}
+			mean[i] = g.mean(alpha, x)
 		}
 	}
 	if variance == nil {
@@ -352,6 +388,10 @@ func (g *DSGGP) Posterior(mean, variance []float64, xs [][]float64) {
 			variance[i] = g.kern.Eval(x, x)
 		}
 		return
+	}
+	theta := g.theta
+	if g.c.Average {
+		theta = g.thetaAvg
 	}
 	bl := blas64.Implementation()
 	for lo := 0; lo < len(xs); lo += dsgGPChunk {
@@ -367,7 +407,7 @@ func (g *DSGGP) Posterior(mean, variance []float64, xs [][]float64) {
 			g.cosFeatures(g.fw, pw[s*K:(s+1)*K], x, 0, K)
 		}
 		// H (m×K) = Φ (m×K) · Θ; 𝒜̂(x_s, x_s) = Σ_j H[s,j] φ'_j(x_s).
-		bl.Dgemm(blas.NoTrans, blas.NoTrans, m, K, K, 1, pv, K, g.theta, ld, 0, h, K)
+		bl.Dgemm(blas.NoTrans, blas.NoTrans, m, K, K, 1, pv, K, theta, ld, 0, h, K)
 		for s := 0; s < m; s++ {
 			x := xs[lo+s]
 			variance[lo+s] = g.kern.Eval(x, x) - dot4(h[s*K:(s+1)*K], pw[s*K:(s+1)*K])

@@ -241,3 +241,59 @@ func TestDSGGPConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDSGGPAverageIsTheMeanOfTheIterates: the estimates are linear in the
+// coefficients and in Θ, so the averaged model's posterior at step T must
+// be the mean of the last iterates' posteriors at steps 1..T (run in
+// lockstep on the same batches), up to rounding; and Average must not
+// change the iterates themselves.
+func TestDSGGPAverageIsTheMeanOfTheIterates(t *testing.T) {
+	const T, B = 20, 8
+	c := DSGGPConfig{Dim: 2, Sigma: 1.1, Noise: 0.1, N: 100, Block: 16, VarBlock: 4, MaxFeatures: 16 * T, MaxVarFeatures: 48,
+		Gamma0: 0.5, T0: 10, Seed: 3}
+	last, err := NewDSGGP(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Average = true
+	avg, err := NewDSGGP(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs, ys, _ := dataset.Ridge2D(rng.New(9), 100)
+	test, _, _ := dataset.Ridge2D(rng.New(10), 30)
+	sumM, sumV := make([]float64, len(test)), make([]float64, len(test))
+	m, v := make([]float64, len(test)), make([]float64, len(test))
+	draw := rng.New(4)
+	for s := 1; s <= T; s++ {
+		bx, by := make([][]float64, B), make([]float64, B)
+		for b := range bx {
+			i := draw.IntN(len(xs))
+			bx[b], by[b] = xs[i], ys[i]
+		}
+		last.Step(bx, by)
+		avg.Step(bx, by)
+		last.Posterior(m, v, test)
+		for i := range test {
+			sumM[i] += m[i]
+			sumV[i] += v[i]
+		}
+	}
+	for i := range last.alpha {
+		if last.alpha[i] != avg.alpha[i] {
+			t.Fatalf("Average changed the iterate: α[%d] = %v, want %v", i, avg.alpha[i], last.alpha[i])
+		}
+	}
+	avg.Posterior(m, v, test)
+	for i, z := range test {
+		k := avg.kern.Eval(z, z)
+		wantM, wantV := sumM[i]/T, sumV[i]/T // s² = k − 𝒜̂: the mean of s²_t is k − the mean of 𝒜̂_t
+		if math.Abs(m[i]-wantM) > 1e-9*(1+math.Abs(wantM)) || math.Abs(v[i]-wantV) > 1e-9*(1+math.Abs(k)) {
+			t.Fatalf("point %d: averaged posterior (%v, %v), mean of the iterates' (%v, %v)", i, m[i], v[i], wantM, wantV)
+		}
+	}
+	last.Posterior(m, nil, test)
+	if math.Abs(m[0]-sumM[0]/T) < 1e-6 {
+		t.Fatalf("the last iterate's mean equals the average (%v): the test cannot tell them apart", m[0])
+	}
+}
