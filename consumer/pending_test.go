@@ -235,28 +235,42 @@ func TestLimitConfig(t *testing.T) {
 // the heap part of its accounted bytes (cost less the encoding), measured
 // with the runtime's memory statistics, for small and large dimensions and
 // ids up to the default 1 KiB limit. (Measured: 0.96–1.0 × the heap part.)
+// The heap is the process's: goroutines that earlier tests left behind (a
+// client still closing its connections) can only add to it, so each case
+// is measured up to three times and passes on the first measurement within
+// the bound; a buffer that really exceeds it fails all three.
 func TestPendingByteLimitBoundsHeap(t *testing.T) {
 	const limit = 16 << 20
 	for _, c := range []struct{ dim, idLen int }{{1, 8}, {5, 36}, {100, 36}, {5, 1024}} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		p := newPending(pendingLimits{max: 1 << 30, maxBytes: limit}, c.dim)
-		pre := strings.Repeat("i", c.idLen-8)
-		x := make([]float64, c.dim)
-		evicted := 0
-		for i := 0; evicted < 20000; i++ {
-			im := newImpression(fmt.Sprintf("%s%08d", pre, i), fmt.Sprintf("user-%d", i%50), int64(i), 0, false, x, 2)
-			evicted += p.add(im).bytes
+		for try := 1; ; try++ {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			p := newPending(pendingLimits{max: 1 << 30, maxBytes: limit}, c.dim)
+			pre := strings.Repeat("i", c.idLen-8)
+			x := make([]float64, c.dim)
+			evicted := 0
+			for i := 0; evicted < 20000; i++ {
+				im := newImpression(fmt.Sprintf("%s%08d", pre, i), fmt.Sprintf("user-%d", i%50), int64(i), 0, false, x, 2)
+				evicted += p.add(im).bytes
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			t.Logf("dim %d, ids of %d bytes, try %d: %d entries, heap %.3f × its accounted part", c.dim, c.idLen, try, p.len(), float64(heap)/float64(p.bytes-p.enc))
+			if p.bytes > limit {
+				t.Fatalf("dim %d, ids of %d bytes: %d accounted bytes over the limit %d", c.dim, c.idLen, p.bytes, limit)
+			}
+			ok := heap <= p.bytes-p.enc+256<<10
+			runtime.KeepAlive(p)
+			if ok {
+				break
+			}
+			if try == 3 {
+				t.Errorf("dim %d, ids of %d bytes: %d entries, %d accounted bytes (%d of heap), %d bytes of heap in each of 3 tries; limit %d", c.dim, c.idLen, p.len(), p.bytes, p.bytes-p.enc, heap, limit)
+				break
+			}
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		if p.bytes > limit || heap > p.bytes-p.enc+256<<10 {
-			t.Errorf("dim %d, ids of %d bytes: %d entries, %d accounted bytes (%d of heap), %d bytes of heap; limit %d", c.dim, c.idLen, p.len(), p.bytes, p.bytes-p.enc, heap, limit)
-		}
-		t.Logf("dim %d, ids of %d bytes: %d entries, heap %.3f × its accounted part", c.dim, c.idLen, p.len(), float64(heap)/float64(p.bytes-p.enc))
-		runtime.KeepAlive(p)
 	}
 }
 
