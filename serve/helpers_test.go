@@ -266,16 +266,6 @@ func msgpackBatch(t testing.TB, evs []codec.Event) []byte {
 	return out
 }
 
-func appendArrayHeader(out []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(out, 0x90|byte(n))
-	case n < 1<<16:
-		return append(out, 0xdc, byte(n>>8), byte(n))
-	}
-	return append(out, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
 func eventJSON(t testing.TB, ev *codec.Event) []byte {
 	t.Helper()
 	b, err := codec.AppendEventJSON(nil, ev)

@@ -564,6 +564,11 @@ func appendHead(out []byte, format string, n int) []byte {
 	}
 	out = append(out, 0x81, 0xa0|byte(len("predictions")))
 	out = append(out, "predictions"...)
+	return appendArrayHeader(out, n)
+}
+
+// appendArrayHeader appends a msgpack array header for n elements.
+func appendArrayHeader(out []byte, n int) []byte {
 	switch {
 	case n < 16:
 		return append(out, 0x90|byte(n))
