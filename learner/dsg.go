@@ -245,7 +245,9 @@ type DSG struct {
 	gs      []float64            // LearnBatch after the cap (refine): the group's loss derivatives
 	grp     kernel.SparseGroup   // the group's inputs for ProjectGroup (LearnBatch; one event in Learn, Predict)
 	one     [1][]float64         // Learn, Predict: the group of one
-	team    *team                // LearnBatch's goroutines (threads > 1), started on first use
+	team    *team                // the goroutines of threads > 1, started on first use
+	job     dsgJob               // the current fork's work (runJob)
+	doJob   func(int)            // l.runJob, bound once
 }
 
 func newDSG(p *Params, dim int) (Learner, error) {
@@ -513,7 +515,8 @@ func (l *DSG) scores(x []float64) (f, reported float64) {
 	l.one[0] = x
 	phi := l.phi[:l.nf*l.stride]
 	if T := min(l.threads, nc); T > 1 {
-		l.fork(T, func(t int) { l.scoreGroup(&l.work[t], l.one[:], nc, t*nc/T, (t+1)*nc/T, phi, l.part, l.partA) })
+		l.job = dsgJob{kind: dsgJobScore, T: T, nc: nc, group: l.one[:], keep: phi, part: l.part, partA: l.partA}
+		l.fork()
 	} else {
 		l.scoreGroup(&l.work[0], l.one[:], nc, 0, nc, phi, l.part, l.partA)
 	}
@@ -564,9 +567,8 @@ func (l *DSG) Learn(x []float64, y float64) float64 {
 		if n, T := len(l.acc), min(l.threads, (l.accHi-l.accLo)/dsgChunk); T > 1 {
 			// refine: the whole model's gradient, split by feature range
 			// (element-wise: the same bits for any split)
-			l.fork(T, func(t int) {
-				kernel.AxpyRounded(g, phi[t*n/T:(t+1)*n/T], l.acc[t*n/T:(t+1)*n/T])
-			})
+			l.job = dsgJob{kind: dsgJobAxpy, T: T, n: n, g: g, keep: phi}
+			l.fork()
 		} else {
 			kernel.AxpyRounded(g, phi, l.acc) // acc += g·φ, each product rounded
 		}
@@ -642,9 +644,8 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 			l.phiG = l.phiG[:len(group)*l.nf*l.stride]
 		}
 		if T := min(l.threads, nc); T > 1 {
-			l.fork(T, func(t int) {
-				l.scoreGroup(&l.work[t], group, nc, t*nc/T, (t+1)*nc/T, l.phiG, l.partG, l.partGA)
-			})
+			l.job = dsgJob{kind: dsgJobScore, T: T, nc: nc, group: group, keep: l.phiG, part: l.partG, partA: l.partGA}
+			l.fork()
 		} else {
 			l.scoreGroup(&l.work[0], group, nc, 0, nc, l.phiG, l.partG, l.partGA)
 		}
@@ -676,8 +677,8 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 		}
 		if keep { // refine: every feature takes the group's gradient
 			if T := min(l.threads, nc); T > 1 {
-				ne := len(group)
-				l.fork(T, func(t int) { l.accumulateGroup(ne, t*nc/T, (t+1)*nc/T) })
+				l.job = dsgJob{kind: dsgJobAccumulate, T: T, nc: nc, n: len(group)}
+				l.fork()
 			} else {
 				l.accumulateGroup(len(group), 0, nc)
 			}
@@ -771,18 +772,55 @@ func (l *DSG) accumulateGroup(ne, c0, c1 int) {
 	}
 }
 
-// fork runs job(t) for t < T ≤ l.threads on the learner's team (started
-// on first use, stopped by a runtime cleanup when the learner is dropped).
-func (l *DSG) fork(T int, job func(t int)) {
+// dsgJob is the work of one fork, described in fields so that a fork
+// allocates nothing (a closure per event would escape to the team).
+type dsgJob struct {
+	kind  int
+	T     int         // goroutines taking part (≤ threads; the others return)
+	nc    int         // chunks (score, accumulate)
+	n     int         // events (accumulate) or values (axpy)
+	g     float64     // the loss derivative (axpy)
+	group [][]float64 // the events (score)
+	keep  []float64   // where the feature values go (score) or come from (axpy)
+	part  []float64   // partial scores (score)
+	partA []float64
+}
+
+const (
+	dsgJobScore      = iota // scoreGroup over chunk range t
+	dsgJobAccumulate        // accumulateGroup over chunk range t
+	dsgJobAxpy              // acc += g·keep over value range t (Learn's refine gradient)
+)
+
+// fork runs l.job on the learner's team (started on first use, stopped
+// by a runtime cleanup when the learner is dropped): goroutine t does
+// range t of T, each range the same whatever T, so the bits are.
+func (l *DSG) fork() {
 	if l.team == nil {
 		l.team = newTeam(l.threads)
+		l.doJob = l.runJob // bound once: forks allocate nothing
 		runtime.AddCleanup(l, (*team).close, l.team)
 	}
-	l.team.run(func(t int) {
-		if t < T {
-			job(t)
-		}
-	})
+	l.team.run(l.doJob)
+	l.job = dsgJob{} // keep no reference to the caller's events
+}
+
+// runJob is goroutine t's share of l.job.
+func (l *DSG) runJob(t int) {
+	j := &l.job
+	T := j.T
+	if t >= T {
+		return
+	}
+	switch j.kind {
+	case dsgJobScore:
+		l.scoreGroup(&l.work[t], j.group, j.nc, t*j.nc/T, (t+1)*j.nc/T, j.keep, j.part, j.partA)
+	case dsgJobAccumulate:
+		l.accumulateGroup(j.n, t*j.nc/T, (t+1)*j.nc/T)
+	case dsgJobAxpy:
+		lo, hi := t*j.n/T, (t+1)*j.n/T
+		kernel.AxpyRounded(j.g, j.keep[lo:hi], l.acc[lo:hi])
+	}
 }
 
 // openBatch chooses which features the batch's gradient goes to: a new

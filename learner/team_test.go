@@ -102,3 +102,25 @@ func TestDSGTeamStopsWithLearner(t *testing.T) {
 		t.Fatalf("%d goroutines after the learners were dropped, want %d: their LearnBatch workers leaked", g, base)
 	}
 }
+
+// With threads > 1 a fork allocates nothing: Learn and Predict stay
+// allocation-free per event, before and after the cap (refine), as with
+// one thread.
+func TestDSGThreadsLearnAllocatesNothing(t *testing.T) {
+	xs, ys := dsgFastStream(3000, 6, 2)
+	l, err := New("dsg:sigma=2,batch=8,block=128,max_features=1536,threads=2", 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 { // past the cap of 1536 features: refine
+		l.Learn(xs[i], ys[i])
+	}
+	i := 200
+	if a := testing.AllocsPerRun(500, func() {
+		l.Predict(xs[i])
+		l.Learn(xs[i], ys[i])
+		i++
+	}); a != 0 {
+		t.Fatalf("%v allocations per event with threads=2", a)
+	}
+}
