@@ -41,6 +41,16 @@
 //     with a Reason (a closed set, usable as a metric label).
 //   - If manifests exist but none is complete, Load returns ErrNoValidCheckpoint
 //     rather than silently starting from nothing.
+//   - An epoch is written once. Save finishes what it has started even if
+//     its context is cancelled (kafka-go's WriteMessages returns at
+//     cancellation while the records it queued are still written, so a
+//     Save that returned there could see its manifest land after reporting
+//     failure); a Save that still fails (a timeout) may land later all the
+//     same. The runtime therefore retries with the next epoch of the same
+//     slot (sequence + 2): the same epoch with another payload would leave
+//     a manifest and chunks that agree on the epoch but not on the bytes
+//     (rejected as chunk_crc, with no torn write to explain it), and the
+//     other slot holds the last durable checkpoint.
 //   - Load reads the checkpoint partition from its first offset up to the end
 //     offset fetched when Load starts, and never waits for a record at the last
 //     offset (compaction leaves holes; the last offsets may not exist).

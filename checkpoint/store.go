@@ -47,11 +47,17 @@ type Config struct {
 	// and SASL, is then also the writer's); otherwise Open makes one with
 	// TLS and SASL below.
 	Client *kafka.Client
+	// SaveTimeout bounds one Save (default DefaultSaveTimeout), which
+	// otherwise outlives its context's cancellation (see Save).
+	SaveTimeout time.Duration
 	// TLS and SASL secure the connections of a client Open makes (nil:
 	// plaintext, no authentication); ignored when Client is given.
 	TLS  *tls.Config
 	SASL sasl.Mechanism
 }
+
+// DefaultSaveTimeout is the default Config.SaveTimeout.
+const DefaultSaveTimeout = time.Minute
 
 // DefaultChunkBytes is the default payload size per checkpoint record.
 const DefaultChunkBytes = 512 << 10
@@ -226,7 +232,27 @@ func (s *Store) balance(msg kafka.Message, partitions ...int) int {
 // Save writes cp: every chunk, then (after they are acknowledged) the
 // manifest. When Save returns nil the checkpoint is durable (acks=all) and
 // Load will find it unless a newer complete one is written.
+//
+// Cancellation: ctx is consulted before the first record is handed to the
+// writer, not after. Once started, Save runs to its end (the manifest
+// included) even if ctx is cancelled meanwhile, bounded by ctx's deadline
+// and by Config.SaveTimeout. kafka-go's WriteMessages returns at
+// cancellation while the records it queued are still written, so a Save
+// that returned at cancellation could have its manifest land after it
+// reported failure; finishing instead makes the outcome known in all but
+// the timeout case.
+//
+// On an error the outcome is unknown (a timed-out write may still land):
+// the caller must not write the same epoch again with another payload,
+// since a stale chunk of that epoch would then pass for a corrupt one.
+// Retry with a new epoch of the same slot (Epoch.Seq + 2), which leaves the
+// other slot's checkpoint untouched.
 func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
+	if err := ctx.Err(); err != nil {
+		return SaveStats{}, fmt.Errorf("checkpoint %s epoch %s: not started: %w", cp.ID, cp.Epoch, err)
+	}
+	ctx, cancel := s.writeContext(ctx)
+	defer cancel()
 	start := time.Now()
 	m, n, err := s.writeChunks(ctx, cp)
 	if err != nil {
@@ -236,6 +262,19 @@ func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
 		return SaveStats{}, fmt.Errorf("checkpoint %s epoch %s: writing manifest: %w", cp.ID, cp.Epoch, err)
 	}
 	return SaveStats{Bytes: len(cp.Payload), Records: n + 1, Duration: time.Since(start)}, nil
+}
+
+// writeContext is ctx without its cancellation (see Save), ending at ctx's
+// deadline or after SaveTimeout, whichever is first.
+func (s *Store) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.cfg.SaveTimeout
+	if d <= 0 {
+		d = DefaultSaveTimeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // writeChunks writes cp's chunks (acknowledged) and returns the manifest

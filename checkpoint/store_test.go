@@ -259,3 +259,68 @@ func TestScanSummarizes(t *testing.T) {
 		t.Fatal("missing topic accepted")
 	}
 }
+
+// A Save whose context is cancelled while it writes has a known outcome:
+// it either fails without writing (cancelled before it started) or
+// finishes, manifest included. kafka-go's WriteMessages returns at
+// cancellation while the records it queued are still written; a Save that
+// passed that on reported a failure whose manifest landed afterwards, and
+// the worker, which then wrote the same epoch again with a newer payload,
+// left a slot whose manifest and chunks disagreed (a partition that could
+// not restore). Cancellation times are spread over the write; every round
+// closes the store (flushing anything queued) before looking.
+func TestSaveCancelledWhileWritingHasAKnownOutcome(t *testing.T) {
+	e := kafkatest.New(t)
+	topic := e.Name("ckpt")
+	id := ID{Group: "g", Topic: "events", Partition: 0}
+	src := rng.New(7)
+	var finished, refused int
+	for round := uint64(1); round <= 24; round++ {
+		ctx0, cancel0 := context.WithTimeout(context.Background(), 60*time.Second)
+		s, err := Open(ctx0, Config{Brokers: e.Brokers, Topic: topic, Partitions: 1, ChunkBytes: 4 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := Epoch{1, round}
+		wctx, cancel := context.WithCancel(ctx0)
+		delay := time.Duration(src.Uint64()%3000) * time.Microsecond
+		if round%6 == 0 {
+			cancel() // before it starts
+		} else {
+			time.AfterFunc(delay, cancel)
+		}
+		_, saveErr := s.Save(wctx, Checkpoint{ID: id, Epoch: ep, NextOffset: int64(round), Payload: payload(40<<10, round)})
+		cancel()
+		if err := s.Close(); err != nil { // flushes whatever the writer still holds
+			t.Fatal(err)
+		}
+		r, err := Open(ctx0, Config{Brokers: e.Brokers, Topic: topic, Partitions: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cps, _, err := r.LoadAll(ctx0, id)
+		r.Close()
+		cancel0()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		landed := false
+		for _, cp := range cps {
+			landed = landed || cp.Epoch == ep
+		}
+		switch {
+		case saveErr == nil && !landed:
+			t.Fatalf("round %d: Save returned nil but epoch %s cannot be loaded", round, ep)
+		case saveErr != nil && landed:
+			t.Fatalf("round %d (cancelled after %s): Save failed (%v) but epoch %s landed", round, delay, saveErr, ep)
+		case saveErr == nil:
+			finished++
+		default:
+			refused++
+		}
+	}
+	if refused < 4 {
+		t.Fatalf("only %d of 24 Saves refused a cancelled context: the ones cancelled before they started must fail", refused)
+	}
+	t.Logf("%d Saves finished, %d refused at the start", finished, refused)
+}

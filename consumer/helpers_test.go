@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +71,15 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// testLogger is quietLogger, but keeping the last lines for a failure's
+// output (kafkatest.Env.Logger).
+func testLogger(e *kafkatest.Env) *slog.Logger {
+	if os.Getenv("OKSTREAM_TEST_LOG") != "" {
+		return quietLogger()
+	}
+	return e.Logger()
+}
+
 // testConfig is a pipeline config for a test, with short timings.
 func testConfig(e *kafkatest.Env, input, group, output string) Config {
 	return Config{
@@ -78,7 +89,7 @@ func testConfig(e *kafkatest.Env, input, group, output string) Config {
 		CheckpointEvery: 250, CheckpointInterval: time.Hour, BatchSize: 100,
 		FetchMaxWait: 50 * time.Millisecond, CreateTopics: true,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, RebalanceTimeout: 10 * time.Second,
-		CheckpointPartitions: 2, Logger: quietLogger(),
+		CheckpointPartitions: 2, Logger: testLogger(e),
 		// Control records signed (issue 37), as `okstream run --share` requires.
 		ControlSecret: testControlSecret,
 	}
@@ -149,6 +160,10 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
+			// The goroutines say where it is stuck (CI keeps no other trace).
+			var b strings.Builder
+			pprof.Lookup("goroutine").WriteTo(&b, 1)
+			t.Logf("goroutines at the timeout:\n%s", b.String())
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -123,12 +123,15 @@ type worker struct {
 	id      checkpoint.ID
 	log     *slog.Logger
 
-	ms       *modelSet
-	next     int64 // next input offset to process
-	epoch    checkpoint.Epoch
-	durable  int64        // next offset of the last durable checkpoint (-1: none)
-	since    int          // events since the last checkpoint
-	lastCkpt atomic.Int64 // Unix ns of the last checkpoint (or of the restore)
+	ms    *modelSet
+	next  int64 // next input offset to process
+	epoch checkpoint.Epoch
+	// failedSeq is the Seq of the last failed checkpoint attempt (0:
+	// none); the next attempt's Seq is past it (see checkpoint).
+	failedSeq uint64
+	durable   int64        // next offset of the last durable checkpoint (-1: none)
+	since     int          // events since the last checkpoint
+	lastCkpt  atomic.Int64 // Unix ns of the last checkpoint (or of the restore)
 	// published: source offsets ≥ the restored checkpoint whose output is
 	// already in the output topics (effectively-once mode; dedup.go).
 	published *offsetSet
@@ -349,7 +352,7 @@ loop:
 			w.publishIdle(ctx, false)       // and the other instances' (share.go)
 		}
 		for _, recs := range f.chunks { // micro-batches: a chunk holds BatchSize records
-			if !w.batch(ctx, recs) {
+			if ctx.Err() != nil || !w.batch(ctx, recs) {
 				break loop
 			}
 			w.maybeCheckpoint(ctx)
@@ -1103,8 +1106,8 @@ func (w *worker) deadLetter(u *unit, r *kafkautil.Record, reason, detail string)
 }
 
 func (w *worker) maybeCheckpoint(ctx context.Context) {
-	if w.next == w.durable {
-		return
+	if w.next == w.durable || ctx.Err() != nil {
+		return // nothing new, or the generation ended: the exit path checkpoints
 	}
 	if w.since < w.p.cfg.CheckpointEvery && time.Since(time.Unix(0, w.lastCkpt.Load())) < w.p.cfg.CheckpointInterval {
 		return
@@ -1134,9 +1137,11 @@ func (w *worker) checkpoint(ctx context.Context) error {
 		return err
 	}
 	w.ckptBuf = payload // reused by the next checkpoint (Save keeps no reference)
-	ep := checkpoint.Epoch{Generation: w.gen.id(), Seq: w.epoch.Seq + 1}
+	seq := nextCheckpointSeq(w.epoch.Seq, w.failedSeq)
+	ep := checkpoint.Epoch{Generation: w.gen.id(), Seq: seq}
 	st, err := w.p.store.Save(ctx, checkpoint.Checkpoint{ID: w.id, Epoch: ep, NextOffset: w.next, Payload: payload})
 	if err != nil {
+		w.failedSeq = seq
 		w.p.m.ckptTotal.WithLabelValues("error").Inc()
 		w.p.m.writeErrors.WithLabelValues("checkpoints").Inc()
 		return err
@@ -1161,6 +1166,19 @@ func (w *worker) checkpoint(ctx context.Context) error {
 		w.log.Error("committing the group offset failed (the checkpoint is durable)", "offset", w.next, "err", err)
 	}
 	return nil
+}
+
+// nextCheckpointSeq is the Seq of the next checkpoint attempt after the
+// durable checkpoint's Seq last and the last failed attempt's Seq failed (0:
+// none since). A failed Save's records may still land
+// (checkpoint.Store.Save), so its epoch is never written again with
+// another payload: the retry takes the next epoch of the same slot, which
+// keeps the other slot (the last durable checkpoint) intact.
+func nextCheckpointSeq(last, failed uint64) uint64 {
+	if failed > last {
+		return failed + 2
+	}
+	return last + 1
 }
 
 // publishStats exports the models' progressive statistics and records them

@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,7 @@ type Env struct {
 	mu       sync.Mutex
 	refusals []string
 	down     atomic.Bool // the embedded broker drops every request (StopBroker)
+	logs     tailLog     // Logger's last lines, printed if the test fails
 }
 
 // kafka4Min is Kafka 4.0's minimum version per API key (KIP-896; Produce ≥ 3
@@ -115,7 +117,59 @@ func NewWith(t testing.TB, o Options) *Env {
 		})
 	}
 	e.Client = &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 20 * time.Second}
+	// Registered after the broker's cleanup, so it runs before it: the
+	// pipelines' last lines are printed while the failure is fresh.
+	t.Cleanup(func() {
+		if t.Failed() {
+			if tail := e.logs.String(); tail != "" {
+				t.Logf("kafkatest: the last %d lines logged by the test's pipelines (Env.Logger):\n%s", e.logs.lines(), tail)
+			}
+		}
+	})
 	return e
+}
+
+// Logger returns a logger (level Info) whose last logTail lines are
+// printed with the test's output if it fails, and not at all otherwise: a
+// failure in CI then shows what the pipelines said before it.
+func (e *Env) Logger() *slog.Logger { return slog.New(slog.NewTextHandler(&e.logs, nil)) }
+
+// logTail is how many lines Env.Logger keeps.
+const logTail = 400
+
+// tailLog keeps the last logTail lines written to it.
+type tailLog struct {
+	mu   sync.Mutex
+	ring [logTail]string
+	n    int // lines written
+}
+
+func (l *tailLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		if line != "" {
+			l.ring[l.n%logTail] = line
+			l.n++
+		}
+	}
+	return len(p), nil
+}
+
+func (l *tailLog) lines() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return min(l.n, logTail)
+}
+
+func (l *tailLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for i := max(0, l.n-logTail); i < l.n; i++ {
+		b.WriteString(l.ring[i%logTail])
+	}
+	return b.String()
 }
 
 func prefix(t testing.TB) string {

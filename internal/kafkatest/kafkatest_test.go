@@ -3,6 +3,7 @@ package kafkatest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,24 @@ func TestBrokerRoundTrip(t *testing.T) {
 	for _, p := range resp.Topics[topic] {
 		if p.CommittedOffset != offsets[p.Partition] {
 			t.Fatalf("partition %d committed %d, want %d", p.Partition, p.CommittedOffset, offsets[p.Partition])
+		}
+	}
+}
+
+// The failure log keeps the last logTail lines in order, across writes
+// that hold several lines or end mid-line.
+func TestTailLogKeepsTheLastLines(t *testing.T) {
+	var l tailLog
+	for i := 0; i < logTail+100; i += 2 {
+		fmt.Fprintf(&l, "line %d\nline %d\n", i, i+1)
+	}
+	got := strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
+	if len(got) != logTail || l.lines() != logTail {
+		t.Fatalf("%d lines kept (lines() %d), want %d", len(got), l.lines(), logTail)
+	}
+	for i, line := range got {
+		if want := fmt.Sprintf("line %d", 100+i); line != want {
+			t.Fatalf("line %d is %q, want %q", i, line, want)
 		}
 	}
 }
