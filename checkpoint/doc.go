@@ -42,7 +42,8 @@
 //   - If manifests exist but none is complete, Load returns ErrNoValidCheckpoint
 //     rather than silently starting from nothing.
 //   - An epoch is written once. Save finishes what it has started even if
-//     its context is cancelled (kafka-go's WriteMessages returns at
+//     its context is cancelled, for up to Config.CancelGrace (default 5 s)
+//     after the cancellation (kafka-go's WriteMessages returns at
 //     cancellation while the records it queued are still written, so a
 //     Save that returned there could see its manifest land after reporting
 //     failure); a Save that still fails (a timeout) may land later all the

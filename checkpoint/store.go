@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -50,6 +51,11 @@ type Config struct {
 	// SaveTimeout bounds one Save (default DefaultSaveTimeout), which
 	// otherwise outlives its context's cancellation (see Save).
 	SaveTimeout time.Duration
+	// CancelGrace is how long a Save whose context is cancelled while it
+	// writes may go on to finish (default DefaultCancelGrace): long enough
+	// for a healthy broker to take the rest, short enough that a shutdown
+	// or a rebalance does not wait SaveTimeout on a broker that is down.
+	CancelGrace time.Duration
 	// TLS and SASL secure the connections of a client Open makes (nil:
 	// plaintext, no authentication); ignored when Client is given.
 	TLS  *tls.Config
@@ -58,6 +64,9 @@ type Config struct {
 
 // DefaultSaveTimeout is the default Config.SaveTimeout.
 const DefaultSaveTimeout = time.Minute
+
+// DefaultCancelGrace is the default Config.CancelGrace.
+const DefaultCancelGrace = 5 * time.Second
 
 // DefaultChunkBytes is the default payload size per checkpoint record.
 const DefaultChunkBytes = 512 << 10
@@ -234,13 +243,13 @@ func (s *Store) balance(msg kafka.Message, partitions ...int) int {
 // Load will find it unless a newer complete one is written.
 //
 // Cancellation: ctx is consulted before the first record is handed to the
-// writer, not after. Once started, Save runs to its end (the manifest
-// included) even if ctx is cancelled meanwhile, bounded by ctx's deadline
-// and by Config.SaveTimeout. kafka-go's WriteMessages returns at
-// cancellation while the records it queued are still written, so a Save
-// that returned at cancellation could have its manifest land after it
-// reported failure; finishing instead makes the outcome known in all but
-// the timeout case.
+// writer. Once started, Save runs to its end (the manifest included) even
+// if ctx is cancelled meanwhile, for at most Config.CancelGrace after the
+// cancellation, and within ctx's deadline and Config.SaveTimeout.
+// kafka-go's WriteMessages returns at cancellation while the records it
+// queued are still written, so a Save that returned at cancellation could
+// have its manifest land after it reported failure; finishing instead
+// makes the outcome known in all but the timeout cases.
 //
 // On an error the outcome is unknown (a timed-out write may still land):
 // the caller must not write the same epoch again with another payload,
@@ -264,17 +273,38 @@ func (s *Store) Save(ctx context.Context, cp Checkpoint) (SaveStats, error) {
 	return SaveStats{Bytes: len(cp.Payload), Records: n + 1, Duration: time.Since(start)}, nil
 }
 
-// writeContext is ctx without its cancellation (see Save), ending at ctx's
-// deadline or after SaveTimeout, whichever is first.
+// writeContext is ctx without its cancellation (see Save): it ends at
+// ctx's deadline, after SaveTimeout, or CancelGrace after ctx is
+// cancelled, whichever is first.
 func (s *Store) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := s.cfg.SaveTimeout
 	if d <= 0 {
 		d = DefaultSaveTimeout
 	}
+	grace := s.cfg.CancelGrace
+	if grace <= 0 {
+		grace = DefaultCancelGrace
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		d = min(d, time.Until(dl))
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), d)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	var mu sync.Mutex
+	var graceTimer *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		graceTimer = time.AfterFunc(grace, cancel)
+	})
+	return wctx, func() {
+		stop()
+		mu.Lock()
+		if graceTimer != nil {
+			graceTimer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // writeChunks writes cp's chunks (acknowledged) and returns the manifest
