@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -289,22 +288,12 @@ func (s *Store) writeContext(ctx context.Context) (context.Context, context.Canc
 		d = min(d, time.Until(dl))
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
-	var mu sync.Mutex
-	var graceTimer *time.Timer
 	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		graceTimer = time.AfterFunc(grace, cancel)
+		t := time.AfterFunc(grace, cancel)
+		<-wctx.Done() // the Save has returned, or the grace is over
+		t.Stop()
 	})
-	return wctx, func() {
-		stop()
-		mu.Lock()
-		if graceTimer != nil {
-			graceTimer.Stop()
-		}
-		mu.Unlock()
-		cancel()
-	}
+	return wctx, func() { stop(); cancel() }
 }
 
 // writeChunks writes cp's chunks (acknowledged) and returns the manifest
