@@ -19,6 +19,10 @@ package learner
 // by (1 − γ_t ν) and the block's coefficients are
 // a_k = −γ_t/(B·r) Σ_m ℓ'_m φ_k(x_m) (Algorithm 1 with mini-batches and feature
 // blocks, as §4 describes them; B = r = 1 is the paper's Algorithm 1).
+// That is update=new. update=all (the default of hinge and logistic, issue
+// 42) draws the block the same way but steps every coefficient drawn so
+// far and the block's, with the kernel estimated by all K + r features:
+// a_i ← (1 − γ_t ν) a_i − γ_t/(B·(K+r)) Σ_m ℓ'_m φ_i(x_m) for i < K + r.
 //
 // State: the coefficients, the counters (events, iterations, features), the
 // lazy scale, the open batch's gradient accumulator, the averaged
@@ -48,7 +52,16 @@ package learner
 //     end of a9a) both learn too little in one pass: a9a.t 21.6 % and
 //     19.2 % against 15.5–15.7 % (permutation means). With ν ≈ 0 nothing is forgotten, so early
 //     large steps add random-feature noise that stays; a constant step
-//     weights every batch alike. The other losses keep γ0 = 1, t0 = 100
+//     weights every batch alike. With update=all (the default) the first
+//     step is B/4 instead (1/(4R²) per event, the constant step of
+//     averaged SGD, R² = sup k̂(x, x) = 1): the kernel estimate of a step
+//     then has variance O(1/(r·t)) instead of O(1/r), which makes the
+//     larger step safe, and predict_with=decay_average removes the last
+//     iterate's noise (a9a.t 15.0 % against 15.7 % with update=new, the
+//     online linear model 15.1 %; docs/algorithms/dsg-onepass.md §1b).
+//     update=all is not covered by Theorem 4 as such (its old features
+//     are not independent of the model, as the fresh block is): it is
+//     random-feature SGD on a set that grows by r features per step. The other losses keep γ0 = 1, t0 = 100
 //     (square loss: a step above ~1 can diverge, k̂(x, x) ≤ 2). κ = 1,
 //     γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
 //     shrink factors 1 − θν/t are ≤ 0, which the lazy scale handles (a zero
@@ -121,6 +134,12 @@ package learner
 //     variance of 2r cosine features for the same projections; a9a.t
 //     15.4–15.6 % against 15.7–16.0 % for cos at a constant step of
 //     the same size (one permutation, several learner seeds).
+//   - predict_with=decay_average (default with update=all for hinge and
+//     logistic): the polynomial-decay average (Shamir & Zhang, ICML 2013),
+//     f̄_t = f̄_{t−1} + w_t (f_t − f̄_{t−1}) with w_t = (η+1)/(t+η), η =
+//     average_eta = 3; same array and cost as the uniform average below.
+//     It lags behind a drifting concept (its window grows with t): use
+//     predict_with=last (and gamma_min) on streams that drift.
 //   - Averaged solution (predict_with=average): f̂ = (1/t) Σ_{i=2}^{t+1} f_i,
 //     the average of the iterates after each of the t updates, kept as one
 //     extra coefficient array (O(K) per batch). The paper's
@@ -166,16 +185,18 @@ func init() {
 			{Name: "epsilon", Default: "0.1", Doc: "width of the ε-insensitive zone (0: least absolute deviation)", When: "loss=epsilon_insensitive"},
 			{Name: "tau", Default: "0.5", Doc: "quantile level τ in (0, 1)", When: "loss=quantile"},
 			{Name: "nu", Default: "1e-5", Doc: "regularization ν (paper: 1e-6 synthetic, 1/n, 1/(100n), 5e-4)"},
-			{Name: "gamma0", Default: "B/32 (hinge, logistic: 2 at B = 64), 1 (other losses)", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations: the first (largest) step"},
+			{Name: "gamma0", Default: "B/4 (hinge, logistic with update=all: 16 at B = 64), B/32 (hinge, logistic with update=new), 1 (other losses)", Doc: "step size γ0 of γ_t = γ0/(1+(t−1)/t0)^κ, t = mini-batch iterations: the first (largest) step"},
 			{Name: "t0", Default: "1.5/(ν·γ0) (hinge, logistic with ν > 0: the paper's θ/(t+t0−1) with θν = 1.5), 100 (otherwise)", Doc: "step-size offset t0 in iterations (t0=1, κ=1: the paper's θ/t with θ = gamma0)"},
 			{Name: "kappa", Default: "1", Doc: "step-size decay exponent κ in [0, 1] (1: O(1/t), as the paper's theory)"},
 			{Name: "gamma_min", Default: "0", Doc: "floor on γ_t (for drifting streams)"},
 			{Name: "batch", Default: "64", Doc: "mini-batch size B: events per iteration (paper 2^6–2^10)"},
 			{Name: "block", Default: "256", Doc: "feature block r: new random features per iteration (paper 2^5–2^11)"},
 			{Name: "max_features", Default: "16384", Doc: "feature cap K_max; memory and per-event time are bounded by it"},
-			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)"},
+			{Name: "update", Default: "all (hinge, logistic), new (other losses)", Doc: "which coefficients a step changes: all (every feature drawn so far and the new block, the kernel estimated by all of them: a lower-variance functional step; issue 42) or new (the new block only: the paper's Algorithm 1)", When: "in the canonical spec only as update=all; a spec naming after_cap but not update means new (a spec from before update existed)"},
+			{Name: "after_cap", Default: "refine", Doc: "at the cap: refine (SGD on all K features) or revisit (update one random old block)", When: "update=new"},
 			{Name: "features", Default: "cossin (hinge, logistic), cos (other losses)", Doc: "cossin: (cos ωᵀx, sin ωᵀx), two coefficients per feature (authors' code: a lower-variance kernel estimate for the same sincos per frequency); cos: √2cos(ωᵀx+b) (paper's Algorithm 1)"},
-			{Name: "predict_with", Default: "last", Doc: "last iterate f_t or the average of the iterates (paper's Fig. 4)"},
+			{Name: "predict_with", Default: "decay_average (hinge, logistic with update=all), last (otherwise)", Doc: "last: the last iterate f_t; average: the uniform average of the iterates (paper's Fig. 4); decay_average: the polynomial-decay average (Shamir & Zhang, ICML 2013), each step weighing the newest iterate (η+1)/(t+η)"},
+			{Name: "average_eta", Default: "3", Doc: "η of predict_with=decay_average (Shamir & Zhang's choice: 3)", When: "predict_with=decay_average"},
 			{Name: "threads", Default: "1", Doc: "goroutines that score each event (Learn, Predict: what the pipeline calls) or each group of a mini-batch's events (LearnBatch) and add its gradient (features split in fixed chunks of 512, partial sums added in chunk order: the same bits for any thread count; workers spin up to 100 µs between jobs, so give a partition with threads=T about T free cores; not state, not part of the canonical spec)", Local: true},
 			{Name: "cache_mb", Default: "256", Doc: "memory for cached frequency vectors (not state, not part of the canonical spec: changing it keeps checkpoints compatible; 0 = regenerate every feature on every use)", Local: true},
 			docSeed,
@@ -214,9 +235,11 @@ type DSG struct {
 	block   int
 	maxF    int
 	revisit bool
-	stride  int // coefficients per feature: 1 (cos) or 2 (cossin)
+	all     bool // update=all: every feature drawn so far takes each step
+	stride  int  // coefficients per feature: 1 (cos) or 2 (cossin)
 	average bool
-	cacheN  int // features whose frequencies may be cached
+	avgEta  float64 // predict_with=decay_average: η of the weight (η+1)/(t+η); 0: the uniform average
+	cacheN  int     // features whose frequencies may be cached
 
 	// State.
 	iters   uint64    // completed iterations t
@@ -281,12 +304,34 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	// classification losses the paper's θ/(t+t0−1) with θν = 1.5 (its
 	// theory's θν ∈ (1, 2)) and the offset that makes the first step
 	// γ0 = B·dsgEta; the smooth and regression losses keep γ0 = 1, t0 = 100.
+	lipschitz := loss == dsgHinge || loss == dsgLogistic
+	// update (issue 42): all for the Lipschitz classification losses, new
+	// (Algorithm 1) for the others. A spec that names after_cap but not
+	// update is a canonical spec from before update existed (every
+	// parameter named): it means update=new and keeps its canonical form,
+	// so its checkpoints restore.
+	updateDef := "new"
+	if lipschitz {
+		updateDef = "all"
+	}
+	update := "new"
+	if !p.Has("after_cap") || p.Has("update") {
+		update = p.LocalEnum("update", updateDef, "all", "new")
+	}
+	all := update == "all"
+	if all { // in the canonical spec only as update=all: new is Algorithm 1, the spec's meaning before update existed
+		delete(p.local, "update")
+		p.resolved["update"] = "all"
+	}
 	gamma0Def, t0Def := 1.0, 100.0
-	if loss == dsgHinge || loss == dsgLogistic {
+	switch {
+	case lipschitz && all:
+		gamma0Def = float64(batch) * dsgEtaAll
+	case lipschitz:
 		gamma0Def = float64(batch) * dsgEta
 	}
 	gamma0 := p.Float("gamma0", gamma0Def, Positive)
-	if (loss == dsgHinge || loss == dsgLogistic) && nu > 0 {
+	if lipschitz && nu > 0 {
 		t0Def = dsgTheta / (nu * gamma0)
 	}
 	t0 := p.Float("t0", t0Def, Positive)
@@ -294,13 +339,26 @@ func newDSG(p *Params, dim int) (Learner, error) {
 	gmin := p.Float("gamma_min", 0, NonNegative)
 	block := p.Int("block", 256, InRange(1, 1<<20))
 	maxF := p.Int("max_features", 1<<14, InRange(1, 1<<26))
-	policy := p.Enum("after_cap", "refine", "refine", "revisit")
+	policy := "refine"
+	if !all {
+		policy = p.Enum("after_cap", "refine", "refine", "revisit")
+	} else if p.Has("after_cap") {
+		p.fail("after_cap", "applies to update=new only (with update=all every feature takes every step, before the cap and after it)")
+	}
 	formDef := "cos"
-	if loss == dsgHinge || loss == dsgLogistic {
+	if lipschitz {
 		formDef = "cossin"
 	}
 	form := p.Enum("features", formDef, "cos", "cossin")
-	predWith := p.Enum("predict_with", "last", "last", "average")
+	predDef := "last"
+	if lipschitz && all {
+		predDef = "decay_average"
+	}
+	predWith := p.Enum("predict_with", predDef, "last", "average", "decay_average")
+	var avgEta float64
+	if predWith == "decay_average" {
+		avgEta = p.Float("average_eta", 3, Positive)
+	}
 	cacheMB := p.LocalFloat("cache_mb", 256, NonNegative)
 	threads := p.LocalInt("threads", 1, InRange(1, 256))
 	seed := p.Uint64("seed", 1)
@@ -341,8 +399,10 @@ func newDSG(p *Params, dim int) (Learner, error) {
 		block:   block,
 		maxF:    maxF,
 		revisit: policy == "revisit",
+		all:     all,
 		stride:  stride,
-		average: predWith == "average",
+		average: predWith != "last",
+		avgEta:  avgEta,
 		cacheN:  cacheN,
 		scale:   1,
 		nz:      make([]int, 0, dim),
@@ -431,6 +491,11 @@ const dsgTheta = 1.5
 // losses, γ0/B: a violating event adds η·ℓ'·k̂(x, ·) to f (measured on
 // a9a, docs/algorithms/dsg-onepass.md).
 const dsgEta = 1.0 / 32
+
+// dsgEtaAll is dsgEta with update=all: 1/4, the constant step 1/(4R²) of
+// averaged SGD (Bach & Moulines, NIPS 2013) with R² = sup k̂(x, x) = 1 for
+// the cossin features of a shift-invariant kernel (k(x, x) = 1).
+const dsgEtaAll = 1.0 / 4
 
 // dsgChunk is the number of features scored as one unit: the frequency
 // cache's block, the unit of work of a thread, and the unit of the score's
@@ -613,7 +678,10 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 			l.openBatch()
 		}
 		m := min(len(xs)-s, l.batch-l.inBatch, dsgGroupEvents)
-		keep := l.accLo < l.nf && l.accHi-l.accLo == l.nf // refine: keep every value
+		// refine, or update=all: every existing feature takes the
+		// gradient, so every value is kept (update=all before the cap adds
+		// the new block's values event by event, below)
+		keep := l.accLo == 0 && l.nf > 0 && l.accHi >= l.nf
 		if keep {
 			m = max(1, min(m, dsgGroupValues/(l.nf*l.stride)))
 		}
@@ -639,7 +707,9 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 				l.gs = make([]float64, dsgGroupEvents)
 			}
 			if need := len(group) * l.nf * l.stride; cap(l.phiG) < need {
-				l.phiG = make([]float64, need)
+				// room for the group at the cap (update=all grows the
+				// model every batch: no new, zeroed array per batch)
+				l.phiG = make([]float64, need, max(need, min(dsgGroupValues, dsgGroupEvents*l.maxF*l.stride)))
 			}
 			l.phiG = l.phiG[:len(group)*l.nf*l.stride]
 		}
@@ -664,7 +734,13 @@ func (l *DSG) LearnBatch(xs [][]float64, ys []float64, scores []float64) {
 			}
 			g := l.deriv(f, ys[s+e])
 			if keep {
-				l.gs[e] = g // accumulated below, chunk by chunk
+				l.gs[e] = g                   // accumulated below, chunk by chunk
+				if g != 0 && l.accHi > l.nf { // update=all: the new block
+					st := l.stride
+					l.nz = append(l.nz[:0], l.nzs[e]...)
+					l.features(x, l.nf, l.accHi)
+					kernel.AxpyRounded(g, l.phi[l.nf*st:l.accHi*st], l.acc[l.nf*st:])
+				}
 			} else if g != 0 {
 				st := l.stride
 				l.nz = append(l.nz[:0], l.nzs[e]...)
@@ -828,6 +904,8 @@ func (l *DSG) runJob(t int) {
 // (revisit) after it.
 func (l *DSG) openBatch() {
 	switch {
+	case l.all:
+		l.accLo, l.accHi = 0, l.nf+min(l.block, l.maxF-l.nf)
 	case l.nf < l.maxF:
 		l.accLo, l.accHi = l.nf, l.nf+min(l.block, l.maxF-l.nf)
 	case l.revisit:
@@ -860,25 +938,20 @@ func (l *DSG) step() {
 	// features in the kernel estimate (r new ones, or all K when refining).
 	count := l.accHi - l.accLo
 	factor := -g / (float64(l.batch) * float64(count) * c)
-	s := l.stride
-	if l.accLo == l.nf { // a new block
-		for _, a := range l.acc {
-			l.coef = append(l.coef, float64(factor*a))
-		}
+	l.coef = addStep(l.coef, l.acc, l.accLo, l.accHi, l.nf, l.stride, factor)
+	if l.accHi > l.nf { // a new block
 		if l.average {
-			l.avg = append(l.avg, make([]float64, len(l.acc))...)
+			l.avg = append(l.avg, make([]float64, (l.accHi-l.nf)*l.stride)...)
 		}
 		l.nf = l.accHi
-	} else {
-		dst := l.coef[l.accLo*s : l.accHi*s]
-		for i, a := range l.acc {
-			dst[i] += float64(factor * a)
-		}
 	}
 	l.scale = c
 	l.iters = t
 	if l.average {
 		inv := 1 / float64(t)
+		if l.avgEta > 0 {
+			inv = (l.avgEta + 1) / (float64(t) + l.avgEta)
+		}
 		for i, a := range l.avg {
 			l.avg[i] = a + float64((float64(c*l.coef[i])-a)*inv)
 		}
@@ -886,6 +959,24 @@ func (l *DSG) step() {
 	l.inBatch = 0
 	l.accLo, l.accHi = 0, 0
 	l.acc = l.acc[:0]
+}
+
+// addStep adds factor·acc to the stored coefficients of features
+// [lo, hi), w values per feature (binary and multi-class DSG's step): the
+// values of existing features (below nf) in place, a new block's (from nf
+// to hi) appended. It returns coef.
+func addStep(coef, acc []float64, lo, hi, nf, w int, factor float64) []float64 {
+	old := (min(hi, nf) - lo) * w // values of existing features
+	if old > 0 {
+		dst := coef[lo*w : lo*w+old]
+		for i, a := range acc[:old] {
+			dst[i] += float64(factor * a)
+		}
+	}
+	for _, a := range acc[max(old, 0):] {
+		coef = append(coef, float64(factor*a))
+	}
+	return coef
 }
 
 // MarshalBinary encodes the coefficients, counters, lazy scale, open batch
@@ -956,6 +1047,8 @@ func (l *DSG) validAcc(inBatch, nf, lo, hi int) bool {
 		return lo == 0 && hi == 0
 	}
 	switch {
+	case l.all:
+		return lo == 0 && hi == nf+min(l.block, l.maxF-nf)
 	case nf < l.maxF:
 		return lo == nf && hi == nf+min(l.block, l.maxF-nf)
 	case l.revisit:

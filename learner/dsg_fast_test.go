@@ -39,7 +39,8 @@ func dsgFastStream(n, d int, seed uint64) ([][]float64, []float64) {
 // TestDSGThreadsAndBatchesBitIdentical: any thread count, and LearnBatch
 // with any grouping of the events, give the scores and the final state of
 // one-thread Learn bit for bit — before and after the cap, for both
-// after_cap policies, cos and cossin features, the averaged model, a
+// updates (all: the defaults of hinge and logistic; new: Algorithm 1) and
+// both after_cap policies, cos and cossin features, the averaged model, a
 // partial frequency cache and none; Predict too. More features than one
 // chunk (dsgChunk) so that the threads split the work.
 func TestDSGThreadsAndBatchesBitIdentical(t *testing.T) {
@@ -50,6 +51,8 @@ func TestDSGThreadsAndBatchesBitIdentical(t *testing.T) {
 		"dsg:sigma=2,batch=5,block=100,max_features=1300,after_cap=revisit,predict_with=average",
 		"dsg:sigma=2,batch=8,block=64,max_features=1100,features=cossin,loss=square,cache_mb=0.03",
 		"dsg:kernel=laplacian,sigma=2,batch=7,block=128,max_features=1200,loss=logistic,cache_mb=0",
+		"dsg:sigma=2,batch=8,block=96,max_features=1500,update=new",
+		"dsg:sigma=2,batch=6,block=200,max_features=1000,update=all,features=cos,predict_with=average",
 	} {
 		ref := dsgOf(t, spec, d)
 		want := make([]float64, n)

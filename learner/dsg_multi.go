@@ -37,6 +37,12 @@ package learner
 // Multi-class specifics and deviations:
 //   - No loss parameter (the loss is the softmax's) and no
 //     predict_with=average (the last iterate only).
+//   - update=new (Algorithm 1) by default; update=all (binary DSG's issue-42
+//     update: every coefficient drawn so far takes each step) is accepted
+//     but not the default here: without an averaged iterate its gain is
+//     smaller and the multi-class defaults were chosen for update=new
+//     (docs/algorithms/dsg-onepass.md §1b). update=new is not written in
+//     the canonical spec, so states of before restore.
 //   - Defaults γ0 = 30, B = 16, r = 64 (binary: 1, 64, 256): at the binary
 //     defaults the model takes one small step per 64 events and learns
 //     little in 10⁴ events (letter, 20,000 events: 48.1 % against 70.0 %;
@@ -70,7 +76,7 @@ func init() {
 	var params []ParamDoc
 	for _, d := range bin.Params {
 		switch d.Name {
-		case "loss", "delta", "epsilon", "tau", "predict_with":
+		case "loss", "delta", "epsilon", "tau", "predict_with", "average_eta":
 			continue
 		}
 		if v, ok := dsgMultiDefaults[d.Name]; ok {
@@ -123,6 +129,10 @@ func newDSGMulti(p *Params, dim int) (Multi, error) {
 			raw[k] = v
 		}
 	}
+	if _, set := raw["update"]; !set {
+		raw["update"] = "new" // (binary's default depends on the loss; not in the canonical spec)
+	}
+	raw["predict_with"] = "last"
 	p.raw = raw
 	inner, err := newDSG(p, dim)
 	if err != nil {
@@ -130,6 +140,7 @@ func newDSGMulti(p *Params, dim int) (Multi, error) {
 	}
 	delete(p.resolved, "loss") // read with their defaults; not part of the multi-class spec
 	delete(p.resolved, "predict_with")
+	delete(p.raw, "predict_with")
 	d := inner.(*DSG)
 	return &DSGMulti{base: newBase(p, dim, MultiClass), d: d, scale: 1}, nil
 }
@@ -285,17 +296,8 @@ func (l *DSGMulti) step() {
 	}
 	count := l.accHi - l.accLo
 	factor := -g / (float64(d.batch) * float64(count) * c)
-	if l.accLo == l.nf { // a new block
-		for _, a := range l.acc {
-			l.coef = append(l.coef, float64(factor*a))
-		}
-		l.nf = l.accHi
-	} else {
-		dst := l.coef[l.accLo*d.stride*l.k : l.accHi*d.stride*l.k]
-		for i, a := range l.acc {
-			dst[i] += float64(factor * a)
-		}
-	}
+	l.coef = addStep(l.coef, l.acc, l.accLo, l.accHi, l.nf, d.stride*l.k, factor)
+	l.nf = max(l.nf, l.accHi)
 	l.scale = c
 	l.iters = t
 	l.inBatch = 0

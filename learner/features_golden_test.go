@@ -19,7 +19,10 @@ import (
 // that any thread count gives the same bits: the features themselves kept
 // their bits, checked with the old sequential sum; the first DSG case also
 // when the hinge loss's defaults became features=cossin and the step
-// θ/(t+t0−1) with θν = 1.5, γ0 = B/32.)
+// θ/(t+t0−1) with θν = 1.5, γ0 = B/32; that case now names update=new,
+// which keeps its canonical spec and bits, and the hinge defaults of
+// update=all, γ0 = B/4 and the polynomial-decay average have a case of
+// their own.)
 func TestRandomFeatureLearnersGolden(t *testing.T) {
 	cases := []struct {
 		spec string
@@ -28,7 +31,8 @@ func TestRandomFeatureLearnersGolden(t *testing.T) {
 		{"fogd:sigma=2,budget=100", 0x8f84d34105370df0},
 		{"fogd:kernel=laplacian,sigma=2,features=64,eta=0.002", 0x2d204fbf1aa218a0},
 		{"fogd:sigma=1.5,features=50,loss=square", 0x61e87b38faba0d6b},
-		{"dsg:sigma=2,batch=8,block=16,max_features=256", 0x7117233f5c7eaa0a},
+		{"dsg:sigma=2,batch=8,block=16,max_features=256,update=new", 0x7117233f5c7eaa0a},
+		{"dsg:sigma=2,batch=8,block=16,max_features=256", 0xae4be88e16bf9f59},
 		{"dsg:sigma=2,batch=8,block=16,max_features=256,features=cossin,loss=square", 0x1e41fdac46c896cd},
 	}
 	const d, n = 8, 600

@@ -22,7 +22,7 @@ func multiContractSpecs() []string {
 	specs := append([]string(nil), MultiNames()...)
 	extra := map[string][]string{
 		"auto": {"auto:halving=60,octaves=1,etas=1"},
-		"dsg":  {"dsg:sigma=1,batch=8,block=16,max_features=64", "dsg:sigma=1,batch=8,block=16,max_features=72,after_cap=revisit,features=cossin"},
+		"dsg":  {"dsg:sigma=1,batch=8,block=16,max_features=64", "dsg:sigma=1,batch=8,block=16,max_features=72,after_cap=revisit,features=cossin", "dsg:sigma=1,batch=8,block=16,max_features=64,update=all"},
 		"fogd": {"fogd:sigma=1,raw=true", "fogd:warmup=20,budget=10"},
 	}
 	for _, n := range MultiNames() {

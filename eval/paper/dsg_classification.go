@@ -23,16 +23,17 @@ var (
 	algoDSG = Algorithm{
 		Label: "DSG",
 		Spec: func(d Dataset) string {
-			// The step and features pinned: the learner's one-pass
-			// defaults for hinge and logistic changed in issue 42.
-			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,features=cos,gamma0=1,t0=100,sigma=%s", 8*d.B, forksSigmaGrid)
+			// The update, step and features pinned: the learner's
+			// one-pass defaults for hinge and logistic changed in issue
+			// 42 (update=new is Algorithm 1, predict_with=last with it).
+			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,update=new,features=cos,gamma0=1,t0=100,sigma=%s", 8*d.B, forksSigmaGrid)
 		},
 		Note: "cosine features √2cos(ωᵀx+b), K_max = 8B, B = 1, r = 8",
 	}
 	algoDSGPaired = Algorithm{
 		Label: "DSG cos/sin",
 		Spec: func(d Dataset) string {
-			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,features=cossin,gamma0=1,t0=100,sigma=%s", 4*d.B, forksSigmaGrid)
+			return fmt.Sprintf("dsg:batch=1,block=8,max_features=%d,update=new,features=cossin,gamma0=1,t0=100,sigma=%s", 4*d.B, forksSigmaGrid)
 		},
 		Note: "paired (cos, sin) features on K_max = 4B frequencies: FOGD's feature family and size",
 	}
