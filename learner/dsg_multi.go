@@ -115,7 +115,7 @@ type DSGMulti struct {
 
 // dsgMultiDefaults are the multi-class defaults that differ from binary
 // DSG's (see the file comment).
-var dsgMultiDefaults = map[string]string{"gamma0": "30", "t0": "100", "batch": "16", "block": "64", "features": "cos"}
+var dsgMultiDefaults = map[string]string{"gamma0": "30", "t0": "100", "batch": "16", "block": "64", "features": "cos", "update": "new"}
 
 func newDSGMulti(p *Params, dim int) (Multi, error) {
 	for _, k := range []string{"loss", "predict_with"} {
@@ -128,9 +128,6 @@ func newDSGMulti(p *Params, dim int) (Multi, error) {
 		if _, set := raw[k]; !set {
 			raw[k] = v
 		}
-	}
-	if _, set := raw["update"]; !set {
-		raw["update"] = "new" // (binary's default depends on the loss; not in the canonical spec)
 	}
 	raw["predict_with"] = "last"
 	p.raw = raw
