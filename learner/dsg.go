@@ -61,8 +61,8 @@ package learner
 //     online linear model 15.1 %; docs/algorithms/dsg-onepass.md §1b).
 //     update=all is not covered by Theorem 4 as such (its old features
 //     are not independent of the model, as the fresh block is): it is
-//     random-feature SGD on a set that grows by r features per step. The other losses keep γ0 = 1, t0 = 100
-//     (square loss: a step above ~1 can diverge, k̂(x, x) ≤ 2). κ = 1,
+//     random-feature SGD on a set that grows by r features per step.
+//     The other losses keep γ0 = 1, t0 = 100 (square loss: a step above ~1 can diverge, k̂(x, x) ≤ 2). κ = 1,
 //     γ_min = 0. The paper's θ/t is gamma0=θ,t0=1; then the first
 //     shrink factors 1 − θν/t are ≤ 0, which the lazy scale handles (a zero
 //     factor wipes the older coefficients exactly, as Lemma 8 notes).
@@ -899,9 +899,10 @@ func (l *DSG) runJob(t int) {
 	}
 }
 
-// openBatch chooses which features the batch's gradient goes to: a new
-// block before the cap; all features (refine) or one random block
-// (revisit) after it.
+// openBatch chooses which features the batch's gradient goes to: with
+// update=all every feature and, before the cap, a new block; with
+// update=new a new block before the cap, all features (refine) or one
+// random block (revisit) after it.
 func (l *DSG) openBatch() {
 	switch {
 	case l.all:
@@ -935,7 +936,8 @@ func (l *DSG) step() {
 		c = 1
 	}
 	// Step on the accumulated features, normalized by the number of
-	// features in the kernel estimate (r new ones, or all K when refining).
+	// features in the kernel estimate (r new ones, all K when refining,
+	// K + r with update=all before the cap).
 	count := l.accHi - l.accLo
 	factor := -g / (float64(l.batch) * float64(count) * c)
 	l.coef = addStep(l.coef, l.acc, l.accLo, l.accHi, l.nf, l.stride, factor)
@@ -973,7 +975,7 @@ func addStep(coef, acc []float64, lo, hi, nf, w int, factor float64) []float64 {
 			dst[i] += float64(factor * a)
 		}
 	}
-	for _, a := range acc[max(old, 0):] {
+	for _, a := range acc[old:] {
 		coef = append(coef, float64(factor*a))
 	}
 	return coef
